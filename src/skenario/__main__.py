@@ -1,0 +1,3 @@
+from skenario.cli import main
+
+main()

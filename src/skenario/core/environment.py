@@ -1,0 +1,274 @@
+"""The Environment: the schedule of movements, the current time, the halt time and the loop.
+
+Mirrors the Go Skenario `Environment` (seeds 000/002) with one change: ties are ordered by
+`(occurs_at, insertion sequence)` instead of shifting collisions by 1 ns, so same-time
+movements run in the order they were scheduled and a movement may be scheduled for `now`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from heapq import heapify, heappop, heappush
+from typing import Any, Protocol
+
+from skenario.core.clock import Timer
+from skenario.core.entity import Entity
+from skenario.core.movement import IgnoredMovement, IgnoredReason, Movement
+from skenario.core.stocks import E, KeyedStock, Sink, SinkStock, Source, SourceStock
+
+_EMPTY = IgnoredReason.FROM_STOCK_EMPTY
+_PAST = IgnoredReason.SCHEDULED_IN_PAST
+_AFTER_HALT = IgnoredReason.SCHEDULED_AFTER_HALT
+
+
+class MovementObserver(Protocol):
+    """Watches the loop. Recording hooks in here rather than living inside the loop."""
+
+    def on_movement(self, movement: Movement, entity: Entity) -> None: ...
+
+    def on_ignored(self, ignored: IgnoredMovement) -> None: ...
+
+
+class ScenarioEntity(Entity):
+    """The token the start and halt movements carry."""
+
+    __slots__ = ()
+    kind = "Scenario"
+
+
+class _Pause(Exception):
+    """Raised by a pause sentinel to leave the loop between two movements."""
+
+
+class _TimerStock:
+    """Timers move from here to here; arriving is firing. Keeps `call_at` inside the model."""
+
+    __slots__ = ()
+    name = "Timers"
+    kind_stocked = "Timer"
+
+    def remove(self, entity: Timer | None = None) -> Timer | None:
+        return entity
+
+    def add(self, entity: Timer) -> None:
+        entity.fire()
+
+    def count(self) -> int:
+        return 0
+
+
+class _PauseStock:
+    """Where pause sentinels go; they never arrive, they end `run()` instead."""
+
+    __slots__ = ()
+    name = "Pause"
+    kind_stocked = "Scenario"
+
+    def remove(self, entity: Entity | None = None) -> Entity | None:
+        return entity
+
+    def add(self, entity: Entity) -> None:
+        raise _Pause
+
+    def count(self) -> int:
+        return 0
+
+
+class MovementLog:
+    """Opt-in observer that keeps every movement (and every ignored one) in order."""
+
+    def __init__(self) -> None:
+        self.movements: list[Movement] = []
+        self.ignored: list[IgnoredMovement] = []
+
+    def on_movement(self, movement: Movement, entity: Entity) -> None:
+        self.movements.append(movement)
+
+    def on_ignored(self, ignored: IgnoredMovement) -> None:
+        self.ignored.append(ignored)
+
+
+class Environment:
+    """Simulated time, the movement schedule and the run loop. Implements `Clock`.
+
+    Only the start movement occurs at 0 and only the halt movement at `halt_at`; any other
+    movement must fall in `(0, halt_at)` and not before now, else it is ignored with a reason.
+    """
+
+    __slots__ = (
+        "_heap",
+        "_now",
+        "_halt_at",
+        "_seq",
+        "_urgent",
+        "_pending_pauses",
+        "_observers",
+        "_keep_ignored",
+        "_timers",
+        "_pause_stock",
+        "_timer_ids",
+        "ignored",
+        "ignored_counts",
+        "scenario",
+        "before_start",
+        "running",
+        "halted",
+    )
+
+    def __init__(self, halt_at: int, *, keep_ignored: int = 10_000) -> None:
+        if not isinstance(halt_at, int) or halt_at <= 0:
+            raise ValueError(f"halt_at must be a positive integer of nanoseconds, got {halt_at!r}")
+        self._heap: list[tuple[Any, ...]] = []
+        self._now = 0
+        self._halt_at = halt_at
+        self._urgent = 0
+        self._pending_pauses = 0
+        self._observers: list[MovementObserver] = []
+        self._keep_ignored = keep_ignored
+        self._timers = _TimerStock()
+        self._pause_stock = _PauseStock()
+        self._timer_ids = 0
+        self.ignored: list[IgnoredMovement] = []
+        self.ignored_counts: dict[IgnoredReason, int] = dict.fromkeys(IgnoredReason, 0)
+        self.scenario = ScenarioEntity(0)
+        self.before_start: Source[ScenarioEntity] = Source("BeforeStart", "Scenario")
+        self.running: KeyedStock[ScenarioEntity] = KeyedStock("Running", "Scenario")
+        self.halted: Sink[ScenarioEntity] = Sink("Halted", "Scenario")
+        heap = self._heap
+        heap.append((0, 0, "start_to_running", self.before_start, self.running, self.scenario, None))
+        heap.append((halt_at, 1, "running_to_halted", self.running, self.halted, self.scenario, None))
+        self._seq = 2
+
+    # -- the Clock interface -------------------------------------------------------------------
+
+    def now(self) -> int:
+        return self._now
+
+    def call_at(self, at: int, fn: Callable[[], object]) -> Timer:
+        """Call `fn` at simulated time `at`, as a `call` movement (ignored like any other)."""
+        timer = Timer(self._timer_ids, fn)
+        self._timer_ids += 1
+        self.schedule("call", at, self._timers, self._timers, timer)
+        return timer
+
+    def call_later(self, delay: int, fn: Callable[[], object]) -> Timer:
+        return self.call_at(self._now + delay, fn)
+
+    # -- scheduling ----------------------------------------------------------------------------
+
+    @property
+    def halt_at(self) -> int:
+        return self._halt_at
+
+    @property
+    def is_halted(self) -> bool:
+        return self.halted.count() > 0
+
+    def schedule(
+        self,
+        kind: str,
+        occurs_at: int,
+        from_stock: SourceStock[E],
+        to_stock: SinkStock[E],
+        what: E | None = None,
+        note: str | None = None,
+    ) -> bool:
+        """Add a movement to the schedule. Returns False (and records why) if it is ignored."""
+        if 0 < occurs_at < self._halt_at and occurs_at >= self._now:
+            seq = self._seq
+            self._seq = seq + 1
+            heappush(self._heap, (occurs_at, seq, kind, from_stock, to_stock, what, note))
+            return True
+        reason = _AFTER_HALT if occurs_at >= self._halt_at else _PAST
+        self._ignore(Movement(occurs_at, -1, kind, from_stock, to_stock, what, note), reason)
+        return False
+
+    def observe(self, observer: MovementObserver) -> None:
+        """Attach an observer; it sees every later movement and ignored movement."""
+        self._observers.append(observer)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def run(self, until: int | None = None) -> None:
+        """Run movements in order until the halt, or until every movement before `until` ran.
+
+        After `run(until=t)` returns, `now() == t` and the run can be resumed with another call.
+        """
+        if until is not None:
+            if until < self._now:
+                raise ValueError(f"cannot run until {until}: the time is already {self._now}")
+            if until < self._halt_at:
+                # A negative sequence puts the pause ahead of everything else at `until`.
+                self._urgent -= 1
+                self._pending_pauses += 1
+                pause = (until, self._urgent, "pause", self._pause_stock, self._pause_stock, self.scenario, None)
+                heappush(self._heap, pause)
+        try:
+            if self._observers:
+                self._loop_observed()
+            else:
+                self._loop()
+        except _Pause:
+            self._pending_pauses -= 1
+        finally:
+            if self._pending_pauses:
+                self._drop_pauses()
+
+    def _loop(self) -> None:
+        heap = self._heap
+        pop = heappop
+        while heap:
+            entry = pop(heap)
+            self._now = entry[0]
+            entity = entry[3].remove(entry[5])
+            if entity is None:
+                self._ignore(Movement._make(entry), _EMPTY)
+            else:
+                entry[4].add(entity)
+
+    def _loop_observed(self) -> None:
+        heap = self._heap
+        pop = heappop
+        make = Movement._make
+        observers = self._observers
+        while heap:
+            entry = pop(heap)
+            self._now = entry[0]
+            entity = entry[3].remove(entry[5])
+            if entity is None:
+                self._ignore(make(entry), _EMPTY)
+            else:
+                entry[4].add(entity)
+                movement = make(entry)
+                for observer in observers:
+                    observer.on_movement(movement, entity)
+
+    def _drop_pauses(self) -> None:
+        """Remove pause sentinels left over when a run ended before reaching them."""
+        self._heap = [entry for entry in self._heap if entry[1] >= 0]
+        heapify(self._heap)
+        self._pending_pauses = 0
+
+    def _ignore(self, movement: Movement, reason: IgnoredReason) -> None:
+        self.ignored_counts[reason] += 1
+        ignored = IgnoredMovement(movement, reason)
+        if len(self.ignored) < self._keep_ignored:
+            self.ignored.append(ignored)
+        for observer in self._observers:
+            observer.on_ignored(ignored)
+
+    # -- accounting ----------------------------------------------------------------------------
+
+    @property
+    def pending(self) -> int:
+        """Movements scheduled and not yet run."""
+        return len(self._heap) - self._pending_pauses
+
+    @property
+    def movements_completed(self) -> int:
+        """Movements that ran and moved an entity (start and halt included)."""
+        return self._seq - self.pending - self.ignored_counts[_EMPTY]
+
+    @property
+    def movements_ignored(self) -> int:
+        return sum(self.ignored_counts.values())

@@ -1,0 +1,94 @@
+"""Streaming statistics that keep memory flat however long the run.
+
+`LatencyHistogram` is a log-linear histogram in the manner of HdrHistogram: integer values below
+256 are kept exactly, larger ones in buckets 1/128 to 1/256 of their size wide, so any
+percentile is within 0.4% of the true value while a whole run's latencies fit in a few thousand
+integers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+_BITS = 8
+_EXACT = 1 << _BITS  # values below this have a bucket each
+_HALF = _EXACT >> 1
+
+
+class LatencyHistogram:
+    """Counts of non-negative integers (nanoseconds) in log-linear buckets."""
+
+    __slots__ = ("_counts", "count", "max", "min", "total")
+
+    def __init__(self) -> None:
+        self._counts: list[int] = [0] * _EXACT
+        self.count = 0
+        self.total = 0
+        self.min: int | None = None
+        self.max: int | None = None
+
+    def record(self, value: int) -> None:
+        if value < _EXACT:
+            index = value if value > 0 else 0
+        else:
+            shift = value.bit_length() - _BITS
+            index = shift * _HALF + (value >> shift)
+        counts = self._counts
+        if index >= len(counts):
+            counts.extend([0] * (index + 1 - len(counts)))
+        counts[index] += 1
+        self.count += 1
+        self.total += value
+        if self.min is None or value < self.min:
+            self.min = value
+        if self.max is None or value > self.max:
+            self.max = value
+
+    @staticmethod
+    def bucket_bounds(index: int) -> tuple[int, int]:
+        """The values `[low, high)` that fall in bucket `index`."""
+        if index < _EXACT:
+            return index, index + 1
+        shift, top = divmod(index - _HALF, _HALF)
+        top += _HALF
+        return top << shift, (top + 1) << shift
+
+    def percentile(self, q: float) -> int | None:
+        """The nearest-rank q-th percentile (0 < q <= 100), at its bucket's midpoint.
+
+        Clamped to the exact min and max, so p100 is the true maximum.
+        """
+        if not 0 < q <= 100:
+            raise ValueError(f"percentile must be in (0, 100], got {q}")
+        if self.count == 0:
+            return None
+        assert self.min is not None and self.max is not None
+        rank = max(1, math.ceil(q / 100 * self.count))
+        seen = 0
+        for index, n in enumerate(self._counts):
+            seen += n
+            if seen >= rank:
+                low, high = self.bucket_bounds(index)
+                middle = (low + high - 1) // 2
+                return min(max(middle, self.min), self.max)
+        return self.max
+
+    def mean(self) -> float | None:
+        return self.total / self.count if self.count else None
+
+    def buckets(self) -> Iterator[tuple[int, int]]:
+        """Non-empty buckets as (index, count), for digests and storage."""
+        return ((i, n) for i, n in enumerate(self._counts) if n)
+
+    def merge(self, other: LatencyHistogram) -> None:
+        if len(other._counts) > len(self._counts):
+            self._counts.extend([0] * (len(other._counts) - len(self._counts)))
+        for i, n in enumerate(other._counts):
+            self._counts[i] += n
+        self.count += other.count
+        self.total += other.total
+        for v in (other.min, other.max):
+            if v is not None:
+                self.min = v if self.min is None else min(self.min, v)
+                self.max = v if self.max is None else max(self.max, v)

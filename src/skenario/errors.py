@@ -1,0 +1,50 @@
+"""User-facing errors.
+
+A `SkenarioError` is a mistake in what the user supplied (a scenario, a trace, a unit). It names
+the file, the field path and the offending value so the CLI can print one clear line and exit 2.
+Anything else that escapes is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SkenarioError(Exception):
+    """A problem with user input, reported without a traceback."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        field: str | None = None,
+        value: Any = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.field = field
+        self.value = value
+        self.line = line
+
+    def __str__(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(self.file if self.line is None else f"{self.file}:{self.line}")
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        prefix = ", ".join(where)
+        text = f"{prefix}: {self.message}" if prefix else self.message
+        if self.value is not None and "value" not in self.message:
+            text += f" (value: {self.value!r})"
+        return text
+
+
+class ScenarioError(SkenarioError):
+    """The scenario file is unreadable or invalid."""
+
+
+class UnitError(SkenarioError):
+    """A quantity has a missing or unknown unit, such as `5 parsecs`."""

@@ -1,0 +1,67 @@
+"""The summary of a run and its digest.
+
+The digest hashes everything the run determined (counts, every latency bucket, the exact latency
+total, the movement counts) and nothing it did not (wall time), so the same scenario and seed
+give the same digest in any process, and any change in the results changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from skenario.core.environment import Environment
+from skenario.model.cluster import ClusterModel
+
+
+@dataclass(frozen=True)
+class Summary:
+    scenario: str
+    seed: int
+    simulated_ns: int
+    requests_arrived: int
+    requests_completed: int
+    requests_failed: int
+    requests_in_flight: int
+    failures: dict[str, int]
+    latency_p50_ns: int | None
+    latency_p95_ns: int | None
+    latency_p99_ns: int | None
+    latency_mean_ns: float | None
+    movements_completed: int
+    movements_ignored: int
+    ignored: dict[str, int]
+    digest: str = field(default="")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def summarize(name: str, seed: int, env: Environment, model: ClusterModel) -> Summary:
+    latency = model.requests_complete.latency
+    facts: dict[str, Any] = {
+        "scenario": name,
+        "seed": seed,
+        "simulated_ns": env.now(),
+        "requests_arrived": model.requests_arrived,
+        "requests_completed": model.requests_complete.count(),
+        "requests_failed": model.requests_failed.count(),
+        "requests_in_flight": model.requests_in_flight,
+        "failures": dict(sorted(model.requests_failed.reasons.items())),
+        "latency_p50_ns": latency.percentile(50),
+        "latency_p95_ns": latency.percentile(95),
+        "latency_p99_ns": latency.percentile(99),
+        "latency_mean_ns": latency.mean(),
+        "movements_completed": env.movements_completed,
+        "movements_ignored": env.movements_ignored,
+        "ignored": {str(reason): n for reason, n in env.ignored_counts.items() if n},
+    }
+    material = {
+        **{k: v for k, v in facts.items() if k != "latency_mean_ns"},
+        "latency_total_ns": latency.total,
+        "latency_buckets": list(latency.buckets()),
+    }
+    digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
+    return Summary(**facts, digest=digest)

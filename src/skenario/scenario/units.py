@@ -1,0 +1,61 @@
+"""Quantities as users write them in scenario files: durations and rates, with their JSON Schema."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, WithJsonSchema
+
+from skenario.core.time import parse_duration
+
+_RATE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*/\s*(ms|s|m|h|d)\s*$")
+_PER = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("a duration is a string with a unit, such as '250ms'")
+    if value == 0:
+        return 0
+    if isinstance(value, int | float):
+        raise ValueError(f"a duration needs a unit, such as '{value}s' or '{value}ms'")
+    return parse_duration(value)
+
+
+def _rate(value: Any) -> float:
+    """A rate per second: a plain number, or a string such as `15/s`, `300/m`, `2/h`."""
+    if isinstance(value, bool):
+        raise ValueError("a rate is a number per second or a string such as '15/s'")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        match = _RATE.match(value)
+        if match:
+            return float(match.group(1)) / _PER[match.group(2)]
+    raise ValueError(f"'{value}' is not a rate; write requests per second (15) or with a unit ('15/s', '300/m')")
+
+
+DURATION_PATTERN = r"^\s*((\d+(\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d)\s*)+$"
+
+Duration = Annotated[
+    int,
+    BeforeValidator(_duration),
+    WithJsonSchema({"type": "string", "pattern": DURATION_PATTERN, "examples": ["250ms", "15s", "1h30m"]}),
+]
+"""Integer nanoseconds, written as a Go-style duration string."""
+
+Rate = Annotated[
+    float,
+    BeforeValidator(_rate),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "minimum": 0},
+                {"type": "string", "pattern": r"^\s*(\d+(\.\d*)?|\.\d+)\s*/\s*(ms|s|m|h|d)\s*$"},
+            ],
+            "examples": [15, "15/s", "300/m"],
+        }
+    ),
+]
+"""Events per second, written as a number or as `N/unit`."""

@@ -1,0 +1,1 @@
+"""Traffic: arrival patterns (and, from issue #3, trace readers)."""
