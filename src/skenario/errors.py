@@ -37,7 +37,7 @@ class SkenarioError(Exception):
             where.append(f"field '{self.field}'")
         prefix = ", ".join(where)
         text = f"{prefix}: {self.message}" if prefix else self.message
-        if self.value is not None and "value" not in self.message:
+        if self.value is not None and "value" not in self.message and str(self.value) not in self.message:
             text += f" (value: {self.value!r})"
         return text
 

@@ -1,0 +1,79 @@
+"""The command line as a user meets it: exit codes, output, and no tracebacks for user mistakes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skenario import __version__
+from skenario.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "examples" / "quickstart.yaml"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "skenario", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+
+
+def test_run_prints_the_summary_and_a_digest() -> None:
+    result = CliRunner().invoke(cli, ["run", str(QUICKSTART), "--show-ignored"])
+    assert result.exit_code == 0, result.output
+    for row in ("requests arrived", "requests completed", "requests failed", "latency p50", "latency p95",
+                "latency p99", "movements completed", "movements ignored", "wall time", "speed-up", "digest:",
+                "ignored movements"):
+        assert row in result.output
+
+
+def test_same_seed_same_digest_across_processes_and_a_new_seed_changes_it() -> None:
+    first = json.loads(run_cli("run", str(QUICKSTART), "--json").stdout)
+    second = json.loads(run_cli("run", str(QUICKSTART), "--json").stdout)
+    other = json.loads(run_cli("run", str(QUICKSTART), "--json", "--seed", "43").stdout)
+    assert first["digest"] == second["digest"]
+    assert first["digest"] != other["digest"]
+    assert first["requests_arrived"] == first["requests_completed"] + first["requests_failed"] + first[
+        "requests_in_flight"]
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert __version__ in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "needles"),
+    [
+        ("spec: [unclosed\n", ["bad.yaml", "YAML"]),
+        (QUICKSTART.read_text().replace("    replicas: 4", "    replicas: 4\n    replicaz: 1"),
+         ["bad.yaml", "spec.workload.replicaz"]),
+        (QUICKSTART.read_text().replace("rate: 16/s", "rate: -5"), ["bad.yaml", "spec.traffic.rate", "-5"]),
+        (QUICKSTART.read_text().replace("duration: 10m", "duration: 5 parsecs"),
+         ["bad.yaml", "spec.duration", "5 parsecs"]),
+    ],
+    ids=["bad-yaml", "unknown-field", "negative-rate", "wrong-unit"],
+)
+def test_malformed_scenarios_exit_2_with_one_clear_message(tmp_path: Path, content: str, needles: list[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(content)
+    result = run_cli("run", str(bad))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    message = result.stderr.strip()
+    assert message.startswith("error:")
+    for needle in needles:
+        assert needle in message
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    result = run_cli("run", str(tmp_path / "absent.yaml"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "absent.yaml" in result.stderr

@@ -1,0 +1,157 @@
+"""Scenario files: what valid files mean, and the one clear error each kind of mistake gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skenario.core.random import Constant, Exponential
+from skenario.core.time import MILLISECOND, MINUTE
+from skenario.errors import ScenarioError
+from skenario.scenario import load_scenario, parse_scenario
+
+VALID = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: test
+spec:
+  duration: 10m
+  seed: 7
+  workload:
+    replicas: 2
+    serviceTime:
+      distribution: exponential
+      mean: 200ms
+  traffic:
+    type: poisson
+    rate: 300/m
+"""
+
+
+def test_valid_scenario_values(examples_dir: Path) -> None:
+    scenario = parse_scenario(VALID)
+    spec = scenario.spec
+    assert spec.duration == 10 * MINUTE
+    assert spec.seed == 7
+    assert spec.traffic.rate == 5.0  # 300 per minute
+    assert spec.workload.service_distribution() == Exponential(200 * MILLISECOND)
+    assert load_scenario(examples_dir / "quickstart.yaml").metadata.name == "quickstart"
+
+
+def test_service_time_shorthand_is_a_constant() -> None:
+    scenario = parse_scenario(VALID.replace(
+        "    serviceTime:\n      distribution: exponential\n      mean: 200ms", "    serviceTime: 150ms"))
+    assert scenario.spec.workload.service_distribution() == Constant(150 * MILLISECOND)
+
+
+def error_for(text: str) -> ScenarioError:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, source="s.yaml")
+    return info.value
+
+
+def test_bad_yaml_names_the_line() -> None:
+    error = error_for(VALID.replace("  seed: 7", "  seed: [7"))
+    assert error.file == "s.yaml"
+    assert error.line is not None and error.line >= 7
+    assert "YAML" in str(error)
+
+
+def test_unknown_field_is_named_with_its_line() -> None:
+    error = error_for(VALID.replace("    replicas: 2", "    replicas: 2\n    replica: 3"))
+    assert error.field == "spec.workload.replica"
+    assert error.line == VALID.splitlines().index("    replicas: 2") + 2
+    assert "not a known field" in str(error)
+
+
+def test_negative_rate_names_field_and_value() -> None:
+    error = error_for(VALID.replace("rate: 300/m", "rate: -5"))
+    assert error.field == "spec.traffic.rate"
+    assert error.value == -5
+    assert "-5" in str(error) and "spec.traffic.rate" in str(error) and "s.yaml" in str(error)
+
+
+def test_wrong_unit_names_field_and_value() -> None:
+    error = error_for(VALID.replace("duration: 10m", "duration: 5 parsecs"))
+    assert error.field == "spec.duration"
+    assert error.value == "5 parsecs"
+    assert "5 parsecs" in str(error)
+
+
+def test_bare_number_duration_asks_for_a_unit() -> None:
+    error = error_for(VALID.replace("duration: 10m", "duration: 600"))
+    assert error.field == "spec.duration"
+    assert "unit" in str(error)
+
+
+def test_missing_field_inside_a_union_names_the_user_path() -> None:
+    error = error_for(VALID.replace("    rate: 300/m\n", ""))
+    assert error.field == "spec.traffic.rate"
+    assert "required" in str(error)
+
+
+def test_unknown_traffic_type_is_named() -> None:
+    error = error_for(VALID.replace("type: poisson", "type: gaussian"))
+    assert error.field is not None and error.field.startswith("spec.traffic")
+    assert "gaussian" in str(error)
+
+
+def test_uniform_min_above_max() -> None:
+    error = error_for(VALID.replace("distribution: exponential\n      mean: 200ms",
+                                    "distribution: uniform\n      min: 2s\n      max: 1s"))
+    assert error.field == "spec.workload.serviceTime"
+    assert "min" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("", "empty"),
+        ("- a\n- b\n", "mapping"),
+        (VALID.replace("skenario.dev/v1alpha1", "v2"), "apiVersion"),
+        (VALID.replace("kind: Scenario", "kind: Deployment"), "kind"),
+    ],
+)
+def test_document_level_mistakes(text: str, needle: str) -> None:
+    assert needle in str(error_for(text))
+
+
+def test_missing_file_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(tmp_path / "nope.yaml")
+    assert "nope.yaml" in str(info.value)
+
+
+yaml_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-10, 10**6), st.floats(allow_nan=True), st.text(max_size=12)
+)
+yaml_values = st.recursive(
+    yaml_scalars,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(path=st.sampled_from([
+    ("spec", "duration"), ("spec", "seed"), ("spec", "workload", "replicas"),
+    ("spec", "workload", "serviceTime"), ("spec", "workload", "serviceTime", "mean"),
+    ("spec", "traffic"), ("spec", "traffic", "rate"), ("spec", "traffic", "type"), ("metadata",),
+    ("spec",), ("spec", "workload", "queueCapacity"), ("kind",),
+]), value=yaml_values)
+def test_fuzzed_fields_give_a_scenario_or_a_scenario_error(path: tuple[str, ...], value: object) -> None:
+    """Whatever a user puts in a field, loading ends in a Scenario or a ScenarioError, never a crash."""
+    data = yaml.safe_load(VALID)
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    try:
+        parse_scenario(yaml.safe_dump(data), source="fuzz.yaml")
+    except ScenarioError as error:
+        assert str(error).startswith("fuzz.yaml")

@@ -1,0 +1,28 @@
+"""The README's kernel tour runs and prints what its comments say."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_kernel_tour_prints_what_the_readme_says() -> None:
+    text = README.read_text()
+    tour = text[text.index("## A tour of the kernel") :]
+    code = re.search(r"```python\n(.*?)```", tour, re.S)
+    assert code is not None
+    source = code.group(1)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(source, "README.md", "exec"), {})
+    first_line = printed.getvalue().splitlines()[0]
+    promised = re.search(r"print\(served\.count\(\), env\.movements_ignored\)\s+# (.*)", source)
+    assert promised is not None
+    assert first_line == promised.group(1).strip()
+    # The two ignored movements carry the reasons the comments give.
+    assert "late scheduled_after_halt" in printed.getvalue()
+    assert "serve from_stock_empty" in printed.getvalue()
