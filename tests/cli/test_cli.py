@@ -18,16 +18,28 @@ QUICKSTART = ROOT / "examples" / "quickstart.yaml"
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "skenario", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "skenario", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def test_run_prints_the_summary_and_a_digest() -> None:
     result = CliRunner().invoke(cli, ["run", str(QUICKSTART), "--show-ignored"])
     assert result.exit_code == 0, result.output
-    for row in ("requests arrived", "requests completed", "requests failed", "latency p50", "latency p95",
-                "latency p99", "movements completed", "movements ignored", "wall time", "speed-up", "digest:",
-                "ignored movements"):
+    for row in (
+        "requests arrived",
+        "requests completed",
+        "requests failed",
+        "latency p50",
+        "latency p95",
+        "latency p99",
+        "movements completed",
+        "movements ignored",
+        "wall time",
+        "speed-up",
+        "digest:",
+        "ignored movements",
+    ):
         assert row in result.output
 
 
@@ -37,8 +49,10 @@ def test_same_seed_same_digest_across_processes_and_a_new_seed_changes_it() -> N
     other = json.loads(run_cli("run", str(QUICKSTART), "--json", "--seed", "43").stdout)
     assert first["digest"] == second["digest"]
     assert first["digest"] != other["digest"]
-    assert first["requests_arrived"] == first["requests_completed"] + first["requests_failed"] + first[
-        "requests_in_flight"]
+    assert (
+        first["requests_arrived"]
+        == first["requests_completed"] + first["requests_failed"] + first["requests_in_flight"]
+    )
 
 
 def test_version() -> None:
@@ -51,11 +65,15 @@ def test_version() -> None:
     ("content", "needles"),
     [
         ("spec: [unclosed\n", ["bad.yaml", "YAML"]),
-        (QUICKSTART.read_text().replace("    replicas: 4", "    replicas: 4\n    replicaz: 1"),
-         ["bad.yaml", "spec.workload.replicaz"]),
+        (
+            QUICKSTART.read_text().replace("    replicas: 4", "    replicas: 4\n    replicaz: 1"),
+            ["bad.yaml", "spec.workload.replicaz"],
+        ),
         (QUICKSTART.read_text().replace("rate: 16/s", "rate: -5"), ["bad.yaml", "spec.traffic.rate", "-5"]),
-        (QUICKSTART.read_text().replace("duration: 10m", "duration: 5 parsecs"),
-         ["bad.yaml", "spec.duration", "5 parsecs"]),
+        (
+            QUICKSTART.read_text().replace("duration: 10m", "duration: 5 parsecs"),
+            ["bad.yaml", "spec.duration", "5 parsecs"],
+        ),
     ],
     ids=["bad-yaml", "unknown-field", "negative-rate", "wrong-unit"],
 )

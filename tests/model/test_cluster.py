@@ -46,8 +46,9 @@ def build(
 def test_deterministic_service_without_queueing_gives_exact_latency() -> None:
     # One request every 100 ms, each served in exactly 30 ms by one replica: nobody ever waits,
     # so every latency is exactly 30 ms and every arrival but the in-flight last completes.
-    env, model = build(replicas=1, rate=10, service=30 * MILLISECOND, duration=10 * SECOND,
-                       poisson=False, exponential=False)
+    env, model = build(
+        replicas=1, rate=10, service=30 * MILLISECOND, duration=10 * SECOND, poisson=False, exponential=False
+    )
     env.run()
     latency = model.requests_complete.latency
     # Arrivals at 100 ms, 200 ms, ... 9.9 s: 99 of them (10 s itself is the halt).
@@ -58,8 +59,7 @@ def test_deterministic_service_without_queueing_gives_exact_latency() -> None:
 
 def test_round_robin_spreads_requests_evenly() -> None:
     # Constant traffic: round robin hands replica k every k-th request, as the movement log shows.
-    env, model = build(replicas=3, rate=30, service=10 * MILLISECOND, duration=SECOND,
-                       poisson=False, exponential=False)
+    env, model = build(replicas=3, rate=30, service=10 * MILLISECOND, duration=SECOND, poisson=False, exponential=False)
     log = MovementLog()
     env.observe(log)
     env.run()
@@ -80,8 +80,15 @@ def test_no_replicas_means_every_request_fails() -> None:
 def test_queue_capacity_rejects_when_full() -> None:
     # Service (500 ms) far slower than arrivals (every 10 ms) with room for 2 waiting: by the halt
     # one request finished (at 510 ms), 1 is in service, 2 wait, and everything else failed.
-    env, model = build(replicas=1, rate=100, service=500 * MILLISECOND, duration=SECOND + 5 * MILLISECOND,
-                       poisson=False, exponential=False, capacity=2)
+    env, model = build(
+        replicas=1,
+        rate=100,
+        service=500 * MILLISECOND,
+        duration=SECOND + 5 * MILLISECOND,
+        poisson=False,
+        exponential=False,
+        capacity=2,
+    )
     env.run()
     assert model.requests_complete.count() == 1
     assert model.requests_failed.reasons["replica_queue_full"] == model.requests_arrived - 3 - 1
@@ -125,8 +132,15 @@ def test_requests_and_replicas_are_conserved_at_every_pause(
 ) -> None:
     """Arrivals equal completed + failed + in flight, and each replica sits in exactly one stock."""
     duration = 20 * SECOND
-    env, model = build(replicas=replicas, rate=rate, service=service_ms * MILLISECOND, duration=duration,
-                       seed=seed, concurrency=concurrency, capacity=capacity)
+    env, model = build(
+        replicas=replicas,
+        rate=rate,
+        service=service_ms * MILLISECOND,
+        duration=duration,
+        seed=seed,
+        concurrency=concurrency,
+        capacity=capacity,
+    )
     for k in range(1, steps + 1):
         env.run(until=duration * k // (steps + 1))
         arrived = model.requests_arrived

@@ -44,8 +44,9 @@ def test_valid_scenario_values(examples_dir: Path) -> None:
 
 
 def test_service_time_shorthand_is_a_constant() -> None:
-    scenario = parse_scenario(VALID.replace(
-        "    serviceTime:\n      distribution: exponential\n      mean: 200ms", "    serviceTime: 150ms"))
+    scenario = parse_scenario(
+        VALID.replace("    serviceTime:\n      distribution: exponential\n      mean: 200ms", "    serviceTime: 150ms")
+    )
     assert scenario.spec.workload.service_distribution() == Constant(150 * MILLISECOND)
 
 
@@ -102,8 +103,11 @@ def test_unknown_traffic_type_is_named() -> None:
 
 
 def test_uniform_min_above_max() -> None:
-    error = error_for(VALID.replace("distribution: exponential\n      mean: 200ms",
-                                    "distribution: uniform\n      min: 2s\n      max: 1s"))
+    error = error_for(
+        VALID.replace(
+            "distribution: exponential\n      mean: 200ms", "distribution: uniform\n      min: 2s\n      max: 1s"
+        )
+    )
     assert error.field == "spec.workload.serviceTime"
     assert "min" in str(error)
 
@@ -138,12 +142,25 @@ yaml_values = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(path=st.sampled_from([
-    ("spec", "duration"), ("spec", "seed"), ("spec", "workload", "replicas"),
-    ("spec", "workload", "serviceTime"), ("spec", "workload", "serviceTime", "mean"),
-    ("spec", "traffic"), ("spec", "traffic", "rate"), ("spec", "traffic", "type"), ("metadata",),
-    ("spec",), ("spec", "workload", "queueCapacity"), ("kind",),
-]), value=yaml_values)
+@given(
+    path=st.sampled_from(
+        [
+            ("spec", "duration"),
+            ("spec", "seed"),
+            ("spec", "workload", "replicas"),
+            ("spec", "workload", "serviceTime"),
+            ("spec", "workload", "serviceTime", "mean"),
+            ("spec", "traffic"),
+            ("spec", "traffic", "rate"),
+            ("spec", "traffic", "type"),
+            ("metadata",),
+            ("spec",),
+            ("spec", "workload", "queueCapacity"),
+            ("kind",),
+        ]
+    ),
+    value=yaml_values,
+)
 def test_fuzzed_fields_give_a_scenario_or_a_scenario_error(path: tuple[str, ...], value: object) -> None:
     """Whatever a user puts in a field, loading ends in a Scenario or a ScenarioError, never a crash."""
     data = yaml.safe_load(VALID)

@@ -32,7 +32,10 @@ class Timer(Entity):
 
 
 class Clock(Protocol):
-    """Time in integer nanoseconds, and calls at or after a time."""
+    """Time in integer nanoseconds, and calls at or after a time.
+
+    A call for a time already past is made as soon as possible, on every clock.
+    """
 
     def now(self) -> int: ...
 

@@ -40,6 +40,10 @@ class _Pause(Exception):
     """Raised by a pause sentinel to leave the loop between two movements."""
 
 
+class _Switch(Exception):
+    """Raised by a switch sentinel: an observer arrived mid-run, change to the observed loop."""
+
+
 class _TimerStock:
     """Timers move from here to here; arriving is firing. Keeps `call_at` inside the model."""
 
@@ -57,18 +61,21 @@ class _TimerStock:
         return 0
 
 
-class _PauseStock:
-    """Where pause sentinels go; they never arrive, they end `run()` instead."""
+class _SentinelStock:
+    """Where sentinels go; they never arrive, they raise to leave the loop instead."""
 
-    __slots__ = ()
-    name = "Pause"
+    __slots__ = ("_signal", "name")
     kind_stocked = "Scenario"
+
+    def __init__(self, name: str, signal: type[Exception]) -> None:
+        self.name = name
+        self._signal = signal
 
     def remove(self, entity: Entity | None = None) -> Entity | None:
         return entity
 
     def add(self, entity: Entity) -> None:
-        raise _Pause
+        raise self._signal
 
     def count(self) -> int:
         return 0
@@ -106,6 +113,8 @@ class Environment:
         "_keep_ignored",
         "_timers",
         "_pause_stock",
+        "_running",
+        "_switch_stock",
         "_timer_ids",
         "ignored",
         "ignored_counts",
@@ -126,7 +135,9 @@ class Environment:
         self._observers: list[MovementObserver] = []
         self._keep_ignored = keep_ignored
         self._timers = _TimerStock()
-        self._pause_stock = _PauseStock()
+        self._pause_stock = _SentinelStock("Pause", _Pause)
+        self._switch_stock = _SentinelStock("Switch", _Switch)
+        self._running = False
         self._timer_ids = 0
         self.ignored: list[IgnoredMovement] = []
         self.ignored_counts: dict[IgnoredReason, int] = dict.fromkeys(IgnoredReason, 0)
@@ -145,10 +156,14 @@ class Environment:
         return self._now
 
     def call_at(self, at: int, fn: Callable[[], object]) -> Timer:
-        """Call `fn` at simulated time `at`, as a `call` movement (ignored like any other)."""
+        """Call `fn` at simulated time `at`, as a `call` movement.
+
+        As on every Clock, a time already past means as soon as possible: now, or 1 ns before
+        the run starts (0 belongs to the start movement). At or after the halt it is ignored.
+        """
         timer = Timer(self._timer_ids, fn)
         self._timer_ids += 1
-        self.schedule("call", at, self._timers, self._timers, timer)
+        self.schedule("call", max(at, self._now, 1), self._timers, self._timers, timer)
         return timer
 
     def call_later(self, delay: int, fn: Callable[[], object]) -> Timer:
@@ -186,33 +201,47 @@ class Environment:
     def observe(self, observer: MovementObserver) -> None:
         """Attach an observer; it sees every later movement and ignored movement."""
         self._observers.append(observer)
+        if self._running and len(self._observers) == 1:
+            # The fast loop is running: leave it right after this movement for the observed one.
+            self._push_sentinel(self._now, self._switch_stock, "switch")
+
+    def _push_sentinel(self, at: int, stock: _SentinelStock, kind: str) -> None:
+        # A negative sequence puts a sentinel ahead of everything else at its time.
+        self._urgent -= 1
+        self._pending_pauses += 1
+        heappush(self._heap, (at, self._urgent, kind, stock, stock, self.scenario, None))
 
     # -- running -------------------------------------------------------------------------------
 
     def run(self, until: int | None = None) -> None:
         """Run movements in order until the halt, or until every movement before `until` ran.
 
-        After `run(until=t)` returns, `now() == t` and the run can be resumed with another call.
+        After `run(until=t)` returns, `now() == min(t, halt_at)` and the halt movement has not
+        run unless `t > halt_at`; another call resumes the run.
         """
         if until is not None:
             if until < self._now:
                 raise ValueError(f"cannot run until {until}: the time is already {self._now}")
-            if until < self._halt_at:
-                # A negative sequence puts the pause ahead of everything else at `until`.
-                self._urgent -= 1
-                self._pending_pauses += 1
-                pause = (until, self._urgent, "pause", self._pause_stock, self._pause_stock, self.scenario, None)
-                heappush(self._heap, pause)
+            if until <= self._halt_at:
+                self._push_sentinel(until, self._pause_stock, "pause")
+        self._running = True
         try:
-            if self._observers:
-                self._loop_observed()
-            else:
-                self._loop()
-        except _Pause:
-            self._pending_pauses -= 1
+            while True:
+                try:
+                    if self._observers:
+                        self._loop_observed()
+                    else:
+                        self._loop()
+                    return
+                except _Switch:
+                    self._pending_pauses -= 1
+                except _Pause:
+                    self._pending_pauses -= 1
+                    return
         finally:
+            self._running = False
             if self._pending_pauses:
-                self._drop_pauses()
+                self._drop_sentinels()
 
     def _loop(self) -> None:
         heap = self._heap
@@ -243,8 +272,8 @@ class Environment:
                 for observer in observers:
                     observer.on_movement(movement, entity)
 
-    def _drop_pauses(self) -> None:
-        """Remove pause sentinels left over when a run ended before reaching them."""
+    def _drop_sentinels(self) -> None:
+        """Remove sentinels left over when a run ended before reaching them."""
         self._heap = [entry for entry in self._heap if entry[1] >= 0]
         heapify(self._heap)
         self._pending_pauses = 0
