@@ -7,6 +7,7 @@ movements run in the order they were scheduled and a movement may be scheduled f
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from typing import Any, Protocol
@@ -81,6 +82,24 @@ class _SentinelStock:
         return 0
 
 
+class _RunningStock(KeyedStock[ScenarioEntity]):
+    """Holds the scenario entity between start and halt; tells the Environment it is live."""
+
+    __slots__ = ("_env",)
+
+    def __init__(self, env: Environment) -> None:
+        super().__init__("Running", "Scenario")
+        self._env = env
+
+    def add(self, entity: ScenarioEntity) -> None:
+        super().add(entity)
+        self._env._live = True
+
+    def remove(self, entity: ScenarioEntity | None = None) -> ScenarioEntity | None:
+        self._env._live = False
+        return super().remove(entity)
+
+
 class MovementLog:
     """Opt-in observer that keeps every movement (and every ignored one) in order."""
 
@@ -104,6 +123,8 @@ class Environment:
 
     __slots__ = (
         "_heap",
+        "_live",
+        "_ready",
         "_now",
         "_halt_at",
         "_seq",
@@ -128,6 +149,9 @@ class Environment:
         if not isinstance(halt_at, int) or halt_at <= 0:
             raise ValueError(f"halt_at must be a positive integer of nanoseconds, got {halt_at!r}")
         self._heap: list[tuple[Any, ...]] = []
+        # Movements for the current instant skip the heap: they queue here in scheduling order.
+        self._ready: deque[tuple[Any, ...]] = deque()
+        self._live = False
         self._now = 0
         self._halt_at = halt_at
         self._urgent = 0
@@ -143,7 +167,7 @@ class Environment:
         self.ignored_counts: dict[IgnoredReason, int] = dict.fromkeys(IgnoredReason, 0)
         self.scenario = ScenarioEntity(0)
         self.before_start: Source[ScenarioEntity] = Source("BeforeStart", "Scenario")
-        self.running: KeyedStock[ScenarioEntity] = KeyedStock("Running", "Scenario")
+        self.running: KeyedStock[ScenarioEntity] = _RunningStock(self)
         self.halted: Sink[ScenarioEntity] = Sink("Halted", "Scenario")
         heap = self._heap
         heap.append((0, 0, "start_to_running", self.before_start, self.running, self.scenario, None))
@@ -189,10 +213,17 @@ class Environment:
         note: str | None = None,
     ) -> bool:
         """Add a movement to the schedule. Returns False (and records why) if it is ignored."""
-        if 0 < occurs_at < self._halt_at and occurs_at >= self._now:
+        now = self._now
+        if occurs_at > now:
+            if occurs_at < self._halt_at:
+                seq = self._seq
+                self._seq = seq + 1
+                heappush(self._heap, (occurs_at, seq, kind, from_stock, to_stock, what, note))
+                return True
+        elif occurs_at == now and now and self._live:
             seq = self._seq
             self._seq = seq + 1
-            heappush(self._heap, (occurs_at, seq, kind, from_stock, to_stock, what, note))
+            self._ready.append((occurs_at, seq, kind, from_stock, to_stock, what, note))
             return True
         reason = _AFTER_HALT if occurs_at >= self._halt_at else _PAST
         self._ignore(Movement(occurs_at, -1, kind, from_stock, to_stock, what, note), reason)
@@ -243,12 +274,23 @@ class Environment:
             if self._pending_pauses:
                 self._drop_sentinels()
 
+    # Both loops take the next movement in (occurs_at, seq) order from two places: the heap, and
+    # `ready` for movements scheduled at the current instant. Heap entries due now were scheduled
+    # before the clock reached now, so they go first; time only advances once `ready` is empty.
+
     def _loop(self) -> None:
         heap = self._heap
+        ready = self._ready
         pop = heappop
-        while heap:
-            entry = pop(heap)
-            self._now = entry[0]
+        popleft = ready.popleft
+        while True:
+            if ready:
+                entry = pop(heap) if heap and heap[0][0] == self._now else popleft()
+            elif heap:
+                entry = pop(heap)
+                self._now = entry[0]
+            else:
+                return
             entity = entry[3].remove(entry[5])
             if entity is None:
                 self._ignore(Movement._make(entry), _EMPTY)
@@ -257,12 +299,19 @@ class Environment:
 
     def _loop_observed(self) -> None:
         heap = self._heap
+        ready = self._ready
         pop = heappop
+        popleft = ready.popleft
         make = Movement._make
         observers = self._observers
-        while heap:
-            entry = pop(heap)
-            self._now = entry[0]
+        while True:
+            if ready:
+                entry = pop(heap) if heap and heap[0][0] == self._now else popleft()
+            elif heap:
+                entry = pop(heap)
+                self._now = entry[0]
+            else:
+                return
             entity = entry[3].remove(entry[5])
             if entity is None:
                 self._ignore(make(entry), _EMPTY)
@@ -291,7 +340,7 @@ class Environment:
     @property
     def pending(self) -> int:
         """Movements scheduled and not yet run."""
-        return len(self._heap) - self._pending_pauses
+        return len(self._heap) + len(self._ready) - self._pending_pauses
 
     @property
     def movements_completed(self) -> int:
