@@ -63,11 +63,21 @@ def cli() -> None:
 @click.option("--show-ignored", is_flag=True, help="Also print the ignored movements and why they were ignored.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object instead of a table.")
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
+@click.option(
+    "--series",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the time series (one row per recording interval) to this CSV file.",
+)
 @_user_errors
-def run(file: Path, seed: int | None, show_ignored: bool, as_json: bool, no_progress: bool) -> None:
+def run(
+    file: Path, seed: int | None, show_ignored: bool, as_json: bool, no_progress: bool, series: Path | None
+) -> None:
     """Run the scenario in FILE and print a summary of what happened."""
     scenario = load_scenario(file)
-    simulation = Simulation(scenario, seed=seed)
+    if series is not None and not series.parent.is_dir():
+        raise SkenarioError("no such directory for the time series", field="--series", value=str(series))
+    simulation = Simulation(scenario, seed=seed, base_dir=file.parent)
     halt = simulation.env.halt_at
     started = time.perf_counter()
     if no_progress or as_json:
@@ -88,6 +98,8 @@ def run(file: Path, seed: int | None, show_ignored: bool, as_json: bool, no_prog
 
             summary = simulation.run(steps=PROGRESS_STEPS, progress=advance)
     wall = time.perf_counter() - started
+    if series is not None:
+        _write_atomically(series, simulation.recorder.frame().to_csv(index=False))
     if as_json:
         document = summary.as_dict() | {"wall_s": wall, "speedup": summary.simulated_ns / SECOND / wall}
         click.echo(json.dumps(document, indent=2))
@@ -96,6 +108,13 @@ def run(file: Path, seed: int | None, show_ignored: bool, as_json: bool, no_prog
     out.print(f"digest: [bold]{summary.digest}[/]", highlight=False)
     if show_ignored:
         out.print(_ignored_table(simulation.env))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write the whole file or nothing: a half-written result is worse than none."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    partial.replace(path)
 
 
 def _ms(ns: int | float | None) -> str:
@@ -119,6 +138,9 @@ def _summary_table(summary: Summary, wall: float) -> Table:
         ("latency p95", _ms(summary.latency_p95_ns)),
         ("latency p99", _ms(summary.latency_p99_ns)),
         ("latency mean", _ms(summary.latency_mean_ns)),
+        ("CPU utilisation (of capacity)", "-" if summary.cpu_utilisation is None else f"{summary.cpu_utilisation:.1%}"),
+        ("replicas desired / active at halt", f"{summary.replicas_desired:,} / {summary.replicas_active:,}"),
+        ("replicas started / terminated", f"{summary.replicas_started:,} / {summary.replicas_terminated:,}"),
         ("movements completed", f"{summary.movements_completed:,}"),
         ("movements ignored", f"{summary.movements_ignored:,}"),
         ("wall time", f"{wall:.3f} s"),

@@ -66,12 +66,12 @@ def test_version() -> None:
     [
         ("spec: [unclosed\n", ["bad.yaml", "YAML"]),
         (
-            QUICKSTART.read_text().replace("    replicas: 4", "    replicas: 4\n    replicaz: 1"),
+            QUICKSTART.read_text().replace("    replicas: 6", "    replicas: 6\n    replicaz: 1"),
             ["bad.yaml", "spec.workload.replicaz"],
         ),
-        (QUICKSTART.read_text().replace("rate: 16/s", "rate: -5"), ["bad.yaml", "spec.traffic.rate", "-5"]),
+        (QUICKSTART.read_text().replace("rate: 10/s", "rate: -5"), ["bad.yaml", "spec.traffic.1.rate", "-5"]),
         (
-            QUICKSTART.read_text().replace("duration: 10m", "duration: 5 parsecs"),
+            QUICKSTART.read_text().replace("duration: 30m", "duration: 5 parsecs"),
             ["bad.yaml", "spec.duration", "5 parsecs"],
         ),
     ],

@@ -24,9 +24,10 @@ spec:
   seed: 7
   workload:
     replicas: 2
-    serviceTime:
-      distribution: exponential
-      mean: 200ms
+    request:
+      cpuTime:
+        distribution: exponential
+        mean: 200ms
   traffic:
     type: poisson
     rate: 300/m
@@ -39,15 +40,55 @@ def test_valid_scenario_values(examples_dir: Path) -> None:
     assert spec.duration == 10 * MINUTE
     assert spec.seed == 7
     assert spec.traffic.rate == 5.0  # 300 per minute
-    assert spec.workload.service_distribution() == Exponential(200 * MILLISECOND)
+    cluster = spec.cluster_spec()
+    assert cluster.requests.cpu_time == Exponential(200 * MILLISECOND)
+    assert cluster.requests.io_time is None
+    assert cluster.initial_replicas == 2
+    assert cluster.replica.cpu_capacity == 1000  # Kubernetes-like default request of one core
     assert load_scenario(examples_dir / "quickstart.yaml").metadata.name == "quickstart"
 
 
-def test_service_time_shorthand_is_a_constant() -> None:
+def test_cpu_time_shorthand_is_a_constant() -> None:
     scenario = parse_scenario(
-        VALID.replace("    serviceTime:\n      distribution: exponential\n      mean: 200ms", "    serviceTime: 150ms")
+        VALID.replace(
+            "      cpuTime:\n        distribution: exponential\n        mean: 200ms",
+            "      cpuTime: 150ms\n      ioTime: 5ms",
+        )
     )
-    assert scenario.spec.workload.service_distribution() == Constant(150 * MILLISECOND)
+    requests = scenario.spec.cluster_spec().requests
+    assert requests.cpu_time == Constant(150 * MILLISECOND)
+    assert requests.io_time == Constant(5 * MILLISECOND)
+
+
+@pytest.mark.parametrize(
+    ("written", "millicores"),
+    [("500m", 500), ("1", 1000), ("0.25", 250), ("2", 2000), ("1500m", 1500)],
+)
+def test_cpu_quantities_read_as_kubernetes_writes_them(written: str, millicores: int) -> None:
+    text = VALID.replace("    replicas: 2\n", f"    replicas: 2\n    resources: {{requests: {{cpu: '{written}'}}}}\n")
+    assert parse_scenario(text).spec.cluster_spec().replica.cpu_request == millicores
+
+
+def test_cpu_limit_is_the_capacity_and_may_not_be_below_the_request() -> None:
+    resources = "    resources: {requests: {cpu: 500m}, limits: {cpu: 2}}\n"
+    spec = parse_scenario(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + resources)).spec.cluster_spec()
+    assert (spec.replica.cpu_request, spec.replica.cpu_capacity) == (500, 2000)
+    below = "    resources: {requests: {cpu: 500m}, limits: {cpu: 100m}}\n"
+    error = error_for(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + below))
+    assert error.field is not None and error.field.startswith("spec.workload.resources")
+
+
+def test_launch_stages_default_to_five_seconds_and_zero_stages_are_dropped() -> None:
+    stages = parse_scenario(VALID).spec.cluster_spec().replica.launch
+    assert [s.name for s in stages] == ["containerStart", "readiness"]
+    assert sum(s.duration.mean() for s in stages) == 5 * 1e9  # the Go Skenario's launch delay
+    custom = VALID.replace(
+        "    replicas: 2\n",
+        "    replicas: 2\n    launch: {imagePull: {distribution: exponential, mean: 3s}, readiness: 0s}\n",
+    )
+    stages = parse_scenario(custom).spec.cluster_spec().replica.launch
+    assert [s.name for s in stages] == ["imagePull", "containerStart"]
+    assert stages[0].duration == Exponential(3e9)
 
 
 def error_for(text: str) -> ScenarioError:
@@ -105,10 +146,10 @@ def test_unknown_traffic_type_is_named() -> None:
 def test_uniform_min_above_max() -> None:
     error = error_for(
         VALID.replace(
-            "distribution: exponential\n      mean: 200ms", "distribution: uniform\n      min: 2s\n      max: 1s"
+            "distribution: exponential\n        mean: 200ms", "distribution: uniform\n        min: 2s\n        max: 1s"
         )
     )
-    assert error.field == "spec.workload.serviceTime"
+    assert error.field == "spec.workload.request.cpuTime"
     assert "min" in str(error)
 
 
@@ -148,8 +189,11 @@ yaml_values = st.recursive(
             ("spec", "duration"),
             ("spec", "seed"),
             ("spec", "workload", "replicas"),
-            ("spec", "workload", "serviceTime"),
-            ("spec", "workload", "serviceTime", "mean"),
+            ("spec", "workload", "request", "cpuTime"),
+            ("spec", "workload", "request", "cpuTime", "mean"),
+            ("spec", "workload", "resources", "requests", "cpu"),
+            ("spec", "routing", "policy"),
+            ("spec", "metrics", "lag"),
             ("spec", "traffic"),
             ("spec", "traffic", "rate"),
             ("spec", "traffic", "type"),
@@ -166,7 +210,7 @@ def test_fuzzed_fields_give_a_scenario_or_a_scenario_error(path: tuple[str, ...]
     data = yaml.safe_load(VALID)
     node = data
     for key in path[:-1]:
-        node = node[key]
+        node = node.setdefault(key, {})  # a section left to its defaults is created to be fuzzed
     node[path[-1]] = value
     try:
         parse_scenario(yaml.safe_dump(data), source="fuzz.yaml")

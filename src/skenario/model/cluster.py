@@ -1,76 +1,200 @@
-"""The ClusterModel wires the stocks of replicas and requests together (seeds 000/002)."""
+"""The ClusterModel wires the stocks of replicas, requests and metrics together (seeds 000/002).
+
+It owns the stocks and the accounts that span replicas (CPU busy and capacity integrals); the
+logic lives in the stocks. Random quantities come from named streams of the scenario's seed:
+`cpu-time`, `io-time`, `routing` and `launch.<stage>`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from skenario.core.environment import Environment
+from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
-from skenario.model.replicas import Replica, ReplicasActive, ReplicaSource
+from skenario.model.config import ClusterSpec
+from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
+from skenario.model.processing import RequestsProcessing
+from skenario.model.replicas import (
+    Replica,
+    ReplicasActive,
+    ReplicasLaunching,
+    ReplicaSource,
+    ReplicaState,
+    ReplicasTerminated,
+    ReplicasTerminating,
+)
+from skenario.model.replicaset import ReplicaSet
 from skenario.model.requests import (
+    BUFFERED,
+    ROUTING,
+    Request,
+    RequestsBuffered,
     RequestsComplete,
     RequestsFailed,
-    RequestsProcessing,
     RequestsRouting,
     TrafficSource,
 )
-
-# Movements other than the start need a time after 0; replicas come up in the first nanosecond.
-ACTIVATE_AT = 1
-
-
-@dataclass(frozen=True)
-class WorkloadConfig:
-    """What each replica is: how many, and how it serves requests."""
-
-    replicas: int
-    concurrency: int = 1
-    queue_capacity: int | None = None
+from skenario.model.routing import make_chooser
+from skenario.model.timeouts import RequestTimeouts
 
 
 class ClusterModel:
-    """Owns the stocks; the logic lives in them."""
+    """One workload's replicas and requests on one Environment."""
 
-    def __init__(
-        self,
-        env: Environment,
-        workload: WorkloadConfig,
-        arrivals: Iterator[int],
-        service_time: Callable[[], int],
-    ) -> None:
+    def __init__(self, env: Environment, spec: ClusterSpec, arrivals: Iterator[int], streams: RandomStreams) -> None:
         self.env = env
-        self.replica_source = ReplicaSource()
-        self.replicas_active = ReplicasActive()
+        self.spec = spec
+        replica = spec.replica
+        requests = spec.requests
+        self._cpu_time = sampler(requests.cpu_time, streams.generator("cpu-time"))
+        self._io_time: Callable[[], int] | None = None
+        if requests.io_time is not None:
+            self._io_time = sampler(requests.io_time, streams.generator("io-time"))
+        uniform_rng = streams.generator("routing")
+        uniforms = iter(())
+
+        def uniform() -> float:
+            nonlocal uniforms
+            value: float | None = next(uniforms, None)
+            if value is None:
+                uniforms = iter(uniform_rng.random(4096).tolist())
+                value = next(uniforms)
+            return value
+
+        # Replicas.
+        self.replicas: dict[int, Replica] = {}  # live ones: not yet terminated
+        self.replica_source = ReplicaSource(self._new_replica)
+        self.replicas_active = ReplicasActive(env)
+        stages = [
+            (stage.name, sampler(stage.duration, streams.generator(f"launch.{stage.name}"))) for stage in replica.launch
+        ]
+        self.replicas_launching = ReplicasLaunching(env, stages, self.replicas_active)
+        self.replicas_terminated = ReplicasTerminated(env)
+        self.replicas_terminating = ReplicasTerminating(env, replica.termination_grace, self.replicas_terminated)
+        self.replica_set = ReplicaSet(
+            env, self.replica_source, self.replicas_launching, self.replicas_active, self.replicas_terminating
+        )
+
+        # Requests.
         self.requests_complete = RequestsComplete(env)
         self.requests_failed = RequestsFailed()
-        self.requests_routing = RequestsRouting(env, self.replicas_active, self.requests_failed)
-        self.traffic_source = TrafficSource(env, arrivals, self.requests_routing)
-        self.replicas: list[Replica] = []
-        for i in range(workload.replicas):
-            processing = RequestsProcessing(
-                f"RequestsProcessing[replica-{i}]",
-                env,
-                service_time,
-                self.requests_complete,
-                concurrency=workload.concurrency,
-                capacity=workload.queue_capacity,
-            )
-            replica = Replica(i, processing)
-            self.replicas.append(replica)
-            env.schedule("activate_replica", ACTIVATE_AT, self.replica_source, self.replicas_active, replica)
+        self.requests_buffered = RequestsBuffered(spec.routing.buffer_capacity)
+        choose = make_chooser(spec.routing, self.replicas_active, uniform)
+        self.requests_routing = RequestsRouting(env, choose, self.requests_buffered, self.requests_failed)
+        self.timeouts: RequestTimeouts | None = None
+        if requests.timeout is not None:
+            self.timeouts = RequestTimeouts(env, requests.timeout, self._expire)
+        watch = self.timeouts.watch if self.timeouts is not None else None
+        self.traffic_source = TrafficSource(env, arrivals, self.requests_routing, watch)
+
+        # Metrics.
+        self.metrics_sink = MetricsSink()
+        self.metrics_source = MetricsSource()
+        self.metrics_pipeline = MetricsPipeline(env, spec.metrics.lag, self.metrics_sink)
+        self.metrics_ticker = MetricsTicker(
+            env, spec.metrics, self.metrics_source, self.metrics_pipeline, replica.cpu_request
+        )
+
+        # Accounts that outlive replicas, for cluster-wide CPU utilisation.
+        self._retired_busy_core_ns = 0.0
+        self._retired_capacity_core_ns = 0.0
+
+        self.replicas_active.on_activate.append(self._activated)
+        self.replicas_terminated.on_terminated.append(self._terminated)
+
+        if spec.initial_ready:
+            self.replica_set.start_active([self._new_replica() for _ in range(spec.initial_replicas)])
+        else:
+            self.replica_set.scale_to(spec.initial_replicas)
         self.traffic_source.start()
 
+    # -- wiring --------------------------------------------------------------------------------
+
+    def _new_replica(self) -> Replica:
+        spec = self.spec.replica
+        id = len(self.replicas) + self.replicas_terminated.count()
+        processing = RequestsProcessing(
+            f"RequestsProcessing[replica-{id}]",
+            self.env,
+            millicores=spec.cpu_capacity,
+            cpu_time=self._cpu_time,
+            io_time=self._io_time,
+            complete=self.requests_complete,
+            failed=self.requests_failed,
+            concurrency=spec.concurrency,
+            capacity=spec.queue_capacity,
+        )
+        replica = Replica(id, processing, self.env.now())
+        self.replicas[id] = replica
+        return replica
+
+    def _activated(self, replica: Replica) -> None:
+        self.metrics_ticker.start(replica)
+        env = self.env
+        # Requests the activator held go out again through routing, oldest first.
+        for request in self.requests_buffered.oldest_first():
+            if request.stage != BUFFERED:
+                continue  # already on its way out, sent by another replica's activation
+            request.stage = ROUTING
+            env.schedule("route_buffered", env.now(), self.requests_buffered, self.requests_routing, request)
+
+    def _terminated(self, replica: Replica) -> None:
+        del self.replicas[replica.id]
+        self.metrics_sink.forget(replica)
+        self._retired_busy_core_ns += replica.processing.cpu.busy_core_ns()
+        self._retired_capacity_core_ns += self._capacity_core_ns(replica)
+
+    def _expire(self, request: Request) -> None:
+        """A request's timeout passed: fail it from wherever it is."""
+        request.failure = "timeout"
+        stock = request.processing if request.processing is not None else self.requests_buffered
+        self.env.schedule("request_timeout", self.env.now(), stock, self.requests_failed, request)
+
+    def _capacity_core_ns(self, replica: Replica) -> float:
+        """Core-ns of CPU the replica held: from activation until it terminated (or now)."""
+        if replica.activated_at is None:
+            return 0.0
+        end = replica.terminated_at if replica.terminated_at is not None else self.env.now()
+        return replica.processing.cpu.cores * (end - replica.activated_at)
+
+    # -- accounts ------------------------------------------------------------------------------
+
+    def busy_core_ns(self) -> float:
+        """Integral of CPU in use over every replica, ever, up to now."""
+        return self._retired_busy_core_ns + sum(r.processing.cpu.busy_core_ns() for r in self.replicas.values())
+
+    def capacity_core_ns(self) -> float:
+        """Integral of CPU held by active and terminating replicas, up to now."""
+        return self._retired_capacity_core_ns + sum(self._capacity_core_ns(r) for r in self.replicas.values())
+
+    def scale_to(self, desired: int) -> None:
+        self.replica_set.scale_to(desired)
+
+    @property
+    def desired(self) -> int:
+        return self.replica_set.desired
+
+    def processing_stocks(self) -> list[RequestsProcessing]:
+        return [r.processing for r in self.replicas.values()]
+
     def stocks(self) -> list[Stock]:
-        """Every stock of the model, for accounting and recording."""
+        """Every stock of the model now (processing stocks of live replicas only)."""
         return [
             self.replica_source,
+            self.replicas_launching,
             self.replicas_active,
+            self.replicas_terminating,
+            self.replicas_terminated,
             self.traffic_source,
             self.requests_routing,
-            *(r.processing for r in self.replicas),
+            self.requests_buffered,
+            *self.processing_stocks(),
             self.requests_complete,
             self.requests_failed,
+            self.metrics_source,
+            self.metrics_pipeline,
+            self.metrics_sink,
         ]
 
     @property
@@ -78,5 +202,12 @@ class ClusterModel:
         return self.traffic_source.emitted
 
     @property
+    def requests_processing(self) -> int:
+        return sum(r.processing.count() for r in self.replicas.values())
+
+    @property
     def requests_in_flight(self) -> int:
-        return self.requests_routing.count() + sum(r.processing.count() for r in self.replicas)
+        return self.requests_routing.count() + self.requests_buffered.count() + self.requests_processing
+
+    def replicas_in(self, state: ReplicaState) -> int:
+        return sum(1 for r in self.replicas.values() if r.state is state)

@@ -3,21 +3,26 @@
 The Go Skenario froze each request's CPU share at arrival (issue #79 there). Here the requests in
 their CPU phase share the replica's cores equally and each speeds up when another leaves: each
 gets `min(1, cores / n)` of a core (one request is single-threaded). All of them progress at the
-same rate, so one virtual clock V (CPU work done by any one of them) serves them all: a request
+same rate, so one virtual clock V (CPU work done by any one of them) serves them all: a job
 admitted at V0 with work w finishes when V reaches V0 + w. Finish tags sit in a heap, so each
-admission or completion costs O(log n) and only one timer per replica is pending.
+admission, completion or removal costs O(log n) and only one wake-up per replica is pending.
 
-When a request arrives everyone slows down, so the pending timer becomes early: it is left alone
-and re-armed when it fires. When one leaves, everyone speeds up and the timer is re-armed earlier.
+When a job arrives everyone slows down, so the pending wake-up becomes early: it is left alone and
+re-armed when it fires. When one leaves early, everyone may speed up and it is re-armed earlier.
+A job taken out early stays in the heap as a dead entry and is dropped when it reaches the top.
+
+On an Environment the wake-up is a `cpu_tick` movement of the CPU to itself, numbered so a
+superseded one is recognised and does nothing; on any other Clock it is a timer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heapify, heappop, heappush
-from typing import Generic, TypeVar
+from heapq import heappop, heappush
+from typing import Any, Generic, TypeVar
 
 from skenario.core.clock import Clock, Timer
+from skenario.core.environment import Environment
 
 T = TypeVar("T")
 
@@ -29,65 +34,86 @@ class ProcessorSharingCPU(Generic[T]):
     """Egalitarian processor sharing with `millicores` of capacity and at most one core per job.
 
     `admit(job, work_ns)` starts a job needing `work_ns` of CPU time (on one full core); `done(job)`
-    is called when it has had all of it. `busy_core_ns()` is the exact integral of cores in use.
+    is called when it has had all of it. `withdraw(job)` takes it out early. `busy_core_ns()` is the
+    exact integral of cores in use. A job may be admitted only once.
     """
 
     __slots__ = (
-        "_armed_for",
+        "_armed",
         "_busy_core_ns",
         "_clock",
         "_cores",
+        "_dead",
         "_done",
+        "_env",
+        "_halt_at",
         "_jobs",
         "_last",
+        "_live",
+        "_now",
         "_seq",
         "_timer",
         "_virtual",
+        "kind_stocked",
+        "millicores",
+        "name",
     )
 
-    def __init__(self, clock: Clock, millicores: int, done: Callable[[T], object]) -> None:
+    def __init__(self, clock: Clock, millicores: int, done: Callable[[T], object], name: str = "CPU") -> None:
         if millicores <= 0:
             raise ValueError(f"CPU capacity must be > 0 millicores, got {millicores}")
+        self.name = name
+        self.kind_stocked = "CpuTick"
         self._clock = clock
+        self._env = clock if isinstance(clock, Environment) else None
+        self._halt_at = self._env.halt_at if self._env is not None else 0
+        self._now = clock.now
+        self.millicores = millicores
         self._cores = millicores / 1000
         self._done = done
         self._jobs: list[tuple[float, int, T]] = []
+        self._dead: set[T] = set()
+        self._live = 0
         self._seq = 0
         self._virtual = 0.0
         self._last = clock.now()
         self._busy_core_ns = 0.0
+        self._armed = 0  # number of the pending wake-up; 0 when none
         self._timer: Timer | None = None
-        self._armed_for = -1
 
     @property
     def in_service(self) -> int:
-        return len(self._jobs)
+        """Jobs in their CPU phase now."""
+        return self._live
+
+    @property
+    def cores(self) -> float:
+        return self._cores
 
     def rate(self, n: int | None = None) -> float:
         """CPU-ns each job receives per ns of time with `n` jobs (default: now)."""
-        n = len(self._jobs) if n is None else n
+        n = self._live if n is None else n
         return min(1.0, self._cores / n) if n else 0.0
 
     def admit(self, job: T, work_ns: int) -> None:
         self._advance()
         entry = (self._virtual + work_ns, self._seq, job)
-        heappush(self._jobs, entry)
         self._seq += 1
-        if self._timer is None or self._jobs[0] is entry:
+        jobs = self._jobs
+        heappush(jobs, entry)
+        self._live += 1
+        if not self._armed or jobs[0] is entry:
             self._arm()
-        # Otherwise everyone just slowed down: the pending timer fires early and re-arms then.
+        # Otherwise everyone just slowed down: the pending wake-up is early and re-arms then.
 
-    def remove(self, job: T) -> bool:
-        """Take a job out before it finishes (a timeout). O(n); returns whether it was there."""
+    def withdraw(self, job: T) -> None:
+        """Take a job out before it finishes (a timeout). O(1) now, O(log n) when it surfaces."""
         self._advance()
-        for i, (_, _, other) in enumerate(self._jobs):
-            if other is job:
-                self._jobs[i] = self._jobs[-1]
-                self._jobs.pop()
-                self._heapify()
-                self._arm()
-                return True
-        return False
+        self._dead.add(job)
+        self._live -= 1
+        if self._live + 1 <= self._cores:
+            return  # everyone ran at full speed and still does: the wake-up is early or exact
+        self._arm()
 
     def busy_core_ns(self) -> float:
         """Integral of cores in use (min(n, cores)) over time, up to now."""
@@ -95,36 +121,76 @@ class ProcessorSharingCPU(Generic[T]):
         return self._busy_core_ns
 
     def _advance(self) -> None:
-        now = self._clock.now()
+        env = self._env
+        now = env._now if env is not None else self._now()
         elapsed = now - self._last
         if elapsed:
-            n = len(self._jobs)
+            n = self._live
             if n:
-                self._virtual += elapsed * self.rate(n)
-                self._busy_core_ns += elapsed * min(n, self._cores)
+                cores = self._cores
+                if n <= cores:
+                    self._virtual += elapsed
+                    self._busy_core_ns += elapsed * n
+                else:
+                    self._virtual += elapsed * cores / n
+                    self._busy_core_ns += elapsed * cores
             self._last = now
 
     def _arm(self) -> None:
-        """Set the one timer for the earliest finish tag at the current rate."""
+        """Set the one wake-up for the earliest live finish tag at the current rate."""
+        jobs = self._jobs
+        dead = self._dead
+        while dead and jobs and jobs[0][2] in dead:
+            dead.discard(heappop(jobs)[2])
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._jobs:
+        if not jobs:
+            self._armed = 0
             return
-        remaining = self._jobs[0][0] - self._virtual
-        delay = max(0, -int(-remaining // self.rate()))  # ceil: never fire before the tag is reached
-        self._timer = self._clock.call_later(delay, self._fire)
+        remaining = jobs[0][0] - self._virtual
+        n = self._live
+        delay = -int(-remaining // (1.0 if n <= self._cores else self._cores / n))  # ceil: never early
+        if delay < 0:
+            delay = 0
+        self._armed += 1
+        env = self._env
+        if env is not None:
+            at = self._last + delay
+            if at < self._halt_at:  # a wake-up after the halt would never run
+                env.schedule("cpu_tick", at, self, self, self._armed)
+        else:
+            self._timer = self._clock.call_later(delay, self._fire)
+
+    # The CPU is its own stock for its wake-up movements: the entity is the wake-up's number.
+
+    def remove(self, tick: Any = None) -> Any:
+        return tick
+
+    def add(self, tick: Any) -> None:
+        if tick == self._armed:
+            self._fire()
+
+    def count(self) -> int:
+        return 0
 
     def _fire(self) -> None:
         self._timer = None
         self._advance()
         jobs = self._jobs
+        dead = self._dead
+        limit = self._virtual + _EPSILON
+        if not jobs or jobs[0][0] > limit:  # early: someone arrived since it was armed
+            self._arm()
+            return
         finished: list[T] = []
-        while jobs and jobs[0][0] <= self._virtual + _EPSILON:
-            finished.append(heappop(jobs)[2])
+        while jobs and jobs[0][0] <= limit:
+            job = heappop(jobs)[2]
+            if dead and job in dead:
+                dead.discard(job)
+            else:
+                finished.append(job)
+        self._live -= len(finished)
         self._arm()
         for job in finished:
             self._done(job)
-
-    def _heapify(self) -> None:
-        heapify(self._jobs)

@@ -1,44 +1,206 @@
-"""Replicas: ReplicaSource -> ReplicasActive.
+"""Replicas: ReplicaSource -> ReplicasLaunching -> ReplicasActive -> ReplicasTerminating -> Terminated.
 
-The walking skeleton has a fixed set of replicas that become active just after the start.
-Issue #3 adds launching stages, termination and a desired-replica count.
+A replica launches through stages (scheduling, image pull, container start, readiness), each a
+`launch_stage` movement, and becomes active when the last ends. A replica told to stop while it
+is still launching goes straight to terminating (its pending stage movement is then ignored as
+`from_stock_empty`, which is what happened to it). A terminating replica takes no new requests,
+drains the ones it holds, and is cut off when its grace period runs out.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from enum import IntEnum
 
+from skenario.core.clock import Timer
 from skenario.core.entity import Entity
-from skenario.core.stocks import FifoStock, Source
+from skenario.core.environment import Environment
+from skenario.core.stocks import FifoStock, KeyedStock, Sink, Source
+from skenario.model.processing import RequestsProcessing
 
-if TYPE_CHECKING:
-    from skenario.model.requests import RequestsProcessing
+ReplicaHook = Callable[["Replica"], object]
+
+
+class ReplicaState(IntEnum):
+    LAUNCHING = 0
+    ACTIVE = 1
+    TERMINATING = 2
+    TERMINATED = 3
 
 
 class Replica(Entity):
-    """A replica; the requests it is processing live in its own stock."""
+    """A replica (a pod); the requests it holds live in its own `processing` stock."""
 
-    __slots__ = ("processing",)
+    __slots__ = (
+        "activated_at",
+        "created_at",
+        "processing",
+        "stage",
+        "state",
+        "terminated_at",
+    )
     kind = "Replica"
 
-    def __init__(self, id: int, processing: RequestsProcessing) -> None:
+    def __init__(self, id: int, processing: RequestsProcessing, created_at: int) -> None:
         self.id = id
         self.processing = processing
+        self.created_at = created_at
+        self.activated_at: int | None = None
+        self.terminated_at: int | None = None
+        self.state = ReplicaState.LAUNCHING
+        self.stage = -1  # index of the launch stage it is in
+
+    @property
+    def millicores(self) -> int:
+        return self.processing.cpu.millicores
 
 
 class ReplicaSource(Source[Replica]):
-    """Gives the replica a movement names; the model builds the replicas beforehand."""
+    """Makes replicas: `remove()` builds a new one with the factory the model gives it.
 
-    __slots__ = ()
+    `on_emit` is told each time a launch movement runs, so the ReplicaSet can count them.
+    """
 
-    def __init__(self) -> None:
-        super().__init__("ReplicaSource", "Replica")
+    __slots__ = ("on_emit",)
+
+    def __init__(self, factory: Callable[[], Replica]) -> None:
+        super().__init__("ReplicaSource", "Replica", factory)
+        self.on_emit: Callable[[], object] | None = None
+
+    def remove(self, entity: Replica | None = None) -> Replica | None:
+        if self.on_emit is not None:
+            self.on_emit()
+        return super().remove(entity)
+
+
+class ReplicasLaunching(KeyedStock[Replica]):
+    """Replicas starting up; each stage is a self-loop movement, the last leads to active."""
+
+    __slots__ = ("_active", "_env", "_stages")
+
+    def __init__(self, env: Environment, stages: list[tuple[str, Callable[[], int]]], active: ReplicasActive) -> None:
+        super().__init__("ReplicasLaunching", "Replica")
+        self._env = env
+        self._stages = stages
+        self._active = active
+
+    def add(self, entity: Replica) -> None:
+        self._items[entity] = None
+        entity.state = ReplicaState.LAUNCHING
+        entity.stage += 1
+        stages = self._stages
+        env = self._env
+        if entity.stage >= len(stages):  # no stages at all
+            env.schedule("finish_launching", env.now(), self, self._active, entity)
+            return
+        _, duration = stages[entity.stage]
+        at = env.now() + duration()
+        if entity.stage + 1 < len(stages):
+            env.schedule("launch_stage", at, self, self, entity, stages[entity.stage + 1][0])
+        else:
+            env.schedule("finish_launching", at, self, self._active, entity)
+
+    def stage_of(self, replica: Replica) -> str | None:
+        """The launch stage a launching replica is in."""
+        if replica not in self._items or not self._stages:
+            return None
+        return self._stages[min(replica.stage, len(self._stages) - 1)][0]
+
+    def newest(self) -> Replica | None:
+        """The replica that started launching last (the one a scale-down stops first)."""
+        return next(reversed(self._items), None)
 
 
 class ReplicasActive(FifoStock[Replica]):
     """Replicas that take traffic, in round-robin order (see `FifoStock.rotate`)."""
 
-    __slots__ = ()
+    __slots__ = ("_env", "on_activate", "on_deactivate")
 
-    def __init__(self) -> None:
+    def __init__(self, env: Environment) -> None:
         super().__init__("ReplicasActive", "Replica")
+        self._env = env
+        self.on_activate: list[ReplicaHook] = []
+        self.on_deactivate: list[ReplicaHook] = []
+
+    def add(self, entity: Replica) -> None:
+        self._items.append(entity)
+        entity.state = ReplicaState.ACTIVE
+        entity.activated_at = self._env.now()
+        for hook in self.on_activate:
+            hook(entity)
+
+    def remove(self, entity: Replica | None = None) -> Replica | None:
+        replica = super().remove(entity)
+        if replica is not None:
+            for hook in self.on_deactivate:
+                hook(replica)
+        return replica
+
+    def newest(self) -> Replica | None:
+        """The replica that became active last (Kubernetes scales down the newest first)."""
+        if not self._items:
+            return None
+        return max(self._items, key=lambda r: (r.activated_at or 0, r.id))
+
+    def at(self, index: int) -> Replica:
+        return self._items[index]
+
+
+class ReplicasTerminating(KeyedStock[Replica]):
+    """Replicas shutting down: no new requests; done when drained or when the grace period ends."""
+
+    __slots__ = ("_env", "_grace", "_terminated", "_timers")
+
+    def __init__(self, env: Environment, grace: int, terminated: ReplicasTerminated) -> None:
+        super().__init__("ReplicasTerminating", "Replica")
+        self._env = env
+        self._grace = grace
+        self._terminated = terminated
+        self._timers: dict[Replica, Timer] = {}
+
+    def add(self, entity: Replica) -> None:
+        self._items[entity] = None
+        entity.state = ReplicaState.TERMINATING
+        self._timers[entity] = self._env.call_later(self._grace, lambda: self._grace_over(entity))
+        entity.processing.drain(lambda: self._finish(entity))
+
+    def remove(self, entity: Replica | None = None) -> Replica | None:
+        if entity is not None and entity.processing.count():
+            # A request routed to it in the instant it stopped being active arrived after the
+            # drain finished: not done yet, drain again.
+            entity.processing.drain(lambda: self._finish(entity))
+            return None
+        replica = super().remove(entity)
+        if replica is not None:
+            timer = self._timers.pop(replica, None)
+            if timer is not None:
+                timer.cancel()
+        return replica
+
+    def _grace_over(self, replica: Replica) -> None:
+        self._timers.pop(replica, None)
+        # The failures are scheduled now, ahead of the finish, so the replica leaves empty.
+        replica.processing.fail_all("replica_terminated")
+        self._finish(replica)
+
+    def _finish(self, replica: Replica) -> None:
+        env = self._env
+        env.schedule("finish_terminating", env.now(), self, self._terminated, replica)
+
+
+class ReplicasTerminated(Sink[Replica]):
+    """Replicas that are gone; counted, not kept. `on_terminated` hooks settle their accounts."""
+
+    __slots__ = ("_env", "on_terminated")
+
+    def __init__(self, env: Environment) -> None:
+        super().__init__("ReplicasTerminated", "Replica")
+        self._env = env
+        self.on_terminated: list[ReplicaHook] = []
+
+    def add(self, entity: Replica) -> None:
+        self._count += 1
+        entity.state = ReplicaState.TERMINATED
+        entity.terminated_at = self._env.now()
+        for hook in self.on_terminated:
+            hook(entity)

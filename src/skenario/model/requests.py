@@ -2,11 +2,13 @@
 
 The request path of seeds 000/002. Each stock's `add` / `remove` carries the model logic and
 schedules the next movement, so every step of a request's life is a movement on the schedule.
+With no active replica, routing parks requests in RequestsBuffered (as Knative's activator does)
+until one becomes active, the buffer is full or their timeout passes.
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -16,35 +18,65 @@ from skenario.core.stats import LatencyHistogram
 from skenario.core.stocks import KeyedStock, Sink, Source
 
 if TYPE_CHECKING:
-    from skenario.model.replicas import Replica, ReplicasActive
+    from skenario.model.processing import RequestsProcessing
+    from skenario.model.replicas import Replica
+
+# Where a request is in its life; kept on the request so a timeout knows what to undo.
+ROUTING = 0
+BUFFERED = 1
+WAITING = 2  # on a replica, waiting for a concurrency slot
+CPU = 3
+IO = 4
+DONE = 5
 
 
 class Request(Entity):
     """A request. `failure` names why it failed, if it did."""
 
-    __slots__ = ("arrived_at", "failure", "started_at")
+    __slots__ = ("arrived_at", "failure", "processing", "stage", "started_at")
     kind = "Request"
 
     def __init__(self, id: int, arrived_at: int) -> None:
         self.id = id
         self.arrived_at = arrived_at
         self.started_at = -1
+        self.stage = ROUTING
+        self.processing: RequestsProcessing | None = None
         self.failure: str | None = None
 
 
 class RequestsComplete(Sink[Request]):
-    """Completed requests: counted and their latency recorded, not kept."""
+    """Completed requests: counted and their latency recorded, not kept.
 
-    __slots__ = ("_env", "latency")
+    Latencies go to a window histogram that a recorder takes each interval (`take_window`) and
+    that is folded into the whole run's histogram then, so each request is recorded once.
+    """
+
+    __slots__ = ("_env", "_total", "window")
 
     def __init__(self, env: Environment) -> None:
         super().__init__("RequestsComplete", "Request")
         self._env = env
-        self.latency = LatencyHistogram()
+        self._total = LatencyHistogram()
+        self.window = LatencyHistogram()
 
     def add(self, entity: Request) -> None:
+        entity.stage = DONE
         self._count += 1
-        self.latency.record(self._env.now() - entity.arrived_at)
+        self.window.record(self._env._now - entity.arrived_at)
+
+    def take_window(self) -> LatencyHistogram:
+        """The latencies since the last call; they stay counted in `latency`."""
+        window = self.window
+        self._total.merge(window)
+        self.window = LatencyHistogram()
+        return window
+
+    @property
+    def latency(self) -> LatencyHistogram:
+        """Every completed request's latency so far."""
+        self.take_window()
+        return self._total
 
 
 class RequestsFailed(Sink[Request]):
@@ -57,115 +89,115 @@ class RequestsFailed(Sink[Request]):
         self.reasons: Counter[str] = Counter()
 
     def add(self, entity: Request) -> None:
+        entity.stage = DONE
         self._count += 1
         self.reasons[entity.failure or "unknown"] += 1
 
 
-class RequestsProcessing(KeyedStock[Request]):
-    """One replica's requests: up to `concurrency` in service, the rest waiting in FIFO order.
+class RequestsBuffered(KeyedStock[Request]):
+    """Requests waiting for a replica to become active, in arrival order, up to `capacity`."""
 
-    A request in service completes after a service time drawn from the replica's distribution.
-    """
+    __slots__ = ("capacity",)
 
-    __slots__ = ("_busy", "_complete", "_env", "_service", "_waiting", "capacity", "concurrency")
-
-    def __init__(
-        self,
-        name: str,
-        env: Environment,
-        service_time: Callable[[], int],
-        complete: RequestsComplete,
-        *,
-        concurrency: int = 1,
-        capacity: int | None = None,
-    ) -> None:
-        super().__init__(name, "Request")
-        self._env = env
-        self._service = service_time
-        self._complete = complete
-        self._waiting: deque[Request] = deque()
-        self._busy = 0
-        self.concurrency = concurrency
+    def __init__(self, capacity: int) -> None:
+        super().__init__("RequestsBuffered", "Request")
         self.capacity = capacity
 
     def has_room(self) -> bool:
-        """Whether a new request may join: `capacity` bounds the waiting line, None is unbounded."""
-        return self.capacity is None or self._busy < self.concurrency or len(self._waiting) < self.capacity
+        return len(self._items) < self.capacity
 
     def add(self, entity: Request) -> None:
+        entity.stage = BUFFERED
         self._items[entity] = None
-        if self._busy < self.concurrency:
-            self._busy += 1
-            self._start(entity)
-        else:
-            self._waiting.append(entity)
 
-    def remove(self, entity: Request | None = None) -> Request | None:
-        # Only completions take requests out, and they always name the request.
-        if entity is None or entity not in self._items:
-            return None
-        del self._items[entity]
-        if self._waiting:
-            self._start(self._waiting.popleft())
-        else:
-            self._busy -= 1
-        return entity
-
-    def _start(self, request: Request) -> None:
-        env = self._env
-        now = env.now()
-        request.started_at = now
-        env.schedule("complete_request", now + self._service(), self, self._complete, request)
+    def oldest_first(self) -> list[Request]:
+        return list(self._items)
 
 
-class RequestsRouting(KeyedStock[Request]):
-    """Sends each arriving request on at once: round robin over active replicas.
+class RequestsRouting:
+    """Sends each arriving request on at once, to the replica `choose` picks.
 
-    With no active replica, or no room on the chosen one, the request fails right away.
+    With no active replica the request goes to the buffer, or fails if it is full; with no room
+    on the chosen replica it fails. A request holds this stock only for the instant of arrival.
     """
 
-    __slots__ = ("_active", "_env", "_failed")
+    __slots__ = ("_buffer", "_choose", "_env", "_failed", "_n", "kind_stocked", "name")
 
-    def __init__(self, env: Environment, active: ReplicasActive, failed: RequestsFailed) -> None:
-        super().__init__("RequestsRouting", "Request")
+    def __init__(
+        self,
+        env: Environment,
+        choose: Callable[[], Replica | None],
+        buffer: RequestsBuffered,
+        failed: RequestsFailed,
+    ) -> None:
+        self.name = "RequestsRouting"
+        self.kind_stocked = "Request"
         self._env = env
-        self._active = active
+        self._choose = choose
+        self._buffer = buffer
         self._failed = failed
+        self._n = 0
+
+    def count(self) -> int:
+        return self._n
 
     def add(self, entity: Request) -> None:
-        self._items[entity] = None
-        replica: Replica | None = self._active.rotate()
+        self._n += 1
+        entity.stage = ROUTING
         env = self._env
-        if replica is None:
-            entity.failure = "no_active_replica"
-            env.schedule("request_failed", env.now(), self, self._failed, entity)
-        elif not replica.processing.has_room():
+        now = env._now
+        replica = self._choose()
+        if replica is not None:
+            processing = replica.processing
+            if processing.capacity is None or processing.has_room():
+                entity.processing = processing
+                env.schedule("send_to_replica", now, self, processing, entity)
+                return
             entity.failure = "replica_queue_full"
-            env.schedule("request_failed", env.now(), self, self._failed, entity)
+            env.schedule("request_failed", now, self, self._failed, entity)
+        elif self._buffer.has_room():
+            env.schedule("buffer_request", now, self, self._buffer, entity)
         else:
-            env.schedule("send_to_replica", env.now(), self, replica.processing, entity)
+            entity.failure = "buffer_full" if self._buffer.capacity else "no_active_replica"
+            env.schedule("request_failed", now, self, self._failed, entity)
+
+    def remove(self, entity: Request | None = None) -> Request | None:
+        if entity is None or entity.stage != ROUTING:
+            return None
+        self._n -= 1
+        return entity
 
 
 class TrafficSource(Source[Request]):
     """Makes a request each time one arrives, and schedules the next arrival then.
 
     Arrival times come lazily from an iterator, so the schedule holds one future arrival at most.
+    A new request is handed to `watch` (the timeouts) as it is made.
     """
 
-    __slots__ = ("_arrivals", "_env", "_routing")
+    __slots__ = ("_arrivals", "_env", "_routing", "_watch")
 
-    def __init__(self, env: Environment, arrivals: Iterator[int], routing: RequestsRouting) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        arrivals: Iterator[int],
+        routing: RequestsRouting,
+        watch: Callable[[Request], object] | None = None,
+    ) -> None:
         super().__init__("TrafficSource", "Request")
         self._env = env
         self._arrivals = arrivals
         self._routing = routing
+        self._watch = watch
 
     def start(self) -> None:
         self._schedule_next()
 
     def remove(self, entity: Request | None = None) -> Request:
-        request = Request(self.emitted, self._env.now())
+        request = Request(self.emitted, self._env._now)
         self.emitted += 1
+        if self._watch is not None:
+            self._watch(request)
         self._schedule_next()
         return request
 

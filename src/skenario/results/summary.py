@@ -30,6 +30,11 @@ class Summary:
     latency_p95_ns: int | None
     latency_p99_ns: int | None
     latency_mean_ns: float | None
+    cpu_utilisation: float | None
+    replicas_desired: int
+    replicas_active: int
+    replicas_started: int
+    replicas_terminated: int
     movements_completed: int
     movements_ignored: int
     ignored: dict[str, int]
@@ -41,6 +46,7 @@ class Summary:
 
 def summarize(name: str, seed: int, env: Environment, model: ClusterModel) -> Summary:
     latency = model.requests_complete.latency
+    busy = model.busy_core_ns()
     facts: dict[str, Any] = {
         "scenario": name,
         "seed": seed,
@@ -54,12 +60,18 @@ def summarize(name: str, seed: int, env: Environment, model: ClusterModel) -> Su
         "latency_p95_ns": latency.percentile(95),
         "latency_p99_ns": latency.percentile(99),
         "latency_mean_ns": latency.mean(),
+        "cpu_utilisation": busy / capacity if (capacity := model.capacity_core_ns()) > 0 else None,
+        "replicas_desired": model.desired,
+        "replicas_active": model.replicas_active.count(),
+        "replicas_started": model.replica_source.emitted,
+        "replicas_terminated": model.replicas_terminated.count(),
         "movements_completed": env.movements_completed,
         "movements_ignored": env.movements_ignored,
         "ignored": {str(reason): n for reason, n in env.ignored_counts.items() if n},
     }
     material = {
-        **{k: v for k, v in facts.items() if k != "latency_mean_ns"},
+        **{k: v for k, v in facts.items() if k not in ("latency_mean_ns", "cpu_utilisation")},
+        "busy_core_ns": round(busy),
         "latency_total_ns": latency.total,
         "latency_buckets": list(latency.buckets()),
     }

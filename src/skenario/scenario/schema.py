@@ -7,129 +7,164 @@ metadata: {name: quickstart}
 spec:
   duration: 10m
   seed: 42
-  workload: {replicas: 4, serviceTime: {distribution: exponential, mean: 200ms}}
+  workload:
+    replicas: 4
+    resources: {requests: {cpu: 1000m}}
+    request: {cpuTime: {distribution: exponential, mean: 200ms}}
   traffic: {type: poisson, rate: 15/s}
 ```
 
 Fields are camelCase as in Kubernetes manifests; unknown fields are errors, so a typo never passes
-silently. Later issues add the cluster, autoscalers and the `events` timeline under `spec`.
+silently. Every default below is the seeds' or Kubernetes' own; `model.config` documents each.
+Later issues add autoscalers and the `events` timeline under `spec`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
 
-from skenario.core.random import Constant, Distribution, Exponential, LogNormal, Normal, Uniform
-from skenario.scenario.units import Duration, Rate
+from skenario.core.time import SECOND
+from skenario.model.config import (
+    ClusterSpec,
+    LaunchStage,
+    MetricsSpec,
+    ReplicaSpec,
+    RequestSpec,
+    RoutingPolicy,
+    RoutingSpec,
+)
+from skenario.scenario.base import Spec as _Spec
+from skenario.scenario.distributions import ConstantDistribution, RandomDuration
+from skenario.scenario.traffic import TrafficSpec
+from skenario.scenario.units import CpuQuantity, Duration
 
 API_VERSION = "skenario.dev/v1alpha1"
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
+def _constant(duration: str) -> ConstantDistribution:
+    return ConstantDistribution.model_validate({"distribution": "constant", "value": duration})
 
 
-class ConstantDistribution(_Spec):
-    distribution: Literal["constant"]
-    value: Duration = Field(ge=0)
-
-    def build(self) -> Distribution:
-        return Constant(self.value)
+class CpuResources(_Spec):
+    cpu: CpuQuantity = Field(gt=0, description="CPU, as Kubernetes writes it: '500m', 1, '0.5'.")
 
 
-class ExponentialDistribution(_Spec):
-    distribution: Literal["exponential"]
-    mean: Duration = Field(gt=0)
+class Resources(_Spec):
+    """A container's `resources`, as in a Pod spec. Only CPU matters to the model."""
 
-    def build(self) -> Distribution:
-        return Exponential(self.mean)
-
-
-class UniformDistribution(_Spec):
-    distribution: Literal["uniform"]
-    min: Duration = Field(ge=0)
-    max: Duration = Field(ge=0)
+    requests: CpuResources = Field(default_factory=lambda: CpuResources.model_validate({"cpu": "1000m"}))
+    limits: CpuResources | None = Field(
+        None, description="When set, a replica may use up to this much CPU; else up to its request."
+    )
 
     @model_validator(mode="after")
-    def _ordered(self) -> UniformDistribution:
-        if self.min > self.max:
-            raise ValueError("min must not exceed max")
+    def _limit_not_below_request(self) -> Resources:
+        if self.limits is not None and self.limits.cpu < self.requests.cpu:
+            raise ValueError("limits.cpu must not be below requests.cpu")
         return self
 
-    def build(self) -> Distribution:
-        return Uniform(self.min, self.max)
+
+class RequestWork(_Spec):
+    """What each request needs from its replica."""
+
+    cpu_time: RandomDuration = Field(description="CPU time on one full core, shared with other requests.")
+    io_time: RandomDuration | None = Field(None, description="Time after the CPU work that uses no CPU.")
+    timeout: Duration | None = Field(
+        10 * SECOND, gt=0, description="From arrival; a request still unfinished then fails. null: never."
+    )
 
 
-class NormalDistribution(_Spec):
-    """Cut at zero: a negative draw becomes 0."""
+class Launch(_Spec):
+    """How long each stage of starting a replica takes: a duration or a distribution.
 
-    distribution: Literal["normal"]
-    mean: Duration = Field(ge=0)
-    stddev: Duration = Field(ge=0)
+    The defaults add up to the Go Skenario's 5 s launch delay.
+    """
 
-    def build(self) -> Distribution:
-        return Normal(self.mean, self.stddev)
+    scheduling: RandomDuration = Field(default_factory=lambda: _constant("0s"))
+    image_pull: RandomDuration = Field(default_factory=lambda: _constant("0s"))
+    container_start: RandomDuration = Field(default_factory=lambda: _constant("1s"))
+    readiness: RandomDuration = Field(default_factory=lambda: _constant("4s"))
 
-
-class LogNormalDistribution(_Spec):
-    """Given by the mean and standard deviation of the durations themselves."""
-
-    distribution: Literal["lognormal"]
-    mean: Duration = Field(gt=0)
-    stddev: Duration = Field(ge=0)
-
-    def build(self) -> Distribution:
-        return LogNormal(self.mean, self.stddev)
-
-
-DistributionSpec = Annotated[
-    ConstantDistribution | ExponentialDistribution | UniformDistribution | NormalDistribution | LogNormalDistribution,
-    Field(discriminator="distribution"),
-]
-
-
-def _shorthand_constant(value: Any) -> Any:
-    """`serviceTime: 200ms` means a constant 200 ms."""
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return {"distribution": "constant", "value": value}
-    return value
+    def stages(self) -> tuple[LaunchStage, ...]:
+        named = (
+            ("scheduling", self.scheduling),
+            ("imagePull", self.image_pull),
+            ("containerStart", self.container_start),
+            ("readiness", self.readiness),
+        )
+        return tuple(
+            LaunchStage(name, spec.build())
+            for name, spec in named
+            if not (isinstance(spec, ConstantDistribution) and spec.value == 0)
+        )
 
 
 class Workload(_Spec):
-    """The replicas and how each serves requests (issue #3 replaces this with a CPU model)."""
+    """The replicas of one service and the requests they serve."""
 
-    replicas: int = Field(ge=0, description="Replicas that serve traffic from the start.")
-    service_time: Annotated[DistributionSpec, BeforeValidator(_shorthand_constant)] = Field(
-        description="Time to serve one request: a duration, or a distribution such as "
-        "{distribution: exponential, mean: 200ms}."
+    replicas: int = Field(ge=0, description="Replicas at the start; they count as desired.")
+    initial_ready: bool = Field(True, description="Initial replicas start active instead of launching.")
+    resources: Resources = Field(default_factory=lambda: Resources.model_validate({}))
+    concurrency: int | None = Field(
+        None, ge=1, description="Requests one replica serves at once (containerConcurrency); null: no limit."
     )
-    concurrency: int = Field(1, ge=1, description="Requests one replica serves at once; the rest wait in FIFO order.")
     queue_capacity: int | None = Field(
-        None, ge=0, description="Requests that may wait on one replica; more fail. Unbounded when absent."
+        None, ge=0, description="Requests that may wait on one replica for a slot; more fail. null: no limit."
+    )
+    request: RequestWork
+    launch: Launch = Field(default_factory=lambda: Launch.model_validate({}))
+    termination_grace_period: Duration = Field(
+        30 * SECOND, ge=0, description="How long a stopping replica drains before its requests are cut off."
     )
 
-    def service_distribution(self) -> Distribution:
-        return self.service_time.build()
+    def cluster_spec(self, routing: Routing, metrics: Metrics) -> ClusterSpec:
+        request = self.request
+        limits = self.resources.limits
+        return ClusterSpec(
+            requests=RequestSpec(
+                cpu_time=request.cpu_time.build(),
+                io_time=request.io_time.build() if request.io_time is not None else None,
+                timeout=request.timeout,
+            ),
+            replica=ReplicaSpec(
+                cpu_request=self.resources.requests.cpu,
+                cpu_limit=limits.cpu if limits is not None else None,
+                concurrency=self.concurrency,
+                queue_capacity=self.queue_capacity,
+                launch=self.launch.stages(),
+                termination_grace=self.termination_grace_period,
+            ),
+            initial_replicas=self.replicas,
+            initial_ready=self.initial_ready,
+            routing=RoutingSpec(RoutingPolicy(routing.policy), routing.choices, routing.buffer_capacity),
+            metrics=MetricsSpec(metrics.interval, metrics.first_after, metrics.lag),
+        )
 
 
-class ConstantTraffic(_Spec):
-    """Evenly spaced arrivals."""
+class Routing(_Spec):
+    """How requests reach replicas."""
 
-    type: Literal["constant"]
-    rate: Rate = Field(ge=0, description="Requests per second.")
-
-
-class PoissonTraffic(_Spec):
-    """Arrivals with exponential gaps (a Poisson process)."""
-
-    type: Literal["poisson"]
-    rate: Rate = Field(ge=0, description="Mean requests per second.")
+    policy: Literal["roundRobin", "random", "leastRequests"] = "roundRobin"
+    choices: int = Field(2, ge=1, description="leastRequests: replicas compared per request (Envoy: 2).")
+    buffer_capacity: int = Field(
+        1000, ge=0, description="Requests held while no replica is active (Knative's activator); 0: fail them."
+    )
 
 
-TrafficSpec = Annotated[ConstantTraffic | PoissonTraffic, Field(discriminator="type")]
+class Metrics(_Spec):
+    """The metrics pipeline autoscalers read (seeds 000/002 defaults)."""
+
+    interval: Duration = Field(10 * SECOND, gt=0, description="Between a replica's metrics ticks.")
+    first_after: Duration = Field(5 * SECOND, ge=0, description="From activation to a replica's first tick.")
+    lag: Duration = Field(4 * SECOND, ge=0, description="From a tick to the sample reaching the sink.")
+
+
+class Recording(_Spec):
+    """What the run keeps: time series sampled every `interval`."""
+
+    interval: Duration = Field(10 * SECOND, gt=0, description="Between rows of the time series.")
 
 
 class ScenarioSpec(_Spec):
@@ -137,6 +172,12 @@ class ScenarioSpec(_Spec):
     seed: int = Field(0, ge=0, description="Every random draw comes from this seed.")
     workload: Workload
     traffic: TrafficSpec
+    routing: Routing = Field(default_factory=lambda: Routing.model_validate({}))
+    metrics: Metrics = Field(default_factory=lambda: Metrics.model_validate({}))
+    recording: Recording = Field(default_factory=lambda: Recording.model_validate({}))
+
+    def cluster_spec(self) -> ClusterSpec:
+        return self.workload.cluster_spec(self.routing, self.metrics)
 
 
 class Metadata(_Spec):

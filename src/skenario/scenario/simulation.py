@@ -1,39 +1,37 @@
-"""A Scenario wired into an Environment and a ClusterModel, ready to run."""
+"""A Scenario wired into an Environment, a ClusterModel and a Recorder, ready to run."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from skenario.core.environment import Environment
-from skenario.core.random import RandomStreams, sampler
-from skenario.model.cluster import ClusterModel, WorkloadConfig
+from skenario.core.random import RandomStreams
+from skenario.model.cluster import ClusterModel
+from skenario.results.recorder import Recorder
 from skenario.results.summary import Summary, summarize
-from skenario.scenario.schema import ConstantTraffic, Scenario
-from skenario.workloads.patterns import constant_arrivals, poisson_arrivals
+from skenario.scenario.schema import Scenario
+from skenario.scenario.traffic import build_arrivals
 
 
 class Simulation:
-    """One run of one scenario. Deterministic: the same scenario and seed give the same Summary."""
+    """One run of one scenario. Deterministic: the same scenario and seed give the same Summary.
 
-    def __init__(self, scenario: Scenario, *, seed: int | None = None) -> None:
+    `base_dir` is where relative paths in the scenario (trace files) are found: the scenario
+    file's directory when it was loaded from a file.
+    """
+
+    def __init__(self, scenario: Scenario, *, seed: int | None = None, base_dir: Path | None = None) -> None:
         self.scenario = scenario
         spec = scenario.spec
         self.seed = spec.seed if seed is None else seed
         self.streams = RandomStreams(self.seed)
         self.env = Environment(halt_at=spec.duration)
-        traffic = spec.traffic
-        if isinstance(traffic, ConstantTraffic):
-            arrivals = constant_arrivals(traffic.rate, 0, spec.duration)
-        else:
-            arrivals = poisson_arrivals(traffic.rate, 0, spec.duration, self.streams.generator("traffic"))
-        workload = spec.workload
-        service = sampler(workload.service_distribution(), self.streams.generator("service-time"))
-        self.model = ClusterModel(
-            self.env,
-            WorkloadConfig(workload.replicas, workload.concurrency, workload.queue_capacity),
-            arrivals,
-            service,
+        arrivals = build_arrivals(
+            spec.traffic, duration=spec.duration, streams=self.streams, base_dir=base_dir or Path.cwd()
         )
+        self.model = ClusterModel(self.env, spec.cluster_spec(), arrivals, self.streams)
+        self.recorder = Recorder(self.env, self.model, spec.recording.interval)
 
     def run(self, *, steps: int = 1, progress: Callable[[int], object] | None = None) -> Summary:
         """Run to the halt. With `steps` > 1 the run pauses that many times to call `progress(now)`."""
@@ -43,6 +41,7 @@ class Simulation:
             if progress is not None:
                 progress(self.env.now())
         self.env.run()
+        self.recorder.record()
         if progress is not None:
             progress(self.env.now())
         return self.summary()

@@ -59,3 +59,41 @@ Rate = Annotated[
     ),
 ]
 """Events per second, written as a number or as `N/unit`."""
+
+_CPU = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(m?)\s*$")
+
+
+def _millicores(value: Any) -> int:
+    """A Kubernetes CPU quantity: `500m`, `1`, `0.5`, `2` (cores) as whole millicores."""
+    if isinstance(value, bool):
+        raise ValueError("a CPU quantity is cores (1, 0.5) or millicores ('500m')")
+    if isinstance(value, int | float):
+        text = repr(value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        raise ValueError(f"'{value}' is not a CPU quantity")
+    match = _CPU.match(text)
+    if not match:
+        raise ValueError(f"'{value}' is not a CPU quantity; write cores (1, 0.5) or millicores ('500m')")
+    number, milli = float(match.group(1)), match.group(2)
+    millicores = number if milli else number * 1000
+    if millicores != int(millicores):
+        raise ValueError(f"'{value}' is finer than one millicore")
+    return int(millicores)
+
+
+CpuQuantity = Annotated[
+    int,
+    BeforeValidator(_millicores),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "minimum": 0},
+                {"type": "string", "pattern": r"^\s*(\d+(\.\d*)?|\.\d+)\s*m?\s*$"},
+            ],
+            "examples": ["500m", 1, "2"],
+        }
+    ),
+]
+"""Whole millicores, written as Kubernetes writes CPU: `500m`, `1`, `0.5`."""

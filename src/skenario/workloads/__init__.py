@@ -1,1 +1,1 @@
-"""Traffic: arrival patterns (and, from issue #3, trace readers)."""
+"""Traffic: arrival patterns and trace replays, each a lazy iterator of absolute arrival times in ns."""

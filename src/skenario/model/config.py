@@ -1,0 +1,85 @@
+"""What a cluster model is made of, as plain data: the scenario layer fills these in.
+
+Durations are integer ns and random quantities are `Distribution`s; the model draws from the
+scenario's named random streams, so these values say nothing about seeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from skenario.core.random import Constant, Distribution
+from skenario.core.time import SECOND
+
+
+@dataclass(frozen=True)
+class LaunchStage:
+    """One step of starting a pod (scheduling, image pull, container start, readiness)."""
+
+    name: str
+    duration: Distribution
+
+
+@dataclass(frozen=True)
+class ReplicaSpec:
+    """One replica: its CPU, how many requests it takes at once, how it starts and stops.
+
+    The CPU it can use is its limit when set, else its request (a pod may burst to its limit).
+    """
+
+    cpu_request: int = 1000  # millicores
+    cpu_limit: int | None = None
+    concurrency: int | None = None  # requests served at once; None is unbounded
+    queue_capacity: int | None = None  # requests waiting for a slot; None is unbounded
+    launch: tuple[LaunchStage, ...] = ()
+    termination_grace: int = 30 * SECOND  # Kubernetes' terminationGracePeriodSeconds default
+
+    @property
+    def cpu_capacity(self) -> int:
+        return self.cpu_limit if self.cpu_limit is not None else self.cpu_request
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """What one request needs: CPU time on one full core, then IO time that uses no CPU."""
+
+    cpu_time: Distribution
+    io_time: Distribution | None = None
+    timeout: int | None = 10 * SECOND  # the Go Skenario's default request timeout
+
+
+class RoutingPolicy(StrEnum):
+    ROUND_ROBIN = "roundRobin"
+    RANDOM = "random"
+    LEAST_REQUESTS = "leastRequests"
+
+
+@dataclass(frozen=True)
+class RoutingSpec:
+    """How requests find a replica, and the activator-like buffer for when none is active."""
+
+    policy: RoutingPolicy = RoutingPolicy.ROUND_ROBIN
+    choices: int = 2  # least requests: replicas compared per request (Envoy's default is 2)
+    buffer_capacity: int = 1000  # 0: fail at once when no replica is active
+
+
+@dataclass(frozen=True)
+class MetricsSpec:
+    """The metrics pipeline of seeds 000/002: a tick per replica, then a lag to the sink."""
+
+    interval: int = 10 * SECOND
+    first_after: int = 5 * SECOND
+    lag: int = 4 * SECOND
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Everything the ClusterModel needs besides the clock, the arrivals and the random streams."""
+
+    requests: RequestSpec = field(default_factory=lambda: RequestSpec(Constant(0)))
+    replica: ReplicaSpec = field(default_factory=ReplicaSpec)
+    initial_replicas: int = 1
+    initial_ready: bool = True  # initial replicas start active rather than launching
+    routing: RoutingSpec = field(default_factory=RoutingSpec)
+    metrics: MetricsSpec = field(default_factory=MetricsSpec)

@@ -1,0 +1,166 @@
+"""RequestsProcessing: one replica's requests, from arrival on the replica to completion.
+
+A request takes a concurrency slot (or waits for one in FIFO order), spends its CPU time on the
+replica's processor-sharing CPU, then its IO time holding the slot but no CPU, and completes. A
+request that leaves early (a timeout, or the grace period of a terminating replica running out)
+gives back whatever it held. The stock also integrates the number of requests in it over time,
+which is the average concurrency Knative's autoscaler reads.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from sys import maxsize
+
+from skenario.core.environment import Environment
+from skenario.model.cpu import ProcessorSharingCPU
+from skenario.model.requests import CPU, IO, WAITING, Request, RequestsComplete, RequestsFailed
+
+
+class RequestsProcessing:
+    """The requests one replica holds: waiting for a slot, on the CPU, or in IO."""
+
+    __slots__ = (
+        "_area",
+        "_area_at",
+        "_complete",
+        "_cpu_time",
+        "_env",
+        "_failed",
+        "_free",
+        "_io_time",
+        "_items",
+        "_on_drained",
+        "_waiting",
+        "arrived",
+        "capacity",
+        "concurrency",
+        "cpu",
+        "kind_stocked",
+        "name",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        env: Environment,
+        *,
+        millicores: int,
+        cpu_time: Callable[[], int],
+        io_time: Callable[[], int] | None,
+        complete: RequestsComplete,
+        failed: RequestsFailed,
+        concurrency: int | None = None,
+        capacity: int | None = None,
+    ) -> None:
+        self.name = name
+        self.kind_stocked = "Request"
+        self._env = env
+        self._items: dict[Request, None] = {}
+        self._waiting: deque[Request] = deque()
+        self._cpu_time = cpu_time
+        self._io_time = io_time
+        self._complete = complete
+        self._failed = failed
+        self.concurrency = concurrency
+        self.capacity = capacity
+        self._free = maxsize if concurrency is None else concurrency
+        self.cpu: ProcessorSharingCPU[Request] = ProcessorSharingCPU(
+            env, millicores, self._cpu_done, name=f"CPU[{name}]"
+        )
+        self.arrived = 0
+        self._area = 0
+        self._area_at = env.now()
+        self._on_drained: Callable[[], object] | None = None
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Request]:
+        return iter(self._items)
+
+    def __contains__(self, entity: object) -> bool:
+        return entity in self._items
+
+    def has_room(self) -> bool:
+        """Whether a new request may join: `capacity` bounds the line waiting for a slot."""
+        return self.capacity is None or self._free > 0 or len(self._waiting) < self.capacity
+
+    def in_flight_area(self) -> int:
+        """Integral of the number of requests held, in request-ns, up to now."""
+        now = self._env.now()
+        return self._area + len(self._items) * (now - self._area_at)
+
+    def add(self, entity: Request) -> None:
+        items = self._items
+        now = self._env._now
+        self._area += len(items) * (now - self._area_at)
+        self._area_at = now
+        items[entity] = None
+        self.arrived += 1
+        if self._free:
+            self._free -= 1
+            entity.stage = CPU
+            entity.started_at = now
+            self.cpu.admit(entity, self._cpu_time())
+        else:
+            entity.stage = WAITING
+            self._waiting.append(entity)
+
+    def remove(self, entity: Request | None = None) -> Request | None:
+        """Take a request out: it completed, timed out or was cut off by termination."""
+        items = self._items
+        if entity is None or entity not in items:
+            return None
+        now = self._env._now
+        self._area += len(items) * (now - self._area_at)
+        self._area_at = now
+        del items[entity]
+        stage = entity.stage
+        if stage != WAITING:  # it held a slot; a waiting one is skipped when its turn comes
+            if stage == CPU:
+                self.cpu.withdraw(entity)
+            if self._waiting:
+                self._release_slot()
+            else:
+                self._free += 1
+        if self._on_drained is not None and not items:
+            on_drained, self._on_drained = self._on_drained, None
+            on_drained()
+        return entity
+
+    def _release_slot(self) -> None:
+        waiting = self._waiting
+        items = self._items
+        while waiting:
+            request = waiting.popleft()
+            if request in items:
+                request.stage = CPU
+                request.started_at = self._env.now()
+                self.cpu.admit(request, self._cpu_time())
+                return
+        self._free += 1
+
+    def _cpu_done(self, request: Request) -> None:
+        env = self._env
+        if self._io_time is None:
+            env.schedule("complete_request", env._now, self, self._complete, request)
+        else:
+            request.stage = IO
+            env.schedule("complete_request", env._now + self._io_time(), self, self._complete, request)
+
+    def drain(self, on_drained: Callable[[], object]) -> None:
+        """Call `on_drained` once no request is left (at once if none is)."""
+        if self._items:
+            self._on_drained = on_drained
+        else:
+            on_drained()
+
+    def fail_all(self, reason: str) -> None:
+        """Fail every request still held, now (a terminating replica's grace period ran out)."""
+        env = self._env
+        self._on_drained = None
+        for request in list(self._items):
+            request.failure = reason
+            env.schedule("request_failed", env.now(), self, self._failed, request)

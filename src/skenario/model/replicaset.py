@@ -1,0 +1,101 @@
+"""The desired replica count and the controller that makes the replicas match it.
+
+Autoscalers (and timeline events) only set `desired`; like Kubernetes' ReplicaSet controller,
+`ReplicaSet` then launches or stops replicas until launching + active equals it. Initial
+replicas count as desired from the start, which the Go Skenario got wrong.
+
+Which replica stops is decided when the stop movement runs, not when it is scheduled, so it is
+always one that is still there: launching replicas first, newest first, then active ones, the
+most recently activated first (the ReplicaSet controller's ranking: not-ready before ready,
+then the most recently ready).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from skenario.core.environment import Environment
+from skenario.model.replicas import Replica, ReplicasActive, ReplicasLaunching, ReplicaSource, ReplicasTerminating
+
+# Movements other than the start need a time after 0.
+_FIRST = 1
+
+
+class ReplicasRunning:
+    """Launching and active replicas seen as one stock, to take scale-down victims from."""
+
+    __slots__ = ("_active", "_launching", "_on_take", "kind_stocked", "name")
+
+    def __init__(self, launching: ReplicasLaunching, active: ReplicasActive, on_take: Callable[[], object]) -> None:
+        self.name = "ReplicasLaunchingOrActive"
+        self.kind_stocked = "Replica"
+        self._launching = launching
+        self._active = active
+        self._on_take = on_take
+
+    def count(self) -> int:
+        return self._launching.count() + self._active.count()
+
+    def remove(self, entity: Replica | None = None) -> Replica | None:
+        self._on_take()
+        if entity is not None:
+            return self._launching.remove(entity) or self._active.remove(entity)
+        victim = self._launching.newest()
+        if victim is not None:
+            return self._launching.remove(victim)
+        victim = self._active.newest()
+        return self._active.remove(victim) if victim is not None else None
+
+
+class ReplicaSet:
+    """Holds `desired` and reconciles launching + active replicas toward it with movements."""
+
+    def __init__(
+        self,
+        env: Environment,
+        source: ReplicaSource,
+        launching: ReplicasLaunching,
+        active: ReplicasActive,
+        terminating: ReplicasTerminating,
+    ) -> None:
+        self._env = env
+        self._source = source
+        self._launching = launching
+        self._active = active
+        self._terminating = terminating
+        self.running = ReplicasRunning(launching, active, self._stop_ran)
+        source.on_emit = self._launch_ran
+        self.desired = 0
+        self._pending_launches = 0  # begin_launch movements scheduled and not yet run
+        self._pending_stops = 0  # terminate_replica movements scheduled and not yet run
+
+    @property
+    def current(self) -> int:
+        """Replicas launching or active, counting movements already scheduled."""
+        return self._pending_launches + self.running.count() - self._pending_stops
+
+    def scale_to(self, desired: int) -> None:
+        if desired < 0:
+            raise ValueError(f"desired replicas must be >= 0, got {desired}")
+        self.desired = desired
+        env = self._env
+        at = max(env.now(), _FIRST)
+        for _ in range(desired - self.current):
+            self._pending_launches += 1
+            env.schedule("begin_launch", at, self._source, self._launching)
+        for _ in range(self.current - desired):
+            self._pending_stops += 1
+            env.schedule("terminate_replica", at, self.running, self._terminating)
+
+    def start_active(self, replicas: Iterable[Replica]) -> None:
+        """Initial replicas that are up when the run starts: desired, and active at 1 ns."""
+        for replica in replicas:
+            self.desired += 1
+            self._pending_launches += 1
+            self._env.schedule("start_initial_replica", _FIRST, self._source, self._active, replica)
+
+    def _launch_ran(self) -> None:
+        self._pending_launches -= 1
+
+    def _stop_ran(self) -> None:
+        self._pending_stops -= 1

@@ -1,0 +1,139 @@
+"""Time series of a run: the model sampled every interval, not every movement.
+
+Recording is an observer on the clock rather than inside the run loop, so the per-request path
+pays nothing for it. Each row holds the stocks' counts at the end of its interval and what
+happened during it: arrivals, completions, failures by reason, the exact CPU utilisation (busy
+core-ns over held core-ns) and latency percentiles from that interval's streaming histogram.
+Memory grows with the number of intervals only, never with requests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from skenario.core.environment import Environment
+from skenario.core.time import MILLISECOND, SECOND
+from skenario.model.cluster import ClusterModel
+from skenario.model.replicas import ReplicaState
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# Columns every row has, in order; failure reasons add `failed_<reason>` columns as they occur.
+COLUMNS = (
+    "time_ns",
+    "replicas_desired",
+    "replicas_launching",
+    "replicas_active",
+    "replicas_terminating",
+    "replicas_terminated",
+    "requests_buffered",
+    "requests_processing",
+    "requests_arrived",
+    "requests_completed",
+    "requests_failed",
+    "cpu_utilisation",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_mean_ms",
+)
+
+
+class Recorder:
+    """Samples a ClusterModel every `interval` and at the end of the run."""
+
+    def __init__(self, env: Environment, model: ClusterModel, interval: int = 10 * SECOND) -> None:
+        if interval <= 0:
+            raise ValueError(f"recording interval must be > 0 ns, got {interval}")
+        self._env = env
+        self._model = model
+        self.interval = interval
+        self.columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        self._failures: list[dict[str, int]] = []
+        self._last_at = 0
+        self._last_arrived = 0
+        self._last_completed = 0
+        self._last_failures: Counter[str] = Counter()
+        self._last_busy = 0.0
+        self._last_capacity = 0.0
+        if interval < env.halt_at:
+            env.call_at(interval, self._tick)
+
+    def __len__(self) -> int:
+        return len(self.columns["time_ns"])
+
+    def _tick(self) -> None:
+        self.record()
+        env = self._env
+        if env.now() + self.interval < env.halt_at:  # the row at the halt comes from `record()`
+            env.call_later(self.interval, self._tick)
+
+    def record(self) -> None:
+        """Add a row for the time since the previous one (nothing if no time passed)."""
+        now = self._env.now()
+        if now <= self._last_at:
+            return
+        model = self._model
+        states = Counter(r.state for r in model.replicas.values())
+        arrived = model.requests_arrived
+        completed = model.requests_complete.count()
+        reasons = model.requests_failed.reasons
+        failures = {reason: n - self._last_failures[reason] for reason, n in reasons.items()}
+        busy = model.busy_core_ns()
+        capacity = model.capacity_core_ns()
+        held = capacity - self._last_capacity
+        latency = model.requests_complete.take_window()
+        row: dict[str, Any] = {
+            "time_ns": now,
+            "replicas_desired": model.desired,
+            "replicas_launching": states[ReplicaState.LAUNCHING],
+            "replicas_active": states[ReplicaState.ACTIVE],
+            "replicas_terminating": states[ReplicaState.TERMINATING],
+            "replicas_terminated": model.replicas_terminated.count(),
+            "requests_buffered": model.requests_buffered.count(),
+            "requests_processing": model.requests_processing,
+            "requests_arrived": arrived - self._last_arrived,
+            "requests_completed": completed - self._last_completed,
+            "requests_failed": sum(failures.values()),
+            "cpu_utilisation": (busy - self._last_busy) / held if held > 0 else None,
+            "latency_p50_ms": _ms(latency.percentile(50)),
+            "latency_p95_ms": _ms(latency.percentile(95)),
+            "latency_p99_ms": _ms(latency.percentile(99)),
+            "latency_mean_ms": _ms(latency.mean()),
+        }
+        for name, value in row.items():
+            self.columns[name].append(value)
+        self._failures.append({reason: n for reason, n in failures.items() if n})
+        self._last_at = now
+        self._last_arrived = arrived
+        self._last_completed = completed
+        self._last_failures = Counter(reasons)
+        self._last_busy = busy
+        self._last_capacity = capacity
+
+    def failure_reasons(self) -> list[str]:
+        return sorted({reason for row in self._failures for reason in row})
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The series as one dict per row, with a `failed_<reason>` entry per reason seen."""
+        reasons = self.failure_reasons()
+        result = []
+        for i in range(len(self)):
+            row = {name: self.columns[name][i] for name in COLUMNS}
+            row.update({f"failed_{reason}": self._failures[i].get(reason, 0) for reason in reasons})
+            result.append(row)
+        return result
+
+    def frame(self) -> pd.DataFrame:
+        """The series as a pandas DataFrame indexed by time in seconds."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.rows(), columns=[*COLUMNS, *(f"failed_{r}" for r in self.failure_reasons())])
+        frame.index = pd.Index(frame["time_ns"] / SECOND, name="time_s")
+        return frame
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else value / MILLISECOND

@@ -1,0 +1,209 @@
+"""The trace types of `spec.traffic`: replays relative to the scenario, and one TraceError per bad file.
+
+A bad trace must fail when the arrivals are built, before the run starts, naming the file, the
+line and the value; so the bad-file tests build and never iterate. Tests of the real traces in
+../shared/traces (beside the repository) skip when they are absent; the Azure trace bundled with
+the examples is always there.
+"""
+
+from __future__ import annotations
+
+import bz2
+import io
+import math
+import tarfile
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from pydantic import TypeAdapter
+
+from skenario.core.random import RandomStreams
+from skenario.core.time import MINUTE, SECOND
+from skenario.errors import SkenarioError
+from skenario.scenario.traffic import AzureLlmTraffic, TrafficSpec, build_arrivals
+from skenario.workloads.traces import TraceError
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TRACES = Path(__file__).parents[3] / "shared" / "traces"
+NASA = TRACES / "nasa_http_1995_per_second_workload.tbz2"
+AZURE_ROWS = 19_366  # rows of AzureLLMInferenceTrace_conv.csv, per its README
+AZURE_SPAN = 3_501_721_937_000  # 19:14:08.4025270 - 18:15:46.6805900
+
+SECTION: TypeAdapter[Any] = TypeAdapter(TrafficSpec)
+
+
+def parse(text: str) -> Any:
+    return SECTION.validate_python(yaml.safe_load(text))
+
+
+def build(traffic: Any, duration: int, base_dir: Path) -> list[int]:
+    return list(build_arrivals(traffic, duration=duration, streams=RandomStreams(1), base_dir=base_dir))
+
+
+def write(tmp_path: Path, text: str, name: str = "trace.csv") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# --- replays ------------------------------------------------------------------------------------------
+
+
+def test_trace_replays_relative_to_its_file_and_moves_time_zero(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    write(tmp_path / "data", "id,at\na,100.5\nb,101\nc,103\nd,200\n")
+    traffic = parse("{type: trace, file: data/trace.csv, column: at}")
+    # Relative to the first row: 0, 0.5 s, 2.5 s; 99.5 s is after the run. Time 0 is the kernel's.
+    assert build(traffic, 10 * SECOND, base_dir=tmp_path) == [1, SECOND // 2, 5 * SECOND // 2]
+    later = traffic.model_copy(update={"start": SECOND, "time_scale": 2.0})
+    assert build(later, 10 * SECOND, base_dir=tmp_path) == [SECOND, 2 * SECOND, 6 * SECOND]
+
+
+def test_trace_rate_scale_multiplies_the_count(tmp_path: Path) -> None:
+    write(tmp_path, "t\n" + "".join(f"{i / 10}\n" for i in range(1000)))  # 1000 rows over 99.9 s
+    tripled = build(parse("{type: trace, file: trace.csv, column: t, rateScale: 3}"), 2 * MINUTE, base_dir=tmp_path)
+    assert len(tripled) == 3000 and tripled == sorted(tripled)
+    # 0.4 keeps each row with probability 0.4: Binomial(1000, 0.4), sd sqrt(240).
+    thinned = build(parse("{type: trace, file: trace.csv, column: t, rateScale: 0.4}"), 2 * MINUTE, base_dir=tmp_path)
+    assert abs(len(thinned) - 400) <= 5 * math.sqrt(1000 * 0.4 * 0.6)
+
+
+def test_counts_spread_within_their_intervals(tmp_path: Path) -> None:
+    write(tmp_path, "minute,requests\n0,3\n1,0\n2,5\n3,2\n")
+    traffic = parse("{type: counts, file: trace.csv, timeColumn: minute, countColumn: requests, unit: m}")
+    times = build(traffic, 10 * MINUTE, base_dir=tmp_path)
+    assert [sum(1 for t in times if m * MINUTE <= t < (m + 1) * MINUTE) for m in range(5)] == [3, 0, 5, 2, 0]
+    doubled = build(traffic.model_copy(update={"rate_scale": 2.0}), 10 * MINUTE, base_dir=tmp_path)
+    assert len(doubled) == 20
+
+
+def test_azure_example_trace_is_bundled_and_replays_whole() -> None:
+    example = yaml.safe_load((EXAMPLES / "trace-replay.yaml").read_text())
+    spec = example["spec"]
+    assert spec["duration"] == "1h"
+    traffic = SECTION.validate_python(spec["traffic"])
+    assert isinstance(traffic, AzureLlmTraffic) and traffic.rate_scale == 20
+    times = build(traffic, 60 * MINUTE, base_dir=EXAMPLES)
+    # rateScale 20 replays each of the trace's rows 20 times; the whole trace fits in the hour.
+    assert len(times) == 20 * AZURE_ROWS
+    assert times[0] == 1 and times[-1] == AZURE_SPAN
+    assert all(a <= b for a, b in pairwise(times))
+    assert (EXAMPLES / "traces" / "LICENSE-CC-BY-4.0.txt").exists()
+
+
+def write_archive(tmp_path: Path, content: bytes, name: str = "workload.tbz2") -> Path:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        info = tarfile.TarInfo("workload.txt")
+        info.size = len(content)
+        archive.addfile(info, io.BytesIO(content))
+    path = tmp_path / name
+    path.write_bytes(bz2.compress(buffer.getvalue()))
+    return path
+
+
+def test_nasa_counts_per_second(tmp_path: Path) -> None:
+    write_archive(tmp_path, b"2 0 3\n1 4 ")
+    times = build(parse("{type: nasa, file: workload.tbz2, start: 1s}"), 5 * SECOND, base_dir=tmp_path)
+    # Second k of the trace is [1 + k, 2 + k) s of the run; the run ends before the trace's fifth.
+    assert [sum(1 for t in times if (1 + k) * SECOND <= t < (2 + k) * SECOND) for k in range(4)] == [2, 0, 3, 1]
+    assert len(times) == 6
+
+
+@pytest.mark.skipif(not NASA.exists(), reason="shared/traces not beside the repo")
+def test_nasa_trace_first_hour() -> None:
+    with tarfile.open(NASA, "r:bz2") as archive:
+        member = archive.extractfile("workload.txt")
+        assert member is not None
+        first_hour = [int(token) for token in member.read(1 << 16).split()[:3600]]
+    traffic = parse(f"{{type: nasa, file: {NASA.name}, rateScale: 3}}")
+    times = np.array(build(traffic, 60 * MINUTE, base_dir=TRACES))
+    assert times.size == 3 * sum(first_hour)  # an integer scale multiplies every count exactly
+    assert np.array_equal(np.bincount(times // SECOND, minlength=3600), [3 * n for n in first_hour])
+
+
+# --- bad trace files: one TraceError before the run starts ---------------------------------------
+
+
+def build_fails(text: str, base_dir: Path, duration: int = 10 * MINUTE) -> TraceError:
+    traffic = parse(text)
+    with pytest.raises(TraceError) as info:
+        build_arrivals(traffic, duration=duration, streams=RandomStreams(0), base_dir=base_dir)  # not iterated
+    assert isinstance(info.value, SkenarioError)
+    return info.value
+
+
+def test_missing_file_names_the_path_and_the_field(tmp_path: Path) -> None:
+    error = build_fails("{type: trace, file: traces/gone.csv, column: t}", tmp_path)
+    assert error.field == "spec.traffic.file" and error.value == "traces/gone.csv"
+    assert "traces/gone.csv" in str(error) and str(tmp_path / "traces" / "gone.csv") in str(error)
+    listed = build_fails("[{type: constant, rate: 1}, {type: nasa, file: gone.tbz2}]", tmp_path)
+    assert listed.field == "spec.traffic.1.file" and "gone.tbz2" in str(listed)
+    assert "a folder" in str(build_fails(f"{{type: azureLlm, file: {tmp_path}}}", tmp_path))
+
+
+TIMESTAMP_CASES = [
+    ("empty file", "", 1, None),
+    ("header only", "t\n", 1, None),
+    ("missing column", "time\n1\n", 1, "t"),
+    ("unparsable first row", "t\nsoon\n", 2, "soon"),
+    ("unparsable later row", "t\n1\n2\n3x\n", 4, "3x"),
+    ("unsorted", "t\n1\n3\n2\n", 4, "2"),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "line", "value"), TIMESTAMP_CASES, ids=[c[0] for c in TIMESTAMP_CASES])
+def test_bad_timestamp_traces(tmp_path: Path, case: str, text: str, line: int, value: str | None) -> None:
+    path = write(tmp_path, text)
+    error = build_fails("{type: trace, file: trace.csv, column: t}", tmp_path)
+    assert error.file == str(path) and error.line == line and error.value == value
+    assert f"{path}:{line}" in str(error) and (value is None or value in str(error))
+
+
+COUNT_CASES = [
+    ("negative count", "t,n\n0,1\n1,-2\n", 3, "-2"),
+    ("unparsable count", "t,n\n0,1\n1,lots\n", 3, "lots"),
+    ("unparsable time", "t,n\n0,1\nlater,2\n", 3, "later"),
+    ("repeated time", "t,n\n0,1\n1,2\n1,3\n", 4, "1"),
+    ("missing column", "t,count\n0,1\n", 1, "n"),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "line", "value"), COUNT_CASES, ids=[c[0] for c in COUNT_CASES])
+def test_bad_count_traces(tmp_path: Path, case: str, text: str, line: int, value: str) -> None:
+    path = write(tmp_path, text)
+    error = build_fails("{type: counts, file: trace.csv, timeColumn: t, countColumn: n}", tmp_path)
+    assert error.file == str(path) and error.line == line and error.value == value
+    assert f"{path}:{line}" in str(error) and value in str(error)
+
+
+@pytest.mark.parametrize(("content", "line", "value"), [(b"1 2 x 3", 1, "x"), (b"1 2\n3 -4 5\n", 2, "-4")])
+def test_bad_nasa_archives(tmp_path: Path, content: bytes, line: int, value: str) -> None:
+    path = write_archive(tmp_path, content)
+    error = build_fails("{type: nasa, file: workload.tbz2}", tmp_path)
+    assert f"{path}:{line}" in str(error) and error.value == value
+
+
+def test_a_bad_row_deep_in_the_window_fails_up_front(tmp_path: Path) -> None:
+    # Far past the first row and the first chunk of rows read at once, yet inside the run.
+    rows = [f"{i},1" for i in range(9000)]
+    rows[8500] = "8500,-1"
+    write(tmp_path, "t,n\n" + "\n".join(rows) + "\n")
+    error = build_fails("{type: counts, file: trace.csv, timeColumn: t, countColumn: n}", tmp_path, 4 * 3600 * SECOND)
+    assert error.line == 8502 and error.value == "-1"  # the header is line 1, row i is line i + 2
+    write(tmp_path, "t\n" + "".join(f"{i}\n" for i in range(9000)) + "1\n", name="times.csv")
+    late = build_fails("{type: trace, file: times.csv, column: t}", tmp_path, 4 * 3600 * SECOND)
+    assert late.line == 9002 and late.value == "1"
+
+
+def test_rows_after_the_run_are_never_read(tmp_path: Path) -> None:
+    # The check reads what the replay will read, no more: a bad row after the run's end is not an error.
+    rows = "".join(f"{i}\n" for i in range(100)) + "oops\n"
+    write(tmp_path, "t\n" + rows)
+    assert len(build(parse("{type: trace, file: trace.csv, column: t}"), 50 * SECOND, base_dir=tmp_path)) == 50
+    with pytest.raises(TraceError):
+        build(parse("{type: trace, file: trace.csv, column: t}"), 200 * SECOND, base_dir=tmp_path)
