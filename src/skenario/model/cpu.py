@@ -116,9 +116,15 @@ class ProcessorSharingCPU(Generic[T]):
         self._arm()
 
     def busy_core_ns(self) -> float:
-        """Integral of cores in use (min(n, cores)) over time, up to now."""
-        self._advance()
-        return self._busy_core_ns
+        """Integral of cores in use (min(n, cores)) over time, up to now.
+
+        It only reads: advancing the float sums here would split them wherever someone looks and
+        shift later finish times by rounding, so recording would change the run.
+        """
+        n = self._live
+        if not n:
+            return self._busy_core_ns
+        return self._busy_core_ns + (self._now() - self._last) * min(n, self._cores)
 
     def _advance(self) -> None:
         env = self._env
@@ -148,7 +154,7 @@ class ProcessorSharingCPU(Generic[T]):
         if not jobs:
             self._armed = 0
             return
-        remaining = jobs[0][0] - self._virtual
+        remaining = jobs[0][0] - self._virtual - _EPSILON  # `_fire` accepts tags this close
         n = self._live
         delay = -int(-remaining // (1.0 if n <= self._cores else self._cores / n))  # ceil: never early
         if delay < 0:

@@ -144,10 +144,10 @@ class RequestsProcessing:
 
     def _cpu_done(self, request: Request) -> None:
         env = self._env
+        request.stage = IO  # off the CPU, which has already counted it out; it holds only its slot
         if self._io_time is None:
             env.schedule("complete_request", env._now, self, self._complete, request)
         else:
-            request.stage = IO
             env.schedule("complete_request", env._now + self._io_time(), self, self._complete, request)
 
     def drain(self, on_drained: Callable[[], object]) -> None:

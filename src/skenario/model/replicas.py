@@ -108,7 +108,8 @@ class ReplicasLaunching(KeyedStock[Replica]):
 
     def newest(self) -> Replica | None:
         """The replica that started launching last (the one a scale-down stops first)."""
-        return next(reversed(self._items), None)
+        # Not the dict's last entry: each stage's self-loop re-adds a replica at the end.
+        return max(self._items, key=lambda r: (r.created_at, r.id), default=None)
 
 
 class ReplicasActive(FifoStock[Replica]):

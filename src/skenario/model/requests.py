@@ -146,6 +146,9 @@ class RequestsRouting:
         entity.stage = ROUTING
         env = self._env
         now = env._now
+        if entity.failure is not None:  # it timed out in the instant it left the buffer
+            env.schedule("request_failed", now, self, self._failed, entity)
+            return
         replica = self._choose()
         if replica is not None:
             processing = replica.processing
@@ -204,4 +207,8 @@ class TrafficSource(Source[Request]):
     def _schedule_next(self) -> None:
         at = next(self._arrivals, None)
         if at is not None:
-            self._env.schedule("arrive_at_routing", at, self, self._routing)
+            env = self._env
+            if at < env._now:
+                raise ValueError(f"arrival times must not decrease: {at} ns came after {env._now} ns")
+            # Time 0 is the start movement's: an arrival there comes 1 ns later.
+            env.schedule("arrive_at_routing", at if at > 0 else 1, self, self._routing)

@@ -1,0 +1,308 @@
+"""Properties of the cluster model over random small configurations, checked at every pause.
+
+(a) Requests are conserved: arrived = completed + failed + in flight, and every request in flight
+    is in exactly one stock (the buffer or one replica's processing stock).
+(b) Replicas are conserved: every replica made is launching, active, terminating or terminated,
+    each live one in exactly one stock that matches its state; launching + active ends at desired.
+(c) No request completes sooner than its CPU time (at the most its replica can give one request)
+    plus its IO time after arriving, nor later than its timeout.
+(d) CPU utilisation is in [0, 1]: a replica's busy core-time never exceeds its cores times the
+    time it held them, and the recorder's cpu_utilisation column stays in [0, 1].
+(e) The same seed gives identical results twice, and pausing and observing change nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skenario.core.entity import Entity
+from skenario.core.environment import Environment
+from skenario.core.movement import IgnoredMovement, Movement
+from skenario.core.random import Constant, Exponential, RandomStreams
+from skenario.core.time import MILLISECOND, SECOND
+from skenario.model.cluster import ClusterModel
+from skenario.model.config import (
+    ClusterSpec,
+    LaunchStage,
+    MetricsSpec,
+    ReplicaSpec,
+    RequestSpec,
+    RoutingPolicy,
+    RoutingSpec,
+)
+from skenario.model.metrics import Sample
+from skenario.model.replicas import Replica, ReplicaState
+from skenario.model.requests import Request
+from skenario.results.recorder import Recorder
+from skenario.workloads.patterns import poisson_arrivals
+
+MS = MILLISECOND
+DURATION = 20 * SECOND
+LAG = 500 * MS  # metrics lag
+
+
+@dataclass(frozen=True)
+class Config:
+    seed: int
+    initial_replicas: int
+    initial_ready: bool
+    launch_ms: tuple[int, ...]
+    random_launch: bool
+    scale_events: tuple[tuple[int, int], ...]  # (time in ms, desired replicas)
+    rate: float
+    cpu_ms: int
+    random_cpu: bool  # exponential CPU time of mean cpu_ms (then no lower bound on latency)
+    io_ms: int | None
+    timeout_ms: int | None
+    grace_ms: int
+    buffer_capacity: int
+    concurrency: int | None
+    queue_capacity: int | None
+    policy: RoutingPolicy
+    choices: int
+    cpu_request: int
+    cpu_limit: int | None
+    record_ms: int
+    pauses_ms: tuple[int, ...]
+
+    def spec(self) -> ClusterSpec:
+        return ClusterSpec(
+            requests=RequestSpec(
+                Exponential(self.cpu_ms * MS) if self.random_cpu else Constant(self.cpu_ms * MS),
+                None if self.io_ms is None else Constant(self.io_ms * MS),
+                None if self.timeout_ms is None else self.timeout_ms * MS,
+            ),
+            replica=ReplicaSpec(
+                cpu_request=self.cpu_request,
+                cpu_limit=self.cpu_limit,
+                concurrency=self.concurrency,
+                queue_capacity=self.queue_capacity,
+                launch=tuple(
+                    LaunchStage(f"stage{i}", Exponential(ms * MS) if self.random_launch else Constant(ms * MS))
+                    for i, ms in enumerate(self.launch_ms)
+                ),
+                termination_grace=self.grace_ms * MS,
+            ),
+            initial_replicas=self.initial_replicas,
+            initial_ready=self.initial_ready,
+            routing=RoutingSpec(policy=self.policy, choices=self.choices, buffer_capacity=self.buffer_capacity),
+            metrics=MetricsSpec(interval=2 * SECOND, first_after=1 * SECOND, lag=LAG),
+        )
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> Config:
+    cpu_request = draw(st.sampled_from([250, 500, 1000, 2000]))
+    return Config(
+        seed=draw(st.integers(0, 2**32 - 1)),
+        initial_replicas=draw(st.integers(0, 4)),
+        initial_ready=draw(st.booleans()),
+        launch_ms=tuple(draw(st.lists(st.integers(0, 3000), max_size=2))),
+        random_launch=draw(st.booleans()),
+        scale_events=tuple(draw(st.lists(st.tuples(st.integers(1, 19_999), st.integers(0, 4)), max_size=5))),
+        rate=draw(st.floats(0.5, 40)),
+        cpu_ms=draw(st.integers(1, 300)),
+        random_cpu=draw(st.booleans()),
+        io_ms=draw(st.one_of(st.none(), st.integers(0, 200))),
+        timeout_ms=draw(st.one_of(st.none(), st.integers(100, 5000))),
+        grace_ms=draw(st.integers(0, 3000)),
+        buffer_capacity=draw(st.integers(0, 20)),
+        concurrency=draw(st.one_of(st.none(), st.integers(1, 3))),
+        queue_capacity=draw(st.one_of(st.none(), st.integers(0, 5))),
+        policy=draw(st.sampled_from(list(RoutingPolicy))),
+        choices=draw(st.integers(1, 4)),
+        cpu_request=cpu_request,
+        cpu_limit=draw(st.one_of(st.none(), st.sampled_from([cpu_request, 2 * cpu_request]))),
+        record_ms=draw(st.integers(500, 7000)),
+        pauses_ms=tuple(sorted(set(draw(st.lists(st.integers(2, 19_999), min_size=1, max_size=6))))),
+    )
+
+
+class Tracker:
+    """Follows every request and replica through the movements, independently of the counters."""
+
+    def __init__(self, model: ClusterModel, config: Config) -> None:
+        self.model = model
+        self.config = config
+        self.arrived: dict[Request, None] = {}
+        self.completed: set[Request] = set()
+        self.failed: set[Request] = set()
+        self.replicas: dict[Replica, None] = {}
+        self.problems: list[str] = []
+        cores = model.spec.replica.cpu_capacity / 1000
+        cpu = config.cpu_ms * MS / min(1.0, cores)  # a request gets at most one core
+        self.fastest = 0.0 if config.random_cpu else cpu + (config.io_ms or 0) * MS
+        self.timeout = None if config.timeout_ms is None else config.timeout_ms * MS
+
+    def on_movement(self, movement: Movement, entity: Entity) -> None:
+        model = self.model
+        if movement.kind == "arrive_at_routing":
+            self.arrived[entity] = None  # type: ignore[index]
+        elif movement.kind in ("begin_launch", "start_initial_replica"):
+            self.replicas[entity] = None  # type: ignore[index]
+        elif movement.to_stock is model.requests_complete:
+            assert isinstance(entity, Request)
+            if entity in self.completed or entity in self.failed:
+                self.problems.append(f"{entity} finished twice")
+            self.completed.add(entity)
+            latency = movement.occurs_at - entity.arrived_at
+            if latency < self.fastest - 1:
+                self.problems.append(f"{entity} completed in {latency} ns, faster than {self.fastest}")
+            if self.timeout is not None and latency > self.timeout:
+                self.problems.append(f"{entity} completed in {latency} ns, after its timeout {self.timeout}")
+        elif movement.to_stock is model.requests_failed:
+            assert isinstance(entity, Request)
+            if entity in self.completed or entity in self.failed:
+                self.problems.append(f"{entity} finished twice")
+            self.failed.add(entity)
+
+    def on_ignored(self, ignored: IgnoredMovement) -> None:
+        pass
+
+
+def check_requests(model: ClusterModel, tracker: Tracker) -> None:
+    """(a) conservation of requests, and each one in flight in exactly one stock."""
+    arrived = tracker.arrived
+    assert model.requests_arrived == len(arrived)
+    assert model.requests_complete.count() == len(tracker.completed)
+    assert model.requests_failed.count() == len(tracker.failed)
+    assert sum(model.requests_failed.reasons.values()) == len(tracker.failed)
+    assert "unknown" not in model.requests_failed.reasons  # every failure says why
+    in_flight = set(arrived) - tracker.completed - tracker.failed
+    assert len(arrived) == len(tracker.completed) + len(tracker.failed) + len(in_flight)
+    assert model.requests_in_flight == len(in_flight)
+    # Routing holds a request only during the instant it arrives; a pause comes between instants.
+    assert model.requests_routing.count() == 0
+    where: dict[Request, list[str]] = {}
+    stocks: list[tuple[str, Any]] = [("buffer", model.requests_buffered)]
+    stocks += [(replica.name, replica.processing) for replica in tracker.replicas]
+    for name, stock in stocks:
+        for request in stock:
+            where.setdefault(request, []).append(name)
+    for request, names in where.items():
+        assert request in in_flight, (request, names, "finished but still held")
+        assert len(names) == 1, (request, names)
+    assert set(where) == in_flight
+
+
+def check_replicas(model: ClusterModel, tracker: Tracker) -> None:
+    """(b) conservation of replicas, each live one in exactly one stock matching its state."""
+    launching, active, terminating = model.replicas_launching, model.replicas_active, model.replicas_terminating
+    terminated = model.replicas_terminated.count()
+    made = model.replica_source.emitted
+    assert made == len(tracker.replicas)
+    assert made == launching.count() + active.count() + terminating.count() + terminated
+    assert len(model.replicas) + terminated == made
+    stock_of = {ReplicaState.LAUNCHING: launching, ReplicaState.ACTIVE: active, ReplicaState.TERMINATING: terminating}
+    for replica in tracker.replicas:
+        holders = [stock for stock in (launching, active, terminating) if replica in stock]
+        if replica.state is ReplicaState.TERMINATED:
+            assert holders == []
+            assert replica.id not in model.replicas
+            assert replica.terminated_at is not None
+        else:
+            assert holders == [stock_of[replica.state]], (replica, replica.state, [h.name for h in holders])
+            assert model.replicas[replica.id] is replica
+
+
+def check_cpu(model: ClusterModel, tracker: Tracker, now: int) -> None:
+    """(d) busy core-time within cores x time held, per replica and overall."""
+    for replica in tracker.replicas:
+        busy = replica.processing.cpu.busy_core_ns()
+        assert busy >= 0
+        if replica.activated_at is None:
+            assert busy == 0
+            continue
+        end = replica.terminated_at if replica.terminated_at is not None else now
+        assert busy <= replica.processing.cpu.cores * (end - replica.activated_at) * (1 + 1e-12) + 1e-6
+    assert model.busy_core_ns() <= model.capacity_core_ns() * (1 + 1e-12) + 1e-6
+
+
+def check_samples(model: ClusterModel, delivered: list[tuple[int, Sample]]) -> None:
+    """Each sample reached the sink `lag` after its tick, for a replica not yet gone, with sane values."""
+    capacity = model.spec.replica.cpu_capacity
+    for at, sample in delivered:
+        assert at == sample.at + LAG
+        assert sample.replica.terminated_at is None or sample.replica.terminated_at > at
+        assert sample.replica.activated_at is not None and sample.replica.activated_at < sample.at
+        assert -1e-6 <= sample.cpu_millicores <= capacity * (1 + 1e-9)
+        assert sample.concurrency >= 0
+        assert sample.rps >= 0
+        assert sample.in_flight >= 0
+
+
+def build(config: Config) -> tuple[Environment, ClusterModel, Recorder, list[Sample]]:
+    streams = RandomStreams(config.seed)
+    env = Environment(halt_at=DURATION)
+    arrivals = poisson_arrivals(config.rate, 0, DURATION, streams.generator("traffic"))
+    model = ClusterModel(env, config.spec(), arrivals, streams)
+    recorder = Recorder(env, model, config.record_ms * MS)
+    samples: list[Sample] = []
+    model.metrics_sink.subscribe(samples.append)
+    for at_ms, desired in config.scale_events:
+        env.call_at(at_ms * MS, lambda desired=desired: model.scale_to(desired))
+    return env, model, recorder, samples
+
+
+def fingerprint(env: Environment, model: ClusterModel, recorder: Recorder, samples: list[Sample]) -> tuple[Any, ...]:
+    return (
+        model.requests_arrived,
+        model.requests_complete.count(),
+        dict(model.requests_failed.reasons),
+        model.requests_in_flight,
+        list(model.requests_complete.latency.buckets()),
+        model.requests_complete.latency.total,
+        model.replica_source.emitted,
+        model.replicas_terminated.count(),
+        env.movements_completed,
+        dict(env.ignored_counts),
+        [(s.replica_id, s.at, s.cpu_millicores, s.concurrency, s.rps) for s in samples],
+        recorder.rows(),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(config=configs())
+def test_cluster_invariants_hold_at_every_pause(config: Config) -> None:
+    env, model, recorder, samples = build(config)
+    tracker = Tracker(model, config)
+    env.observe(tracker)
+    delivered: list[tuple[int, Sample]] = []
+    model.metrics_sink.subscribe(lambda sample: delivered.append((env.now(), sample)))
+    for pause_ms in config.pauses_ms:
+        env.run(until=pause_ms * MS)
+        assert env.now() == pause_ms * MS
+        check_requests(model, tracker)
+        check_replicas(model, tracker)
+        check_cpu(model, tracker, env.now())
+        assert tracker.problems == []
+    env.run()
+    recorder.record()
+    check_requests(model, tracker)
+    check_replicas(model, tracker)
+    check_cpu(model, tracker, env.now())
+    assert tracker.problems == []  # (c)
+    check_samples(model, delivered)
+    # The ReplicaSet reconciled: every scale event ran before the halt.
+    # Calls at the same instant run in the order they were made: a stable sort by time.
+    by_time = [desired for _, desired in sorted(config.scale_events, key=lambda event: event[0])]
+    last = by_time[-1] if by_time else config.initial_replicas
+    assert model.desired == last
+    assert model.replicas_launching.count() + model.replicas_active.count() == last
+    # (d) the recorder's utilisation column.
+    for value in recorder.columns["cpu_utilisation"]:
+        assert value is None or 0 <= value <= 1 + 1e-9, value
+    # The recorder's rows add up to the model's counts.
+    assert sum(recorder.columns["requests_arrived"]) == model.requests_arrived
+    assert sum(recorder.columns["requests_completed"]) == model.requests_complete.count()
+    assert sum(recorder.columns["requests_failed"]) == model.requests_failed.count()
+    # (e) once more with the same seed, without pauses or observers: the very same run.
+    first = fingerprint(env, model, recorder, samples)
+    env2, model2, recorder2, samples2 = build(config)
+    env2.run()
+    recorder2.record()
+    assert fingerprint(env2, model2, recorder2, samples2) == first
