@@ -52,6 +52,7 @@ class ProcessorSharingCPU(Generic[T]):
         "_live",
         "_now",
         "_seq",
+        "_ticks",
         "_timer",
         "_virtual",
         "kind_stocked",
@@ -79,6 +80,7 @@ class ProcessorSharingCPU(Generic[T]):
         self._last = clock.now()
         self._busy_core_ns = 0.0
         self._armed = 0  # number of the pending wake-up; 0 when none
+        self._ticks = 0  # wake-ups numbered so far
         self._timer: Timer | None = None
 
     @property
@@ -96,13 +98,24 @@ class ProcessorSharingCPU(Generic[T]):
         return min(1.0, self._cores / n) if n else 0.0
 
     def admit(self, job: T, work_ns: int) -> None:
-        self._advance()
+        env = self._env
+        if env is not None and not self._live:
+            self._last = env._now  # idle until now: nothing to integrate
+        elif env is None or env._now != self._last:
+            self._advance()
         entry = (self._virtual + work_ns, self._seq, job)
         self._seq += 1
         jobs = self._jobs
         heappush(jobs, entry)
         self._live += 1
-        if not self._armed or jobs[0] is entry:
+        if env is not None and not self._armed and len(jobs) == 1:
+            # Alone on an idle CPU (the common case below saturation): it runs at full speed.
+            self._ticks += 1
+            self._armed = self._ticks
+            at = self._last + work_ns
+            if at < self._halt_at:
+                env.schedule("cpu_tick", at, self, self, self._armed)
+        elif not self._armed or jobs[0] is entry:
             self._arm()
         # Otherwise everyone just slowed down: the pending wake-up is early and re-arms then.
 
@@ -159,7 +172,8 @@ class ProcessorSharingCPU(Generic[T]):
         delay = -int(-remaining // (1.0 if n <= self._cores else self._cores / n))  # ceil: never early
         if delay < 0:
             delay = 0
-        self._armed += 1
+        self._ticks += 1
+        self._armed = self._ticks
         env = self._env
         if env is not None:
             at = self._last + delay
@@ -182,17 +196,47 @@ class ProcessorSharingCPU(Generic[T]):
 
     def _fire(self) -> None:
         self._timer = None
-        self._advance()
+        # `_advance`, in line: this runs once per completion.
+        env = self._env
+        now = env._now if env is not None else self._clock.now()
+        n = self._live
+        elapsed = now - self._last
+        if elapsed and n:
+            cores = self._cores
+            if n <= cores:
+                self._virtual += elapsed
+                self._busy_core_ns += elapsed * n
+            else:
+                self._virtual += elapsed * cores / n
+                self._busy_core_ns += elapsed * cores
+        self._last = now
         jobs = self._jobs
         dead = self._dead
         limit = self._virtual + _EPSILON
         if not jobs or jobs[0][0] > limit:  # early: someone arrived since it was armed
             self._arm()
             return
-        finished: list[T] = []
-        while jobs and jobs[0][0] <= limit:
-            job = heappop(jobs)[2]
+        job = heappop(jobs)[2]
+        if not jobs and not dead:  # the usual case below saturation: the only job finished
+            self._live = 0
+            self._armed = 0
+            self._done(job)
+            return
+        if not jobs or jobs[0][0] > limit:  # exactly one finished
             if dead and job in dead:
+                dead.discard(job)
+                self._arm()
+                return
+            self._live -= 1
+            self._arm()
+            self._done(job)
+            return
+        popped = [job]
+        while jobs and jobs[0][0] <= limit:
+            popped.append(heappop(jobs)[2])
+        finished: list[T] = []
+        for job in popped:
+            if job in dead:
                 dead.discard(job)
             else:
                 finished.append(job)

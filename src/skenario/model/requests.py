@@ -52,24 +52,26 @@ class RequestsComplete(Sink[Request]):
     that is folded into the whole run's histogram then, so each request is recorded once.
     """
 
-    __slots__ = ("_env", "_total", "window")
+    __slots__ = ("_env", "_record", "_total", "window")
 
     def __init__(self, env: Environment) -> None:
         super().__init__("RequestsComplete", "Request")
         self._env = env
         self._total = LatencyHistogram()
         self.window = LatencyHistogram()
+        self._record = self.window.record
 
     def add(self, entity: Request) -> None:
         entity.stage = DONE
         self._count += 1
-        self.window.record(self._env._now - entity.arrived_at)
+        self._record(self._env._now - entity.arrived_at)
 
     def take_window(self) -> LatencyHistogram:
         """The latencies since the last call; they stay counted in `latency`."""
         window = self.window
         self._total.merge(window)
         self.window = LatencyHistogram()
+        self._record = self.window.record
         return window
 
     @property
@@ -197,11 +199,16 @@ class TrafficSource(Source[Request]):
         self._schedule_next()
 
     def remove(self, entity: Request | None = None) -> Request:
-        request = Request(self.emitted, self._env._now)
+        env = self._env
+        request = Request(self.emitted, env._now)
         self.emitted += 1
         if self._watch is not None:
             self._watch(request)
-        self._schedule_next()
+        at = next(self._arrivals, None)
+        if at is not None:
+            if at < env._now:
+                raise ValueError(f"arrival times must not decrease: {at} ns came after {env._now} ns")
+            env.schedule("arrive_at_routing", at, self, self._routing)
         return request
 
     def _schedule_next(self) -> None:

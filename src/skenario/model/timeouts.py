@@ -18,7 +18,7 @@ from skenario.model.requests import DONE, Request
 class RequestTimeouts:
     """Calls `expire(request)` for each request still unfinished `timeout` ns after it arrived."""
 
-    __slots__ = ("_clock", "_expire", "_queue", "_timer", "timeout")
+    __slots__ = ("_clock", "_expire", "_queue", "_timer", "timeout", "watch")
 
     def __init__(self, clock: Clock, timeout: int, expire: Callable[[Request], object]) -> None:
         if timeout <= 0:
@@ -27,18 +27,15 @@ class RequestTimeouts:
         self.timeout = timeout
         self._expire = expire
         self._queue: deque[Request] = deque()
-        self._timer: Timer | None = None
-
-    def watch(self, request: Request) -> None:
-        self._queue.append(request)
-        if self._timer is None:
-            self._timer = self._clock.call_at(request.arrived_at + self.timeout, self._fire)
+        # Watching is just joining the FIFO: the timer is always armed, at the oldest deadline or,
+        # with nothing watched, one timeout ahead (no later request can have an earlier deadline).
+        self.watch: Callable[[Request], None] = self._queue.append
+        self._timer: Timer = clock.call_at(clock.now() + timeout, self._fire)
 
     def __len__(self) -> int:
         return len(self._queue)
 
     def _fire(self) -> None:
-        self._timer = None
         queue = self._queue
         cutoff = self._clock.now() - self.timeout
         while queue:
@@ -51,3 +48,4 @@ class RequestTimeouts:
             else:
                 self._timer = self._clock.call_at(head.arrived_at + self.timeout, self._fire)
                 return
+        self._timer = self._clock.call_at(self._clock.now() + self.timeout, self._fire)

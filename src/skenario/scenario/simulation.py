@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from skenario.core.environment import Environment
@@ -12,6 +14,21 @@ from skenario.results.recorder import Recorder
 from skenario.results.summary import Summary, summarize
 from skenario.scenario.schema import Scenario
 from skenario.scenario.traffic import build_arrivals
+
+# A run makes an object or two per request that dies young and is never in a reference cycle, so
+# Python's default of a collection every 700 allocations is wasted work: 5-8% of a run.
+_RUN_GC_THRESHOLD = 100_000
+
+
+@contextmanager
+def _young_garbage_tolerated() -> Iterator[None]:
+    """Collect the youngest generation less often while a run is under way, then restore."""
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], _RUN_GC_THRESHOLD), *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
 
 
 class Simulation:
@@ -36,11 +53,12 @@ class Simulation:
     def run(self, *, steps: int = 1, progress: Callable[[int], object] | None = None) -> Summary:
         """Run to the halt. With `steps` > 1 the run pauses that many times to call `progress(now)`."""
         halt = self.env.halt_at
-        for k in range(1, steps):
-            self.env.run(until=halt * k // steps)
-            if progress is not None:
-                progress(self.env.now())
-        self.env.run()
+        with _young_garbage_tolerated():
+            for k in range(1, steps):
+                self.env.run(until=halt * k // steps)
+                if progress is not None:
+                    progress(self.env.now())
+            self.env.run()
         self.recorder.record()
         if progress is not None:
             progress(self.env.now())
