@@ -95,3 +95,69 @@ def test_missing_file_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "absent.yaml" in result.stderr
+
+
+TRACE_SCENARIO = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: replay}
+spec:
+  duration: 1m
+  workload:
+    replicas: 2
+    request: {cpuTime: 10ms}
+  traffic: {type: trace, file: trace.csv, column: t}
+"""
+
+
+@pytest.mark.parametrize(
+    ("rows", "needles"),
+    [
+        ("time\n1\n2\n", ["trace.csv", "'t'"]),  # missing column
+        ("t\n1\n3\n2\n", ["trace.csv:4", "2"]),  # unsorted: line 4 goes back in time
+        ("t\n1\nsoon\n", ["trace.csv:3", "soon"]),  # not a time
+        ("", ["trace.csv", "empty"]),
+    ],
+    ids=["missing-column", "unsorted", "unparsable", "empty"],
+)
+def test_bad_trace_files_exit_2_naming_file_line_and_value_and_write_nothing(
+    tmp_path: Path, rows: str, needles: list[str]
+) -> None:
+    (tmp_path / "replay.yaml").write_text(TRACE_SCENARIO)
+    (tmp_path / "trace.csv").write_text(rows)
+    series = tmp_path / "series.csv"
+    result = run_cli("run", str(tmp_path / "replay.yaml"), "--series", str(series))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    message = result.stderr.strip()
+    assert message.startswith("error:")
+    for needle in needles:
+        assert needle in message, message
+    assert not series.exists()
+    assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # no half-written file either
+
+
+def test_negative_counts_in_a_counts_trace_exit_2(tmp_path: Path) -> None:
+    scenario = TRACE_SCENARIO.replace(
+        "{type: trace, file: trace.csv, column: t}", "{type: counts, file: trace.csv, timeColumn: t, countColumn: n}"
+    )
+    (tmp_path / "replay.yaml").write_text(scenario)
+    (tmp_path / "trace.csv").write_text("t,n\n0,5\n1,-3\n")
+    result = run_cli("run", str(tmp_path / "replay.yaml"))
+    assert result.returncode == 2
+    assert "trace.csv:3" in result.stderr and "-3" in result.stderr
+
+
+def test_series_has_a_row_per_interval_and_adds_up_to_the_summary(tmp_path: Path) -> None:
+    import csv
+
+    series = tmp_path / "series.csv"
+    result = run_cli("run", str(QUICKSTART), "--json", "--series", str(series))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    rows = list(csv.DictReader(series.open()))
+    assert len(rows) == 60  # 30 minutes recorded every 30 s
+    assert sum(int(r["requests_arrived"]) for r in rows) == summary["requests_arrived"]
+    assert sum(int(r["requests_completed"]) for r in rows) == summary["requests_completed"]
+    assert int(rows[-1]["time_ns"]) == summary["simulated_ns"]
