@@ -1,9 +1,8 @@
 """The trace types of `spec.traffic`: replays relative to the scenario, and one TraceError per bad file.
 
 A bad trace must fail when the arrivals are built, before the run starts, naming the file, the
-line and the value; so the bad-file tests build and never iterate. Tests of the real traces in
-../shared/traces (beside the repository) skip when they are absent; the Azure trace bundled with
-the examples is always there.
+line and the value; so the bad-file tests build and never iterate. The real traces are the copies
+bundled in examples/traces/.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from skenario.scenario.traffic import AzureLlmTraffic, TrafficSpec, build_arriva
 from skenario.workloads.traces import TraceError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-TRACES = Path(__file__).parents[3] / "shared" / "traces"
+TRACES = Path(__file__).parents[2] / "examples" / "traces"  # bundled copies of ../shared/traces
 NASA = TRACES / "nasa_http_1995_per_second_workload.tbz2"
 AZURE_ROWS = 19_366  # rows of AzureLLMInferenceTrace_conv.csv, per its README
 AZURE_SPAN = 3_501_721_937_000  # 19:14:08.4025270 - 18:15:46.6805900
@@ -114,7 +113,6 @@ def test_nasa_counts_per_second(tmp_path: Path) -> None:
     assert len(times) == 6
 
 
-@pytest.mark.skipif(not NASA.exists(), reason="shared/traces not beside the repo")
 def test_nasa_trace_first_hour() -> None:
     with tarfile.open(NASA, "r:bz2") as archive:
         member = archive.extractfile("workload.txt")

@@ -1,4 +1,4 @@
-"""Trace replay: exact parsing, the shared real traces, scaling, and errors on bad files.
+"""Trace replay: exact parsing, the real traces bundled in examples/traces, scaling, and errors on bad files.
 
 Tolerances for random scaling: thinning keeps each of n arrivals with probability p, a
 Binomial(n, p) count with sd sqrt(n p (1 - p)); random rounding of a scaled count adds a
@@ -29,14 +29,12 @@ from skenario.workloads.traces import (
     timestamp_arrivals,
 )
 
-TRACES = Path(__file__).parents[3] / "shared" / "traces"
+TRACES = Path(__file__).parents[2] / "examples" / "traces"  # bundled copies of ../shared/traces
 AZURE = TRACES / "AzureLLMInferenceTrace_conv.csv"
 NASA = TRACES / "nasa_http_1995_per_second_workload.tbz2"
 AZURE_ROWS = 19_366
 # 19:14:08.4025270 - 18:15:46.6805900 = 58 min 22 s - 0.2780630 s = 3501.7219370 s
 AZURE_SPAN = 3_501_721_937_000
-
-needs_traces = pytest.mark.skipif(not AZURE.exists() or not NASA.exists(), reason="shared/traces not beside the repo")
 
 
 def write(tmp_path: Path, text: str, name: str = "trace.csv") -> Path:
@@ -90,7 +88,6 @@ def test_timestamp_csv_numeric_and_offsets(tmp_path: Path) -> None:
     assert list(timestamp_arrivals(path, "t", stop=8)) == [0, 1]
 
 
-@needs_traces
 def test_azure_trace() -> None:
     times = list(azure_llm_arrivals(AZURE))
     assert len(times) == AZURE_ROWS
@@ -99,7 +96,6 @@ def test_azure_trace() -> None:
     assert all(a <= b for a, b in pairwise(times))
 
 
-@needs_traces
 def test_azure_time_scale() -> None:
     times = list(azure_llm_arrivals(AZURE, time_scale=2.0, start=SECOND))
     assert len(times) == AZURE_ROWS
@@ -108,7 +104,6 @@ def test_azure_time_scale() -> None:
     assert half[-1] == AZURE_SPAN // 2
 
 
-@needs_traces
 @pytest.mark.parametrize("scale", [0.3, 1.5, 2.0, 3.25])
 def test_azure_rate_scale(scale: float) -> None:
     times = list(azure_llm_arrivals(AZURE, rate_scale=scale, rng=np.random.default_rng(8)))
@@ -166,7 +161,6 @@ def test_count_csv_scales(tmp_path: Path) -> None:
     assert sum(1 for t in stretched if t < 5 + 3 * SECOND) == 10  # first row now lasts 3 s
 
 
-@needs_traces
 def test_nasa_total_matches_the_archive() -> None:
     with tarfile.open(NASA, "r:bz2") as archive:
         member = archive.extractfile("workload.txt")
