@@ -1,0 +1,1 @@
+"""Autoscalers: pure calculators mirroring upstream algorithms, and the controllers that drive them."""
