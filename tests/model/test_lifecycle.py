@@ -342,3 +342,31 @@ def test_desired_replicas_cannot_be_negative() -> None:
     _, model, _ = build()
     with pytest.raises(ValueError, match="desired replicas"):
         model.scale_to(-1)
+
+
+def test_replace_stops_one_replica_and_launches_one_from_the_new_template() -> None:
+    # Two active replicas of 1000m; at 10 s the template changes to 500m and replica 0 is evicted.
+    # With a 2 s launch stage the replacement (a new replica of 500m) is active at 12 s; desired
+    # stays 2 throughout and replica 0 ends terminated.
+    env = Environment(halt_at=30 * SECOND)
+    spec = ClusterSpec(
+        requests=RequestSpec(Constant(MILLISECOND)),
+        replica=ReplicaSpec(1000, launch=(LaunchStage("start", Constant(2 * SECOND)),)),
+        initial_replicas=2,
+    )
+    model = ClusterModel(env, spec, iter(()), RandomStreams(1))
+    first = model.replicas[0]
+
+    def resize() -> None:
+        model.set_cpu(500)
+        model.replace(first)
+
+    env.call_at(10 * SECOND, resize)
+    env.run()
+    assert first.terminated_at == 10 * SECOND
+    active = list(model.replicas_active)
+    assert sorted(r.cpu_request for r in active) == [500, 1000]
+    newcomer = next(r for r in active if r.cpu_request == 500)
+    assert newcomer.activated_at == 12 * SECOND
+    assert newcomer.millicores == 500
+    assert model.desired == 2

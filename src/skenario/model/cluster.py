@@ -64,6 +64,9 @@ class ClusterModel:
 
         # Replicas.
         self.replicas: dict[int, Replica] = {}  # live ones: not yet terminated
+        # The pod template's CPU: what new replicas get; a vertical autoscaler changes it.
+        self.cpu_request = replica.cpu_request
+        self.cpu_limit = replica.cpu_limit
         self.replica_source = ReplicaSource(self._new_replica)
         self.replicas_active = ReplicasActive(env)
         stages = [
@@ -92,9 +95,7 @@ class ClusterModel:
         self.metrics_sink = MetricsSink()
         self.metrics_source = MetricsSource()
         self.metrics_pipeline = MetricsPipeline(env, spec.metrics.lag, self.metrics_sink)
-        self.metrics_ticker = MetricsTicker(
-            env, spec.metrics, self.metrics_source, self.metrics_pipeline, replica.cpu_request
-        )
+        self.metrics_ticker = MetricsTicker(env, spec.metrics, self.metrics_source, self.metrics_pipeline)
 
         # Accounts that outlive replicas, for cluster-wide CPU utilisation.
         self._retired_busy_core_ns = 0.0
@@ -114,10 +115,11 @@ class ClusterModel:
     def _new_replica(self) -> Replica:
         spec = self.spec.replica
         id = len(self.replicas) + self.replicas_terminated.count()
+        capacity = self.cpu_limit if self.cpu_limit is not None else self.cpu_request
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
             self.env,
-            millicores=spec.cpu_capacity,
+            millicores=capacity,
             cpu_time=self._cpu_time,
             io_time=self._io_time,
             complete=self.requests_complete,
@@ -125,7 +127,7 @@ class ClusterModel:
             concurrency=spec.concurrency,
             capacity=spec.queue_capacity,
         )
-        replica = Replica(id, processing, self.env.now())
+        replica = Replica(id, processing, self.env.now(), self.cpu_request, self.cpu_limit)
         self.replicas[id] = replica
         return replica
 
@@ -170,6 +172,17 @@ class ClusterModel:
 
     def scale_to(self, desired: int) -> None:
         self.replica_set.scale_to(desired)
+
+    def set_cpu(self, request: int, limit: int | None = None) -> None:
+        """Change the pod template's CPU: replicas made from now on get it, running ones keep theirs."""
+        if request <= 0 or (limit is not None and limit < request):
+            raise ValueError(f"need 0 < request <= limit, got request {request}, limit {limit}")
+        self.cpu_request = request
+        self.cpu_limit = limit
+
+    def replace(self, replica: Replica) -> None:
+        """Stop one replica and launch a replacement from the current template (a VPA eviction)."""
+        self.replica_set.replace(replica)
 
     @property
     def desired(self) -> int:

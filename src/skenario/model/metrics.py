@@ -87,7 +87,7 @@ class MetricsTick(Entity):
 class MetricsTicker(KeyedStock[MetricsTick]):
     """Holds each active replica's tick between firings; a firing is a self-loop movement."""
 
-    __slots__ = ("_cpu_request", "_env", "_pipeline", "_source", "_spec")
+    __slots__ = ("_env", "_pipeline", "_source", "_spec")
 
     def __init__(
         self,
@@ -95,14 +95,12 @@ class MetricsTicker(KeyedStock[MetricsTick]):
         spec: MetricsSpec,
         source: MetricsSource,
         pipeline: MetricsPipeline,
-        cpu_request: int,
     ) -> None:
         super().__init__("MetricsTicktock", "MetricsTick")
         self._env = env
         self._spec = spec
         self._source = source
         self._pipeline = pipeline
-        self._cpu_request = cpu_request
 
     def start(self, replica: Replica) -> None:
         """Begin ticking for a replica that just became active."""
@@ -142,7 +140,7 @@ class MetricsTicker(KeyedStock[MetricsTick]):
             in_flight=processing.count(),
             concurrency=(area - tick.in_flight_area) / window,
             rps=(arrived - tick.arrived) * SECOND / window,
-            cpu_request=self._cpu_request,
+            cpu_request=replica.cpu_request,
         )
         tick.at, tick.busy, tick.in_flight_area, tick.arrived = now, busy, area, arrived
         return sample

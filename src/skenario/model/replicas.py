@@ -33,6 +33,8 @@ class Replica(Entity):
 
     __slots__ = (
         "activated_at",
+        "cpu_limit",
+        "cpu_request",
         "created_at",
         "processing",
         "stage",
@@ -41,10 +43,14 @@ class Replica(Entity):
     )
     kind = "Replica"
 
-    def __init__(self, id: int, processing: RequestsProcessing, created_at: int) -> None:
+    def __init__(
+        self, id: int, processing: RequestsProcessing, created_at: int, cpu_request: int, cpu_limit: int | None = None
+    ) -> None:
         self.id = id
         self.processing = processing
         self.created_at = created_at
+        self.cpu_request = cpu_request  # millicores; what HPA utilisation and VPA bounds refer to
+        self.cpu_limit = cpu_limit
         self.activated_at: int | None = None
         self.terminated_at: int | None = None
         self.state = ReplicaState.LAUNCHING
@@ -52,6 +58,7 @@ class Replica(Entity):
 
     @property
     def millicores(self) -> int:
+        """The CPU it can use: its limit when set, else its request."""
         return self.processing.cpu.millicores
 
 
@@ -150,11 +157,12 @@ class ReplicasActive(FifoStock[Replica]):
 class ReplicasTerminating(KeyedStock[Replica]):
     """Replicas shutting down: no new requests; done when drained or when the grace period ends."""
 
-    __slots__ = ("_env", "_grace", "_terminated", "_timers")
+    __slots__ = ("_env", "_grace", "_terminated", "_timers", "on_terminating")
 
     def __init__(self, env: Environment, grace: int, terminated: ReplicasTerminated) -> None:
         super().__init__("ReplicasTerminating", "Replica")
         self._env = env
+        self.on_terminating: list[ReplicaHook] = []
         self._grace = grace
         self._terminated = terminated
         self._timers: dict[Replica, Timer] = {}
@@ -163,6 +171,8 @@ class ReplicasTerminating(KeyedStock[Replica]):
         self._items[entity] = None
         entity.state = ReplicaState.TERMINATING
         self._timers[entity] = self._env.call_later(self._grace, lambda: self._grace_over(entity))
+        for hook in self.on_terminating:
+            hook(entity)
         entity.processing.drain(lambda: self._finish(entity))
 
     def remove(self, entity: Replica | None = None) -> Replica | None:

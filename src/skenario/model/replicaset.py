@@ -68,6 +68,8 @@ class ReplicaSet:
         self.desired = 0
         self._pending_launches = 0  # begin_launch movements scheduled and not yet run
         self._pending_stops = 0  # terminate_replica movements scheduled and not yet run
+        self._replacing: set[Replica] = set()  # evicted, to be replaced once they stop
+        terminating.on_terminating.append(self._replacement_due)
 
     @property
     def current(self) -> int:
@@ -86,6 +88,24 @@ class ReplicaSet:
         for _ in range(self.current - desired):
             self._pending_stops += 1
             env.schedule("terminate_replica", at, self.running, self._terminating)
+
+    def replace(self, replica: Replica) -> None:
+        """Stop this replica and launch another in its place: desired does not change.
+
+        The replacement launches when the eviction runs, so an eviction that finds its replica
+        already gone launches nothing.
+        """
+        env = self._env
+        self._pending_stops += 1
+        self._replacing.add(replica)
+        env.schedule("evict_replica", max(env.now(), _FIRST), self.running, self._terminating, replica)
+
+    def _replacement_due(self, replica: Replica) -> None:
+        if replica in self._replacing:
+            self._replacing.discard(replica)
+            self._pending_launches += 1
+            env = self._env
+            env.schedule("begin_launch", env.now(), self._source, self._launching)
 
     def start_active(self, replicas: Iterable[Replica]) -> None:
         """Initial replicas that are up when the run starts: desired, and active at 1 ns."""
