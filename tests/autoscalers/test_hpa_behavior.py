@@ -47,32 +47,36 @@ from skenario.autoscalers.hpa import (
 from skenario.autoscalers.hpa_behavior import (
     DEFAULT_SCALE_DOWN_RULES,
     DEFAULT_SCALE_UP_RULES,
-    SCALE_UP_LIMIT_FACTOR,
     Behavior,
-    HPAHistory,
     PolicyType,
-    ScaleEvent,
     ScalingPolicy,
     ScalingRules,
     SelectPolicy,
+    generate_scale_down_rules,
+    generate_scale_up_rules,
+    maybe_init_scale_down_stabilization_window,
+    set_defaults_behavior,
+    tolerances_for_hpa,
+)
+from skenario.autoscalers.hpa_normalization import (
+    SCALE_UP_LIMIT_FACTOR,
+    ScaleEvent,
     TimestampedRecommendation,
     calculate_scale_down_limit_with_behaviors,
     calculate_scale_up_limit,
     calculate_scale_up_limit_with_scaling_rules,
     convert_desired_replicas_with_behavior_rate,
     convert_desired_replicas_with_rules,
-    generate_scale_down_rules,
-    generate_scale_up_rules,
     get_replicas_change_per_period,
-    maybe_init_scale_down_stabilization_window,
     normalize_desired_replicas,
     normalize_desired_replicas_with_behaviors,
-    reconcile_desired_replicas,
-    set_defaults_behavior,
     stabilize_recommendation,
     stabilize_recommendation_with_behaviors,
+)
+from skenario.autoscalers.hpa_reconcile import (
+    HPAHistory,
+    reconcile_desired_replicas,
     store_scale_event,
-    tolerances_for_hpa,
 )
 from skenario.core.time import HOUR, MINUTE, SECOND
 

@@ -1,660 +1,139 @@
-"""The Horizontal Pod Autoscaler's replica calculator and metric combination, as pure functions.
+"""The Horizontal Pod Autoscaler's metric combination, and the entry point to its calculators.
 
-Restated from kubernetes/kubernetes `pkg/controller/podautoscaler` (`replica_calculator.go`,
-`metrics/utilization.go` and `computeReplicasForMetrics` in `horizontal.go`); no upstream code is
-copied. Each function's docstring names the upstream function it mirrors. Stabilisation windows,
-`behavior` rate limits and the reconcile step live in `hpa_behavior`.
+Restated from kubernetes/kubernetes `pkg/controller/podautoscaler/horizontal.go`
+(`computeReplicasForMetrics` and the `computeStatusFor*Metric` it calls); no upstream code is
+copied. Each function's docstring names the upstream function it mirrors. The plain data lives in
+`hpa_types`, the per-metric replica calculator (`replica_calculator.go`) in `hpa_replicas` and the
+usage ratios (`metrics/utilization.go`) in `hpa_utilization`; their public names are re-exported
+here, so `from skenario.autoscalers.hpa import ...` reaches all of them. Stabilisation windows,
+`behavior` rate limits and the reconcile step live in `hpa_behavior`, `hpa_normalization` and
+`hpa_reconcile`.
 
 Plain data in, plain data out: the caller lists the pods the HPA's selector matches and the
 samples the metrics pipeline holds, and passes `now`, so a user can unit-test an HPA setting
-without a cluster or a simulation. Quantities are integer milli-units, as upstream's
-`Quantity.MilliValue()` (CPU in millicores; a Pods metric of 1.5 requests per second is 1500);
-times are integer nanoseconds (`skenario.core.time`). The arithmetic is upstream's to the bit:
-integer percentages truncated, ratios in float64, `ceil` on the float product.
+without a cluster or a simulation. Units are those of `hpa_types` (integer milli-units and
+nanoseconds). The arithmetic is upstream's to the bit: integer percentages truncated, ratios in
+float64, `ceil` on the float product.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 
-from skenario.core.time import MINUTE, SECOND
-
-MAX_INT32 = 2**31 - 1
-MAX_INT64 = 2**63 - 1
-
-# kube-controller-manager flags (config/v1alpha1/defaults.go, RecommendedDefaultHPAControllerConfiguration).
-DEFAULT_SYNC_PERIOD = 15 * SECOND
-DEFAULT_TOLERANCE = 0.1
-DEFAULT_DOWNSCALE_STABILIZATION = 5 * MINUTE
-DEFAULT_CPU_INITIALIZATION_PERIOD = 5 * MINUTE
-DEFAULT_INITIAL_READINESS_DELAY = 30 * SECOND
-# autoscaling/v2 API defaults (pkg/apis/autoscaling/v2/defaults.go).
-DEFAULT_MIN_REPLICAS = 1
-DEFAULT_CPU_UTILIZATION = 80
-
-CPU = "cpu"
-MEMORY = "memory"
-
-
-class HPAMetricError(Exception):
-    """A metric the controller could not turn into a replica count this sync (upstream returns an error)."""
-
-
-@dataclass(frozen=True, slots=True)
-class HPAControllerConfig:
-    """The controller's flags, production defaults; upstream test harnesses use other values."""
-
-    sync_period: int = DEFAULT_SYNC_PERIOD
-    tolerance: float = DEFAULT_TOLERANCE
-    downscale_stabilization: int = DEFAULT_DOWNSCALE_STABILIZATION
-    cpu_initialization_period: int = DEFAULT_CPU_INITIALIZATION_PERIOD
-    initial_readiness_delay: int = DEFAULT_INITIAL_READINESS_DELAY
-
-
-@dataclass(frozen=True, slots=True)
-class Tolerances:
-    """Mirrors `Tolerances`: the usage-ratio band, per direction, inside which nothing changes."""
-
-    scale_down: float = DEFAULT_TOLERANCE
-    scale_up: float = DEFAULT_TOLERANCE
-
-    def is_within(self, usage_ratio: float) -> bool:
-        """Mirrors `Tolerances.isWithin`: both bounds inclusive (NaN is never within)."""
-        return (1.0 - self.scale_down) <= usage_ratio <= (1.0 + self.scale_up)
-
-
-DEFAULT_TOLERANCES = Tolerances()
-
-
-class PodPhase(StrEnum):
-    PENDING = "Pending"
-    RUNNING = "Running"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    UNKNOWN = "Unknown"
-
-
-class ConditionStatus(StrEnum):
-    TRUE = "True"
-    FALSE = "False"
-    UNKNOWN = "Unknown"
-
-
-@dataclass(frozen=True, slots=True)
-class Container:
-    """A container's resource requests (milli-units by resource name).
-
-    `restart_policy_always` marks an init container that keeps running (a sidecar); upstream counts
-    those requests, and ignores the other init containers.
-    """
-
-    name: str
-    requests: Mapping[str, int] = field(default_factory=dict)
-    restart_policy_always: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Pod:
-    """What the HPA reads of one pod its selector matches.
-
-    `ready` is the status of the Ready condition (None: the pod has no Ready condition yet) and
-    `ready_transition_time` its lastTransitionTime; `start_time` None means not started.
-    `deletion_time` is set once the pod is being deleted. `requests` are pod-level requests
-    (KEP-2837), which win over the containers' when set.
-    """
-
-    name: str
-    phase: PodPhase = PodPhase.RUNNING
-    ready: ConditionStatus | None = ConditionStatus.TRUE
-    ready_transition_time: int = 0
-    start_time: int | None = 0
-    deletion_time: int | None = None
-    containers: tuple[Container, ...] = ()
-    init_containers: tuple[Container, ...] = ()
-    requests: Mapping[str, int] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PodMetric:
-    """One pod's sample: `value` in milli-units, taken at `timestamp` over the `window` before it."""
-
-    value: int
-    timestamp: int = 0
-    window: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class UtilizationTarget:
-    """Average utilisation, in percent of the pods' requests (Resource and ContainerResource only)."""
-
-    average_utilization: int
-
-
-@dataclass(frozen=True, slots=True)
-class AverageValueTarget:
-    """Average value per pod, in milli-units."""
-
-    average_value: int
-
-
-@dataclass(frozen=True, slots=True)
-class ValueTarget:
-    """Total value, in milli-units (Object and External only)."""
-
-    value: int
-
-
-MetricTarget = UtilizationTarget | AverageValueTarget | ValueTarget
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceMetricSource:
-    """`type: Resource`: a resource (cpu, memory) summed over each pod's containers."""
-
-    name: str
-    target: MetricTarget
-
-
-@dataclass(frozen=True, slots=True)
-class ContainerResourceMetricSource:
-    """`type: ContainerResource`: one named container's usage against that container's request."""
-
-    name: str
-    container: str
-    target: MetricTarget
-
-
-@dataclass(frozen=True, slots=True)
-class PodsMetricSource:
-    """`type: Pods`: a per-pod custom metric (in-flight requests, requests per second)."""
-
-    name: str
-    target: MetricTarget
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectMetricSource:
-    """`type: Object`: one value describing another object (an Ingress's requests per second)."""
-
-    name: str
-    target: MetricTarget
-    described_object: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ExternalMetricSource:
-    """`type: External`: values from outside the cluster, summed over the series that match."""
-
-    name: str
-    target: MetricTarget
-
-
-MetricSpec = (
-    ResourceMetricSource | ContainerResourceMetricSource | PodsMetricSource | ObjectMetricSource | ExternalMetricSource
+from skenario.autoscalers.hpa_replicas import (
+    calc_plain_metric_replicas,
+    calculate_requests,
+    get_external_metric_replicas,
+    get_external_per_pod_metric_replicas,
+    get_metric_replicas,
+    get_object_metric_replicas,
+    get_object_per_pod_metric_replicas,
+    get_raw_resource_replicas,
+    get_ready_pods_count,
+    get_resource_replicas,
+    get_usage_ratio_replica_count,
+    group_pods,
+    remove_metrics_for_pods,
+)
+from skenario.autoscalers.hpa_types import (
+    CPU,
+    DEFAULT_CONTROLLER_CONFIG,
+    DEFAULT_CPU_INITIALIZATION_PERIOD,
+    DEFAULT_CPU_UTILIZATION,
+    DEFAULT_DOWNSCALE_STABILIZATION,
+    DEFAULT_INITIAL_READINESS_DELAY,
+    DEFAULT_METRICS,
+    DEFAULT_MIN_REPLICAS,
+    DEFAULT_SYNC_PERIOD,
+    DEFAULT_TOLERANCE,
+    DEFAULT_TOLERANCES,
+    MAX_INT32,
+    MAX_INT64,
+    MEMORY,
+    AverageValueTarget,
+    ConditionStatus,
+    Container,
+    ContainerResourceMetricSource,
+    ExternalMetricSource,
+    HPAControllerConfig,
+    HPAMetricError,
+    MetricReading,
+    MetricSpec,
+    MetricTarget,
+    ObjectMetricSource,
+    Pod,
+    PodGroups,
+    PodMetric,
+    PodPhase,
+    PodsMetricSource,
+    ReplicaCalculation,
+    ResourceMetricSource,
+    Tolerances,
+    UtilizationTarget,
+    ValueTarget,
+)
+from skenario.autoscalers.hpa_utilization import (
+    get_metric_usage_ratio,
+    get_resource_utilization_ratio,
 )
 
-# What the API server fills in when an HPA lists no metrics: CPU at 80% of requests.
-DEFAULT_METRICS: tuple[MetricSpec, ...] = (ResourceMetricSource(CPU, UtilizationTarget(DEFAULT_CPU_UTILIZATION)),)
-
-
-@dataclass(frozen=True, slots=True)
-class MetricReading:
-    """What the metrics pipeline returned for one metric spec at one sync.
-
-    `pod_metrics` by pod name for Resource, ContainerResource (that container's usage) and Pods;
-    `value` for Object; `values` (every matching series) for External.
-    """
-
-    pod_metrics: Mapping[str, PodMetric] = field(default_factory=dict)
-    value: int | None = None
-    values: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaCalculation:
-    """A calculator's answer: the proposal and the usage it reports in the HPA status.
-
-    `usage` is the per-pod average (Resource, Pods), the object's or the summed external value
-    (Value targets) or that value per current replica (AverageValue targets); `utilization` the
-    percent of request for Utilization targets. `usage_ratio` is usage over target before any
-    rebalancing of missing or unready pods.
-    """
-
-    replicas: int
-    usage: int
-    usage_ratio: float
-    utilization: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PodGroups:
-    """Mirrors the result of `groupPods`."""
-
-    ready_count: int
-    unready: frozenset[str]
-    missing: frozenset[str]
-    ignored: frozenset[str]
-
-
-def _quo(a: int, b: int) -> int:
-    """Go's integer division: truncates toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def _fdiv(a: float, b: float) -> float:
-    """Go's float64 division: IEEE infinities and NaN instead of ZeroDivisionError."""
-    if b == 0.0:
-        if a == 0.0 or math.isnan(a):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
-def _ceil_int32_saturated(x: float) -> int:
-    """`int32(math.Ceil(x))` where upstream caps the product at MaxInt32 first."""
-    if x > MAX_INT32:
-        return MAX_INT32
-    return math.ceil(x)
-
-
-def _cpu_unready(pod: Pod, metric: PodMetric, now: int, cpu_initialization_period: int, readiness_delay: int) -> bool:
-    if pod.ready is None or pod.start_time is None:
-        return True
-    if pod.start_time + cpu_initialization_period > now:
-        # Within the initialisation period: ignore the sample if the pod is unready, or if one full
-        # metric window has not passed since its readiness last changed.
-        return pod.ready == ConditionStatus.FALSE or metric.timestamp < pod.ready_transition_time + metric.window
-    # Afterwards: ignore it only if the pod is unready and has never been ready.
-    return pod.ready == ConditionStatus.FALSE and pod.start_time + readiness_delay > pod.ready_transition_time
-
-
-def group_pods(
-    pods: Sequence[Pod],
-    metrics: Mapping[str, PodMetric],
-    resource: str,
-    now: int,
-    *,
-    cpu_initialization_period: int = DEFAULT_CPU_INITIALIZATION_PERIOD,
-    initial_readiness_delay: int = DEFAULT_INITIAL_READINESS_DELAY,
-) -> PodGroups:
-    """Mirrors `groupPods`: sort pods into ready, unready, missing a metric, and ignored.
-
-    Deleted and Failed pods are ignored; Pending pods are unready for every metric; readiness
-    (with the CPU initialisation period and initial readiness delay) matters only for CPU.
-    """
-    ready = 0
-    unready: set[str] = set()
-    missing: set[str] = set()
-    ignored: set[str] = set()
-    for pod in pods:
-        if pod.deletion_time is not None or pod.phase == PodPhase.FAILED:
-            ignored.add(pod.name)
-            continue
-        if pod.phase == PodPhase.PENDING:
-            unready.add(pod.name)
-            continue
-        metric = metrics.get(pod.name)
-        if metric is None:
-            missing.add(pod.name)
-            continue
-        if resource == CPU and _cpu_unready(pod, metric, now, cpu_initialization_period, initial_readiness_delay):
-            unready.add(pod.name)
-            continue
-        ready += 1
-    return PodGroups(ready, frozenset(unready), frozenset(missing), frozenset(ignored))
-
-
-def remove_metrics_for_pods(metrics: Mapping[str, int], pods: frozenset[str]) -> dict[str, int]:
-    """Mirrors `removeMetricsForPods`, returning a new mapping instead of deleting in place."""
-    return {name: value for name, value in metrics.items() if name not in pods}
-
-
-def calculate_requests(
-    pods: Sequence[Pod], container: str, resource: str, *, pod_level_resources: bool = True
-) -> dict[str, int]:
-    """Mirrors `calculateRequests`: each pod's request for `resource`, in milli-units.
-
-    Pod-level requests when set (and the PodLevelResources gate is on) unless a container is
-    named; else the named container's, or the sum over containers and sidecar init containers.
-    A missing request is an error, for every listed pod, ignored ones included, as upstream.
-    """
-    requests: dict[str, int] = {}
-    for pod in pods:
-        if pod_level_resources and pod.requests and container == "":
-            if resource not in pod.requests:
-                raise HPAMetricError(f"missing pod-level request for {resource} in Pod {pod.name}")
-            requests[pod.name] = pod.requests[resource]
-            continue
-        candidates = pod.containers + tuple(c for c in pod.init_containers if c.restart_policy_always)
-        total = 0
-        found = False
-        for c in candidates:
-            if container in ("", c.name):
-                if resource not in c.requests:
-                    raise HPAMetricError(f"missing request for {resource} in container {c.name} of Pod {pod.name}")
-                total += c.requests[resource]
-            if container == c.name:
-                found = True
-                break
-        if container and not found:
-            raise HPAMetricError(f"container {container} not found in Pod {pod.name}")
-        requests[pod.name] = total
-    return requests
-
-
-def get_resource_utilization_ratio(
-    metrics: Mapping[str, int], requests: Mapping[str, int], target_utilization: int
-) -> tuple[float, int, int]:
-    """Mirrors `metrics.GetResourceUtilizationRatio`: (usage ratio, utilisation %, raw average).
-
-    Utilisation is the ratio of sums, truncated to an integer percent; metrics of pods without a
-    request (not in the pod list) are skipped.
-    """
-    metrics_total = 0
-    requests_total = 0
-    entries = 0
-    for name, value in metrics.items():
-        if name not in requests:
-            continue
-        metrics_total += value
-        requests_total += requests[name]
-        entries += 1
-    if requests_total == 0:
-        raise HPAMetricError("no metrics returned matched known pods")
-    utilization = _quo(metrics_total * 100, requests_total)
-    if not -(2**31) <= utilization <= MAX_INT32:
-        raise HPAMetricError(f"resource utilization {utilization} is outside the int32 range")
-    return float(utilization) / float(target_utilization), utilization, _quo(metrics_total, entries)
-
-
-def get_metric_usage_ratio(metrics: Mapping[str, int], target_usage: int) -> tuple[float, int]:
-    """Mirrors `metrics.GetMetricUsageRatio`: (usage ratio, average truncated to an integer)."""
-    usage = _quo(sum(metrics.values()), len(metrics))
-    return _fdiv(float(usage), float(target_usage)), usage
-
-
-def get_resource_replicas(
-    current_replicas: int,
-    target_utilization: int,
-    resource: str,
-    pods: Sequence[Pod],
-    metrics: Mapping[str, PodMetric],
-    now: int,
-    *,
-    tolerances: Tolerances = DEFAULT_TOLERANCES,
-    container: str = "",
-    cpu_initialization_period: int = DEFAULT_CPU_INITIALIZATION_PERIOD,
-    initial_readiness_delay: int = DEFAULT_INITIAL_READINESS_DELAY,
-    pod_level_resources: bool = True,
-) -> ReplicaCalculation:
-    """Mirrors `ReplicaCalculator.GetResourceReplicas`: a Utilization target on a (container) resource.
-
-    Unready pods are left out; then, if pods lack metrics or unready pods would join a scale-up,
-    the ratio is recomputed with missing pods at max(100%, target) of their request on a
-    scale-down and 0 on a scale-up, and unready pods at 0. If that recomputed ratio is within
-    tolerance or reverses the direction, or the new count moves against it, nothing changes.
-    """
-    if not metrics:
-        raise HPAMetricError(
-            f"unable to get metrics for resource {resource}: no metrics returned from resource metrics API"
-        )
-    if not pods:
-        raise HPAMetricError("no pods returned by selector while calculating replica count")
-    groups = group_pods(
-        pods,
-        metrics,
-        resource,
-        now,
-        cpu_initialization_period=cpu_initialization_period,
-        initial_readiness_delay=initial_readiness_delay,
-    )
-    values = remove_metrics_for_pods({name: m.value for name, m in metrics.items()}, groups.ignored)
-    values = remove_metrics_for_pods(values, groups.unready)
-    if not values:
-        raise HPAMetricError("did not receive metrics for targeted pods (pods might be unready)")
-    requests = calculate_requests(pods, container, resource, pod_level_resources=pod_level_resources)
-    ratio, utilization, raw = get_resource_utilization_ratio(values, requests, target_utilization)
-
-    def result(replicas: int) -> ReplicaCalculation:
-        return ReplicaCalculation(replicas, raw, ratio, utilization)
-
-    scale_up_with_unready = bool(groups.unready) and ratio > 1.0
-    if not scale_up_with_unready and not groups.missing:
-        if tolerances.is_within(ratio):
-            return result(current_replicas)
-        return result(math.ceil(ratio * float(groups.ready_count)))
-
-    if groups.missing:
-        if ratio < 1.0:
-            fallback = max(100, target_utilization)
-            for name in groups.missing:
-                values[name] = _quo(requests[name] * fallback, 100)
-        elif ratio > 1.0:
-            for name in groups.missing:
-                values[name] = 0
-    if scale_up_with_unready:
-        for name in groups.unready:
-            values[name] = 0
-
-    new_ratio, _, _ = get_resource_utilization_ratio(values, requests, target_utilization)
-    if tolerances.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return result(current_replicas)
-    new_replicas = math.ceil(new_ratio * float(len(values)))
-    if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
-        return result(current_replicas)
-    return result(new_replicas)
-
-
-def calc_plain_metric_replicas(
-    metrics: Mapping[str, PodMetric],
-    current_replicas: int,
-    target_usage: int,
-    pods: Sequence[Pod],
-    resource: str,
-    now: int,
-    *,
-    tolerances: Tolerances = DEFAULT_TOLERANCES,
-    cpu_initialization_period: int = DEFAULT_CPU_INITIALIZATION_PERIOD,
-    initial_readiness_delay: int = DEFAULT_INITIAL_READINESS_DELAY,
-) -> ReplicaCalculation:
-    """Mirrors `ReplicaCalculator.calcPlainMetricReplicas`: an AverageValue target per pod.
-
-    Same structure as `get_resource_replicas` on the mean value; missing pods count at exactly
-    the target on a scale-down. Readiness matters only when `resource` is CPU.
-    """
-    if not pods:
-        raise HPAMetricError("no pods returned by selector while calculating replica count")
-    groups = group_pods(
-        pods,
-        metrics,
-        resource,
-        now,
-        cpu_initialization_period=cpu_initialization_period,
-        initial_readiness_delay=initial_readiness_delay,
-    )
-    values = remove_metrics_for_pods({name: m.value for name, m in metrics.items()}, groups.ignored)
-    values = remove_metrics_for_pods(values, groups.unready)
-    if not values:
-        raise HPAMetricError("did not receive metrics for targeted pods (pods might be unready)")
-    ratio, usage = get_metric_usage_ratio(values, target_usage)
-
-    def result(replicas: int) -> ReplicaCalculation:
-        return ReplicaCalculation(replicas, usage, ratio)
-
-    scale_up_with_unready = bool(groups.unready) and ratio > 1.0
-    if not scale_up_with_unready and not groups.missing:
-        if tolerances.is_within(ratio):
-            return result(current_replicas)
-        return result(math.ceil(ratio * float(groups.ready_count)))
-
-    if groups.missing:
-        if ratio < 1.0:
-            for name in groups.missing:
-                values[name] = target_usage
-        elif ratio > 1.0:
-            for name in groups.missing:
-                values[name] = 0
-    if scale_up_with_unready:
-        for name in groups.unready:
-            values[name] = 0
-
-    new_ratio, _ = get_metric_usage_ratio(values, target_usage)
-    if tolerances.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return result(current_replicas)
-    new_replicas = math.ceil(new_ratio * float(len(values)))
-    if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
-        return result(current_replicas)
-    return result(new_replicas)
-
-
-def get_raw_resource_replicas(
-    current_replicas: int,
-    target_usage: int,
-    resource: str,
-    pods: Sequence[Pod],
-    metrics: Mapping[str, PodMetric],
-    now: int,
-    *,
-    tolerances: Tolerances = DEFAULT_TOLERANCES,
-    cpu_initialization_period: int = DEFAULT_CPU_INITIALIZATION_PERIOD,
-    initial_readiness_delay: int = DEFAULT_INITIAL_READINESS_DELAY,
-) -> ReplicaCalculation:
-    """Mirrors `ReplicaCalculator.GetRawResourceReplicas`: an AverageValue target on a resource."""
-    if not metrics:
-        raise HPAMetricError(
-            f"unable to get metrics for resource {resource}: no metrics returned from resource metrics API"
-        )
-    return calc_plain_metric_replicas(
-        metrics,
-        current_replicas,
-        target_usage,
-        pods,
-        resource,
-        now,
-        tolerances=tolerances,
-        cpu_initialization_period=cpu_initialization_period,
-        initial_readiness_delay=initial_readiness_delay,
-    )
-
-
-def get_metric_replicas(
-    current_replicas: int,
-    target_usage: int,
-    metric_name: str,
-    pods: Sequence[Pod],
-    metrics: Mapping[str, PodMetric],
-    now: int,
-    *,
-    tolerances: Tolerances = DEFAULT_TOLERANCES,
-) -> ReplicaCalculation:
-    """Mirrors `ReplicaCalculator.GetMetricReplicas`: a Pods metric; readiness is not consulted."""
-    if not metrics:
-        raise HPAMetricError(f"unable to get metric {metric_name}: no metrics returned from custom metrics API")
-    return calc_plain_metric_replicas(metrics, current_replicas, target_usage, pods, "", now, tolerances=tolerances)
-
-
-def get_ready_pods_count(pods: Sequence[Pod]) -> int:
-    """Mirrors `ReplicaCalculator.getReadyPodsCount`: Running pods whose Ready condition is True."""
-    if not pods:
-        raise HPAMetricError("no pods returned by selector while calculating replica count")
-    return sum(1 for p in pods if p.phase == PodPhase.RUNNING and p.ready == ConditionStatus.TRUE)
-
-
-def get_usage_ratio_replica_count(
-    current_replicas: int, usage_ratio: float, pods: Sequence[Pod], *, tolerances: Tolerances = DEFAULT_TOLERANCES
-) -> int:
-    """Mirrors `ReplicaCalculator.getUsageRatioReplicaCount`: ratio times ready pods, capped at MaxInt32.
-
-    From zero replicas (only reachable with the alpha HPAScaleToZero gate) it is ceil(ratio), with
-    no tolerance.
-    """
-    if current_replicas == 0:
-        return math.ceil(usage_ratio)
-    if tolerances.is_within(usage_ratio):
-        return current_replicas
-    return _ceil_int32_saturated(usage_ratio * float(get_ready_pods_count(pods)))
-
-
-def get_object_metric_replicas(
-    current_replicas: int,
-    target_usage: int,
-    usage: int,
-    pods: Sequence[Pod],
-    *,
-    tolerances: Tolerances = DEFAULT_TOLERANCES,
-) -> ReplicaCalculation:
-    """Mirrors `ReplicaCalculator.GetObjectMetricReplicas`: an Object metric with a Value target."""
-    ratio = _fdiv(float(usage), float(target_usage))
-    replicas = get_usage_ratio_replica_count(current_replicas, ratio, pods, tolerances=tolerances)
-    return ReplicaCalculation(replicas, usage, ratio)
-
-
-def _per_pod(status_replicas: int, target_average: int, usage: int, tolerances: Tolerances) -> ReplicaCalculation:
-    ratio = _fdiv(float(usage), float(target_average) * float(status_replicas))
-    replicas = status_replicas
-    if not tolerances.is_within(ratio):
-        replicas = _ceil_int32_saturated(_fdiv(float(usage), float(target_average)))
-    if float(usage) >= float(MAX_INT64):
-        average = MAX_INT64
-    elif status_replicas == 0:
-        average = usage  # Go converts +Inf to an undefined int64 here; report the total instead
-    else:
-        average = math.ceil(float(usage) / float(status_replicas))
-    return ReplicaCalculation(replicas, average, ratio)
-
-
-def get_object_per_pod_metric_replicas(
-    status_replicas: int, target_average_usage: int, usage: int, *, tolerances: Tolerances = DEFAULT_TOLERANCES
-) -> ReplicaCalculation:
-    """Mirrors `ReplicaCalculator.GetObjectPerPodMetricReplicas`: an Object metric, AverageValue target.
-
-    The ratio divides by the scale's status replicas; outside tolerance the proposal is
-    ceil(value / target) regardless of readiness. The reported usage is ceil(value / replicas).
-    """
-    return _per_pod(status_replicas, target_average_usage, usage, tolerances)
-
-
-def _saturating_sum(values: Sequence[int]) -> int:
-    total = 0
-    for v in values:
-        total += v
-        if total > MAX_INT64:
-            return MAX_INT64
-    return total
-
-
-def get_external_metric_replicas(
-    current_replicas: int,
-    target_usage: int,
-    values: Sequence[int],
-    pods: Sequence[Pod],
-    *,
-    tolerances: Tolerances = DEFAULT_TOLERANCES,
-) -> ReplicaCalculation:
-    """Mirrors `ReplicaCalculator.GetExternalMetricReplicas`: the series are summed (saturating at MaxInt64)."""
-    if not values:
-        raise HPAMetricError("no metrics returned from external metrics API")
-    usage = _saturating_sum(values)
-    ratio = _fdiv(float(usage), float(target_usage))
-    replicas = get_usage_ratio_replica_count(current_replicas, ratio, pods, tolerances=tolerances)
-    return ReplicaCalculation(replicas, usage, ratio)
-
-
-def get_external_per_pod_metric_replicas(
-    status_replicas: int,
-    target_usage_per_pod: int,
-    values: Sequence[int],
-    *,
-    tolerances: Tolerances = DEFAULT_TOLERANCES,
-) -> ReplicaCalculation:
-    """Mirrors `ReplicaCalculator.GetExternalPerPodMetricReplicas`: summed series, AverageValue target."""
-    if not values:
-        raise HPAMetricError("no metrics returned from external metrics API")
-    return _per_pod(status_replicas, target_usage_per_pod, _saturating_sum(values), tolerances)
+__all__ = [
+    "CPU",
+    "DEFAULT_CONTROLLER_CONFIG",
+    "DEFAULT_CPU_INITIALIZATION_PERIOD",
+    "DEFAULT_CPU_UTILIZATION",
+    "DEFAULT_DOWNSCALE_STABILIZATION",
+    "DEFAULT_INITIAL_READINESS_DELAY",
+    "DEFAULT_METRICS",
+    "DEFAULT_MIN_REPLICAS",
+    "DEFAULT_SYNC_PERIOD",
+    "DEFAULT_TOLERANCE",
+    "DEFAULT_TOLERANCES",
+    "MAX_INT32",
+    "MAX_INT64",
+    "MEMORY",
+    "AverageValueTarget",
+    "ConditionStatus",
+    "Container",
+    "ContainerResourceMetricSource",
+    "ExternalMetricSource",
+    "HPAControllerConfig",
+    "HPAMetricError",
+    "MetricProposal",
+    "MetricReading",
+    "MetricSpec",
+    "MetricTarget",
+    "MetricsRecommendation",
+    "ObjectMetricSource",
+    "Pod",
+    "PodGroups",
+    "PodMetric",
+    "PodPhase",
+    "PodsMetricSource",
+    "ReplicaCalculation",
+    "ResourceMetricSource",
+    "Tolerances",
+    "UtilizationTarget",
+    "ValueTarget",
+    "calc_plain_metric_replicas",
+    "calculate_requests",
+    "compute_replicas_for_metric",
+    "compute_replicas_for_metrics",
+    "get_external_metric_replicas",
+    "get_external_per_pod_metric_replicas",
+    "get_metric_replicas",
+    "get_metric_usage_ratio",
+    "get_object_metric_replicas",
+    "get_object_per_pod_metric_replicas",
+    "get_raw_resource_replicas",
+    "get_ready_pods_count",
+    "get_resource_replicas",
+    "get_resource_utilization_ratio",
+    "get_usage_ratio_replica_count",
+    "group_pods",
+    "remove_metrics_for_pods",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -685,7 +164,7 @@ def compute_replicas_for_metric(
     pods: Sequence[Pod],
     now: int,
     tolerances: Tolerances | None = None,
-    config: HPAControllerConfig = HPAControllerConfig(),
+    config: HPAControllerConfig = DEFAULT_CONTROLLER_CONFIG,
 ) -> MetricProposal:
     """Mirrors `HorizontalController.computeReplicasForMetric` and the `computeStatusFor*Metric` it calls.
 
@@ -799,7 +278,7 @@ def compute_replicas_for_metrics(
     pods: Sequence[Pod],
     now: int,
     tolerances: Tolerances | None = None,
-    config: HPAControllerConfig = HPAControllerConfig(),
+    config: HPAControllerConfig = DEFAULT_CONTROLLER_CONFIG,
 ) -> MetricsRecommendation:
     """Mirrors `HorizontalController.computeReplicasForMetrics`: the largest proposal over all metrics.
 

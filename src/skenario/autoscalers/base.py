@@ -1,0 +1,158 @@
+"""What an autoscaler sees and does, the same for built-in ones and user plugins.
+
+An autoscaler gets an `AutoscalerContext` when it starts: the Clock (seed 004: the only view of
+time it has, so the same code runs simulated or live), the pods of its workload, the metrics the
+pipeline delivered, and the two levers Kubernetes gives: the desired replica count and the pod
+template's CPU (with evictions to apply it). It schedules its own ticks with `clock.call_later`.
+
+`ClusterContext` is the context over a simulated `ClusterModel`; anything with the same methods
+(for example a client of a real cluster) serves as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from skenario.core.clock import Clock
+from skenario.model.cluster import ClusterModel
+from skenario.model.metrics import Sample
+from skenario.model.replicas import ReplicaState
+
+
+@dataclass(frozen=True)
+class PodView:
+    """One pod of the workload as the Kubernetes API would show it.
+
+    `ready` is the Ready condition; `ready_since` its last transition (None while never ready);
+    `started_at` when the pod was created. `phase` is Pending while launching, Running when
+    active, Terminating while it drains.
+    """
+
+    id: int
+    name: str
+    phase: str
+    ready: bool
+    started_at: int
+    ready_since: int | None
+    cpu_request: int
+    cpu_limit: int | None
+
+
+class AutoscalerContext(Protocol):
+    """The cluster as an autoscaler sees it."""
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def pods(self) -> list[PodView]:
+        """The workload's pods that are not yet gone (pending, running or terminating)."""
+        ...
+
+    def samples(self) -> dict[int, Sample]:
+        """The latest metrics sample of each live pod, by pod id, as the pipeline delivered it."""
+        ...
+
+    def subscribe(self, fn: Callable[[Sample], object]) -> None:
+        """Call `fn` with each sample as it reaches the metrics sink."""
+        ...
+
+    @property
+    def desired(self) -> int: ...
+
+    def scale_to(self, replicas: int) -> None: ...
+
+    @property
+    def cpu_request(self) -> int:
+        """The pod template's CPU request, in millicores."""
+        ...
+
+    def set_cpu(self, request: int, limit: int | None = None) -> None:
+        """Change the pod template's CPU; running pods keep theirs until replaced."""
+        ...
+
+    def evict(self, pod_id: int) -> None:
+        """Stop a pod; its replacement is made from the current template."""
+        ...
+
+    def buffered_requests(self) -> int:
+        """Requests waiting in the activator-like buffer for a pod to become ready."""
+        ...
+
+
+@runtime_checkable
+class Autoscaler(Protocol):
+    """A horizontal or vertical autoscaler: built in, or a user's plugin.
+
+    `start` is called once, at the start of the run, with the context it will act through; the
+    autoscaler schedules its own work on `context.clock` from then on.
+    """
+
+    def start(self, context: AutoscalerContext) -> None: ...
+
+
+_PHASES = {
+    ReplicaState.LAUNCHING: "Pending",
+    ReplicaState.ACTIVE: "Running",
+    ReplicaState.TERMINATING: "Terminating",
+}
+
+
+class ClusterContext:
+    """An AutoscalerContext over a simulated ClusterModel."""
+
+    def __init__(self, model: ClusterModel) -> None:
+        self._model = model
+
+    @property
+    def clock(self) -> Clock:
+        return self._model.env
+
+    def pods(self) -> list[PodView]:
+        views = []
+        for replica in self._model.replicas.values():
+            if replica.state is ReplicaState.TERMINATED:
+                continue
+            views.append(
+                PodView(
+                    id=replica.id,
+                    name=replica.name,
+                    phase=_PHASES[replica.state],
+                    ready=replica.state is ReplicaState.ACTIVE,
+                    started_at=replica.created_at,
+                    ready_since=replica.activated_at,
+                    cpu_request=replica.cpu_request,
+                    cpu_limit=replica.cpu_limit,
+                )
+            )
+        return views
+
+    def samples(self) -> dict[int, Sample]:
+        return dict(self._model.metrics_sink.latest)
+
+    def subscribe(self, fn: Callable[[Sample], object]) -> None:
+        self._model.metrics_sink.subscribe(fn)
+
+    @property
+    def desired(self) -> int:
+        return self._model.desired
+
+    def scale_to(self, replicas: int) -> None:
+        if replicas != self._model.desired:
+            self._model.scale_to(replicas)
+
+    @property
+    def cpu_request(self) -> int:
+        return self._model.cpu_request
+
+    def set_cpu(self, request: int, limit: int | None = None) -> None:
+        self._model.set_cpu(request, limit)
+
+    def evict(self, pod_id: int) -> None:
+        replica = self._model.replicas.get(pod_id)
+        if replica is not None and replica.state in (ReplicaState.LAUNCHING, ReplicaState.ACTIVE):
+            self._model.replace(replica)
+
+    def buffered_requests(self) -> int:
+        return self._model.requests_buffered.count()
