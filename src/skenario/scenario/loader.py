@@ -1,4 +1,4 @@
-"""Reading scenario files: YAML in, a validated `Scenario` out, or one clear `ScenarioError`.
+"""Reading scenario files (and the manifests they point at): YAML in, a validated model out, or one clear error.
 
 Every error names the file, the line, the field path as the user wrote it (`spec.traffic.rate`)
 and the offending value; pydantic's union tags are taken out of the path.
@@ -7,17 +7,29 @@ and the offending value; pydantic's union tags are taken out of the path.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from skenario.errors import ScenarioError
 from skenario.scenario.schema import Scenario
 
+M = TypeVar("M", bound=BaseModel)
+
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file."""
+    return load_document(path, Scenario, "a scenario is a mapping with apiVersion, kind, metadata and spec")
+
+
+def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
+    """Validate a scenario given as YAML text; `source` names it in errors."""
+    return parse_document(text, Scenario, source, "a scenario is a mapping with apiVersion, kind, metadata and spec")
+
+
+def load_document(path: str | Path, model: type[M], shape: str) -> M:
+    """Read and validate one YAML document (a scenario, or a manifest it points at)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -25,11 +37,11 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError("no such file", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"cannot read the file: {exc}", file=str(path)) from None
-    return parse_scenario(text, source=str(path))
+    return parse_document(text, model, str(path), shape)
 
 
-def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
-    """Validate a scenario given as YAML text; `source` names it in errors."""
+def parse_document(text: str, model: type[M], source: str, shape: str) -> M:
+    """Validate YAML text as `model`; errors name `source`, the line, the field and the value."""
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text)
@@ -38,14 +50,11 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScenarioError(f"not valid YAML: {problem}", file=source, line=mark.line + 1 if mark else None) from None
     if data is None:
-        raise ScenarioError("the file is empty; a scenario starts with 'apiVersion' and 'kind: Scenario'", file=source)
+        raise ScenarioError(f"the file is empty; {shape}", file=source)
     if not isinstance(data, dict):
-        raise ScenarioError(
-            f"a scenario is a mapping with apiVersion, kind, metadata and spec, not a {type(data).__name__}",
-            file=source,
-        )
+        raise ScenarioError(f"{shape}, not a {type(data).__name__}", file=source)
     try:
-        return Scenario.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise _first_problem(exc, data, root, source) from None
 

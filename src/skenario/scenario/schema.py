@@ -35,6 +35,7 @@ from skenario.model.config import (
     RoutingPolicy,
     RoutingSpec,
 )
+from skenario.scenario.autoscaling import AutoscalerSpec
 from skenario.scenario.base import Spec as _Spec
 from skenario.scenario.distributions import ConstantDistribution, RandomDuration
 from skenario.scenario.traffic import TrafficSpec
@@ -175,6 +176,7 @@ class ScenarioSpec(_Spec):
     routing: Routing = Field(default_factory=lambda: Routing.model_validate({}))
     metrics: Metrics = Field(default_factory=lambda: Metrics.model_validate({}))
     recording: Recording = Field(default_factory=lambda: Recording.model_validate({}))
+    autoscalers: tuple[AutoscalerSpec, ...] = Field((), description="Autoscalers acting on the workload.")
 
     def cluster_spec(self) -> ClusterSpec:
         return self.workload.cluster_spec(self.routing, self.metrics)

@@ -7,11 +7,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from skenario.autoscalers.base import ClusterContext
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.model.cluster import ClusterModel
 from skenario.results.recorder import Recorder
 from skenario.results.summary import Summary, summarize
+from skenario.scenario.autoscaling import build_autoscalers
 from skenario.scenario.schema import Scenario
 from skenario.scenario.traffic import build_arrivals
 
@@ -49,6 +51,10 @@ class Simulation:
         )
         self.model = ClusterModel(self.env, spec.cluster_spec(), arrivals, self.streams)
         self.recorder = Recorder(self.env, self.model, spec.recording.interval)
+        self.autoscalers = build_autoscalers(spec.autoscalers, base_dir or Path.cwd())
+        context = ClusterContext(self.model)
+        for autoscaler in self.autoscalers:
+            autoscaler.start(context)
 
     def run(self, *, steps: int = 1, progress: Callable[[int], object] | None = None) -> Summary:
         """Run to the halt. With `steps` > 1 the run pauses that many times to call `progress(now)`."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from fractions import Fraction
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, WithJsonSchema
@@ -97,3 +99,39 @@ CpuQuantity = Annotated[
     ),
 ]
 """Whole millicores, written as Kubernetes writes CPU: `500m`, `1`, `0.5`."""
+
+
+_QUANTITY = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?\s*$")
+_SUFFIX = {
+    "": Fraction(1),
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+    **{suffix: Fraction(1024**power) for power, suffix in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), start=1)},
+}
+
+
+def milli_quantity(value: Any) -> int:
+    """A Kubernetes quantity (`100m`, `2`, `1.5k`, `64Mi`, `1e3`) in milli-units, rounded up as `MilliValue`."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"'{value}' is not a quantity such as '100m', '2' or '1.5k'")
+    match = _QUANTITY.match(str(value))
+    if not match:
+        raise ValueError(f"'{value}' is not a quantity such as '100m', '2' or '1.5k'")
+    number, suffix = Fraction(match.group(1)), match.group(2) or ""
+    scale = Fraction(10) ** int(suffix[1:]) if suffix[:1] in ("e", "E") and suffix not in _SUFFIX else _SUFFIX[suffix]
+    return math.ceil(number * scale * 1000)
+
+
+MilliQuantity = Annotated[
+    int,
+    BeforeValidator(milli_quantity),
+    WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string"}], "examples": ["100m", 2, "1.5k"]}),
+]
+"""A Kubernetes quantity as whole milli-units (what the API calls MilliValue)."""

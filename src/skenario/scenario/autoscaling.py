@@ -1,0 +1,131 @@
+"""The `spec.autoscalers` section: which autoscalers run, from real manifests or inline specs.
+
+```yaml
+autoscalers:
+  - type: hpa
+    manifest: hpa.yaml            # an autoscaling/v2 HorizontalPodAutoscaler, relative to this file
+  - type: hpa
+    spec:
+      maxReplicas: 10
+      metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}]
+    syncPeriod: 15s               # kube-controller-manager flags, with their defaults
+  - type: plugin
+    plugin: plugins/my_scaler.py:MyScaler   # or an importable module: package.module:Class
+    options: {target: 0.7}        # keyword arguments for the class
+```
+
+A plugin is the only way a scenario runs user code, and only the code it names.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from skenario.autoscalers.base import Autoscaler
+from skenario.autoscalers.hpa import HPAControllerConfig
+from skenario.autoscalers.hpa_controller import HorizontalPodAutoscaler
+from skenario.core.time import MINUTE, SECOND
+from skenario.errors import ScenarioError
+from skenario.scenario.base import Spec
+from skenario.scenario.hpa_manifest import HorizontalPodAutoscalerManifest, HPASpecModel
+from skenario.scenario.units import Duration
+
+
+class HpaAutoscaler(Spec):
+    """A HorizontalPodAutoscaler, from a manifest file or an inline `spec`."""
+
+    type: Literal["hpa"]
+    manifest: str | None = Field(None, description="An autoscaling/v2 HorizontalPodAutoscaler YAML file.")
+    spec: HPASpecModel | None = Field(None, description="The HPA's spec, as in a manifest.")
+    sync_period: Duration = Field(15 * SECOND, gt=0, description="--horizontal-pod-autoscaler-sync-period")
+    tolerance: float = Field(0.1, ge=0, description="--horizontal-pod-autoscaler-tolerance")
+    downscale_stabilization: Duration = Field(5 * MINUTE, ge=0, description="...-downscale-stabilization")
+    cpu_initialization_period: Duration = Field(5 * MINUTE, ge=0, description="...-cpu-initialization-period")
+    initial_readiness_delay: Duration = Field(30 * SECOND, ge=0, description="...-initial-readiness-delay")
+
+    @model_validator(mode="after")
+    def _manifest_or_spec(self) -> HpaAutoscaler:
+        if (self.manifest is None) == (self.spec is None):
+            raise ValueError("give either 'manifest' (a file) or 'spec' (inline), not both or neither")
+        return self
+
+    def build(self, base_dir: Path) -> HorizontalPodAutoscaler:
+        from skenario.scenario.loader import load_document
+
+        spec = self.spec
+        if self.manifest is not None:
+            manifest = load_document(
+                base_dir / self.manifest,
+                HorizontalPodAutoscalerManifest,
+                "a manifest is a mapping with apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler and spec",
+            )
+            spec = manifest.spec
+        assert spec is not None
+        config = HPAControllerConfig(
+            sync_period=self.sync_period,
+            tolerance=self.tolerance,
+            downscale_stabilization=self.downscale_stabilization,
+            cpu_initialization_period=self.cpu_initialization_period,
+            initial_readiness_delay=self.initial_readiness_delay,
+        )
+        return HorizontalPodAutoscaler(spec.build(), config)
+
+
+class PluginAutoscaler(Spec):
+    """A user's autoscaler class: any class with `start(context)` (see skenario.autoscalers.base)."""
+
+    type: Literal["plugin"]
+    plugin: str = Field(
+        pattern=r"^[^:]+:[A-Za-z_][A-Za-z0-9_]*$",
+        description="'path/to/file.py:Class' (relative to the scenario) or 'package.module:Class'.",
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the class.")
+
+    def build(self, base_dir: Path, field: str) -> Autoscaler:
+        where, _, name = self.plugin.rpartition(":")
+        if where.endswith(".py"):
+            path = base_dir / where
+            if not path.is_file():
+                raise ScenarioError("no such plugin file", field=field, value=str(path))
+            module_name = f"skenario_plugin_{abs(hash(str(path.resolve())))}"
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
+        else:
+            try:
+                module = importlib.import_module(where)
+            except ImportError as exc:
+                raise ScenarioError(f"cannot import the plugin's module: {exc}", field=field, value=where) from None
+        cls = getattr(module, name, None)
+        if cls is None:
+            raise ScenarioError(f"the plugin module has no '{name}'", field=field, value=self.plugin)
+        try:
+            instance = cls(**self.options)
+        except TypeError as exc:
+            message = f"the plugin does not take these options: {exc}"
+            raise ScenarioError(message, field=field, value=self.options) from None
+        if not isinstance(instance, Autoscaler):
+            raise ScenarioError("a plugin needs a start(context) method", field=field, value=self.plugin)
+        return instance
+
+
+AutoscalerSpec = Annotated[HpaAutoscaler | PluginAutoscaler, Field(discriminator="type")]
+
+
+def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path) -> list[Autoscaler]:
+    """Every autoscaler of the scenario, built (manifests read, plugins loaded) before the run."""
+    built: list[Autoscaler] = []
+    for index, spec in enumerate(specs):
+        if isinstance(spec, HpaAutoscaler):
+            built.append(spec.build(base_dir))
+        else:
+            built.append(spec.build(base_dir, f"spec.autoscalers.{index}.plugin"))
+    return built
