@@ -1,4 +1,4 @@
-"""The README's kernel tour runs and prints what its comments say."""
+"""The README's code examples run and print what their comments say."""
 
 from __future__ import annotations
 
@@ -26,3 +26,15 @@ def test_kernel_tour_prints_what_the_readme_says() -> None:
     # The two ignored movements carry the reasons the comments give.
     assert "late scheduled_after_halt" in printed.getvalue()
     assert "serve from_stock_empty" in printed.getvalue()
+
+
+def test_hpa_calculator_example_prints_what_the_readme_says() -> None:
+    text = README.read_text()
+    section = text[text.index("## Autoscalers") : text.index("## A tour of the kernel")]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code.group(1), "README.md", "exec"), {})
+    # The comment's formula, independently: ceil(3 pods × 90% used / 60% target) = 5.
+    assert printed.getvalue().split() == ["5"]

@@ -1,0 +1,39 @@
+"""Every bundled example runs as its comments say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skenario.scenario import Simulation, load_scenario
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def run(name: str) -> Simulation:
+    simulation = Simulation(load_scenario(EXAMPLES / name), base_dir=EXAMPLES)
+    simulation.run()
+    return simulation
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_every_example_runs_and_accounts_for_every_request(name: str) -> None:
+    simulation = run(name)
+    model = simulation.model
+    assert model.requests_arrived > 0
+    assert model.requests_arrived == (
+        model.requests_complete.count() + model.requests_failed.count() + model.requests_in_flight
+    )
+
+
+def test_the_hpa_example_scales_out_for_the_step_and_back_in_after_it() -> None:
+    frame = run("hpa-step.yaml").recorder.frame()
+    before = frame.loc[frame.index <= 300, "replicas_desired"]
+    during = frame.loc[(frame.index > 600) & (frame.index <= 1200), "replicas_desired"]
+    after = frame.loc[frame.index > 2100, "replicas_desired"]
+    # 60/s × 60 ms = 3.6 cores; at 60% of 500m that is 12 pods, against 2 for the 0.6 cores before.
+    assert before.max() <= 3
+    assert during.min() >= 10
+    assert after.iloc[-1] < during.min()
+    assert frame["replicas_desired"].between(2, 20).all()  # the manifest's minReplicas and maxReplicas
