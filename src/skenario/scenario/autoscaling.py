@@ -9,6 +9,8 @@ autoscalers:
       maxReplicas: 10
       metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}]
     syncPeriod: 15s               # kube-controller-manager flags, with their defaults
+  - type: vpa
+    spec: {updatePolicy: {updateMode: Recreate}, resourcePolicy: {containerPolicies: [{minAllowed: {cpu: 100m}}]}}
   - type: plugin
     plugin: plugins/my_scaler.py:MyScaler   # or an importable module: package.module:Class
     options: {target: 0.7}        # keyword arguments for the class
@@ -30,11 +32,13 @@ from pydantic import Field, model_validator
 from skenario.autoscalers.base import Autoscaler
 from skenario.autoscalers.hpa import HPAControllerConfig
 from skenario.autoscalers.hpa_controller import HorizontalPodAutoscaler
+from skenario.autoscalers.vpa_controller import VerticalPodAutoscaler
 from skenario.core.time import MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.base import Spec
 from skenario.scenario.hpa_manifest import HorizontalPodAutoscalerManifest, HPASpecModel
 from skenario.scenario.units import Duration
+from skenario.scenario.vpa_manifest import VerticalPodAutoscalerManifest, VPASpecModel
 
 
 class HpaAutoscaler(Spec):
@@ -77,6 +81,38 @@ class HpaAutoscaler(Spec):
         return HorizontalPodAutoscaler(spec.build(), config)
 
 
+class VpaAutoscaler(Spec):
+    """A VerticalPodAutoscaler (CPU), from a manifest file or an inline `spec`."""
+
+    type: Literal["vpa"]
+    manifest: str | None = Field(None, description="An autoscaling.k8s.io/v1 VerticalPodAutoscaler YAML file.")
+    spec: VPASpecModel | None = Field(None, description="The VPA's spec, as in a manifest.")
+    recommender_interval: Duration = Field(MINUTE, gt=0, description="The recommender's --recommender-interval.")
+    updater_interval: Duration = Field(MINUTE, gt=0, description="The updater's --updater-interval.")
+
+    @model_validator(mode="after")
+    def _manifest_or_spec(self) -> VpaAutoscaler:
+        if (self.manifest is None) == (self.spec is None):
+            raise ValueError("give either 'manifest' (a file) or 'spec' (inline), not both or neither")
+        return self
+
+    def build(self, base_dir: Path) -> VerticalPodAutoscaler:
+        from skenario.scenario.loader import load_document
+
+        spec = self.spec
+        if self.manifest is not None:
+            manifest = load_document(
+                base_dir / self.manifest,
+                VerticalPodAutoscalerManifest,
+                "a manifest is a mapping with apiVersion: autoscaling.k8s.io/v1, kind: VerticalPodAutoscaler and spec",
+            )
+            spec = manifest.spec
+        assert spec is not None
+        return VerticalPodAutoscaler(
+            spec.build(), recommender_interval=self.recommender_interval, updater_interval=self.updater_interval
+        )
+
+
 class PluginAutoscaler(Spec):
     """A user's autoscaler class: any class with `start(context)` (see skenario.autoscalers.base)."""
 
@@ -117,14 +153,14 @@ class PluginAutoscaler(Spec):
         return instance
 
 
-AutoscalerSpec = Annotated[HpaAutoscaler | PluginAutoscaler, Field(discriminator="type")]
+AutoscalerSpec = Annotated[HpaAutoscaler | VpaAutoscaler | PluginAutoscaler, Field(discriminator="type")]
 
 
 def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path) -> list[Autoscaler]:
     """Every autoscaler of the scenario, built (manifests read, plugins loaded) before the run."""
     built: list[Autoscaler] = []
     for index, spec in enumerate(specs):
-        if isinstance(spec, HpaAutoscaler):
+        if isinstance(spec, HpaAutoscaler | VpaAutoscaler):
             built.append(spec.build(base_dir))
         else:
             built.append(spec.build(base_dir, f"spec.autoscalers.{index}.plugin"))

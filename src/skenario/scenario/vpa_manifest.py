@@ -1,0 +1,96 @@
+"""An autoscaling.k8s.io/v1 VerticalPodAutoscaler, read as the VPA's CRD validation reads it.
+
+Only CPU is simulated: `minAllowed.cpu` / `maxAllowed.cpu` of the container policy that applies
+(the one named `*`, or the only one), `controlledValues`, and `updatePolicy.updateMode` (default
+`Auto`, which today behaves as `Recreate`). Other resources in the policies are accepted and
+ignored; `metadata`, `targetRef` and `status` are read loosely.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ConfigDict, Field, model_validator
+
+from skenario.autoscalers.vpa_controller import VPASpec
+from skenario.autoscalers.vpa_recommender import ContainerResourcePolicy
+from skenario.autoscalers.vpa_updater import UpdateMode
+from skenario.scenario.base import Spec
+from skenario.scenario.units import CpuQuantity
+
+
+class _Loose(Spec):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class Resources(Spec):
+    model_config = ConfigDict(extra="allow", frozen=True)  # memory and others: accepted, not simulated
+
+    cpu: CpuQuantity | None = None
+
+
+class ContainerPolicy(Spec):
+    container_name: str = Field("*", min_length=1)
+    mode: Literal["Auto", "Off"] = "Auto"
+    min_allowed: Resources | None = None
+    max_allowed: Resources | None = None
+    controlled_resources: list[str] | None = None
+    controlled_values: Literal["RequestsAndLimits", "RequestsOnly"] = "RequestsAndLimits"
+
+    @model_validator(mode="after")
+    def _min_not_above_max(self) -> ContainerPolicy:
+        low = self.min_allowed.cpu if self.min_allowed is not None else None
+        high = self.max_allowed.cpu if self.max_allowed is not None else None
+        if low is not None and high is not None and low > high:
+            raise ValueError("minAllowed.cpu must not be greater than maxAllowed.cpu")
+        return self
+
+
+class ResourcePolicy(Spec):
+    container_policies: list[ContainerPolicy] = Field(default_factory=list)
+
+
+class UpdatePolicy(Spec):
+    update_mode: Literal["Off", "Initial", "Recreate", "Auto"] = "Auto"
+    min_replicas: int | None = Field(None, gt=0)
+
+
+class VPASpecModel(Spec):
+    """`spec` of a VerticalPodAutoscaler."""
+
+    target_ref: _Loose | None = None
+    update_policy: UpdatePolicy = Field(default_factory=lambda: UpdatePolicy.model_validate({}))
+    resource_policy: ResourcePolicy | None = None
+    recommenders: list[_Loose] | None = None
+
+    def build(self) -> VPASpec:
+        policy = self._policy()
+        if policy is not None and policy.mode == "Off":
+            mode = UpdateMode.OFF
+        else:
+            mode = UpdateMode(self.update_policy.update_mode)
+        limits = None
+        if policy is not None:
+            limits = ContainerResourcePolicy(
+                min_allowed=policy.min_allowed.cpu if policy.min_allowed is not None else None,
+                max_allowed=policy.max_allowed.cpu if policy.max_allowed is not None else None,
+            )
+        controlled = policy.controlled_values if policy is not None else "RequestsAndLimits"
+        return VPASpec(update_mode=mode, policy=limits, controlled_values=controlled)
+
+    def _policy(self) -> ContainerPolicy | None:
+        policies = self.resource_policy.container_policies if self.resource_policy is not None else []
+        for policy in policies:
+            if policy.container_name == "*":
+                return policy
+        return policies[0] if len(policies) == 1 else None
+
+
+class VerticalPodAutoscalerManifest(Spec):
+    """A whole `kind: VerticalPodAutoscaler` document of `apiVersion: autoscaling.k8s.io/v1`."""
+
+    api_version: Literal["autoscaling.k8s.io/v1"]
+    kind: Literal["VerticalPodAutoscaler"]
+    metadata: _Loose | None = None
+    spec: VPASpecModel
+    status: _Loose | None = None
