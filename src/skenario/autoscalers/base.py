@@ -40,6 +40,18 @@ class PodView:
     cpu_limit: int | None
 
 
+@dataclass(frozen=True)
+class PodCounters:
+    """A pod's running totals, as a scrape of its queue-proxy sees them; rates come from differences.
+
+    `request_ns` is the integral of requests held over time (so its rate is the mean concurrency),
+    `requests` the requests that have arrived at the pod.
+    """
+
+    request_ns: int
+    requests: int
+
+
 class AutoscalerContext(Protocol):
     """The cluster as an autoscaler sees it."""
 
@@ -78,6 +90,10 @@ class AutoscalerContext(Protocol):
 
     def buffered_requests(self) -> int:
         """Requests waiting in the activator-like buffer for a pod to become ready."""
+        ...
+
+    def counters(self) -> dict[int, PodCounters]:
+        """Each ready pod's running totals now, by pod id (what Knative's autoscaler scrapes)."""
         ...
 
 
@@ -156,3 +172,9 @@ class ClusterContext:
 
     def buffered_requests(self) -> int:
         return self._model.requests_buffered.count()
+
+    def counters(self) -> dict[int, PodCounters]:
+        return {
+            replica.id: PodCounters(replica.processing.in_flight_area(), replica.processing.arrived)
+            for replica in self._model.replicas_active
+        }

@@ -11,6 +11,9 @@ autoscalers:
     syncPeriod: 15s               # kube-controller-manager flags, with their defaults
   - type: vpa
     spec: {updatePolicy: {updateMode: Recreate}, resourcePolicy: {containerPolicies: [{minAllowed: {cpu: 100m}}]}}
+  - type: kpa
+    annotations: {autoscaling.knative.dev/target: "10", autoscaling.knative.dev/min-scale: "0"}
+    config: {stable-window: 60s, scale-to-zero-grace-period: 30s}
   - type: plugin
     plugin: plugins/my_scaler.py:MyScaler   # or an importable module: package.module:Class
     options: {target: 0.7}        # keyword arguments for the class
@@ -32,11 +35,13 @@ from pydantic import Field, model_validator
 from skenario.autoscalers.base import Autoscaler
 from skenario.autoscalers.hpa import HPAControllerConfig
 from skenario.autoscalers.hpa_controller import HorizontalPodAutoscaler
+from skenario.autoscalers.kpa_controller import KnativePodAutoscaler
 from skenario.autoscalers.vpa_controller import VerticalPodAutoscaler
 from skenario.core.time import MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.base import Spec
 from skenario.scenario.hpa_manifest import HorizontalPodAutoscalerManifest, HPASpecModel
+from skenario.scenario.kpa_manifest import KnativeServiceManifest, kpa_config
 from skenario.scenario.units import Duration
 from skenario.scenario.vpa_manifest import VerticalPodAutoscalerManifest, VPASpecModel
 
@@ -113,6 +118,33 @@ class VpaAutoscaler(Spec):
         )
 
 
+class KpaAutoscaler(Spec):
+    """Knative's Pod Autoscaler, from revision annotations, `config-autoscaler` keys or a Service."""
+
+    type: Literal["kpa"]
+    manifest: str | None = Field(None, description="A Knative Service (serving.knative.dev/v1) YAML file.")
+    annotations: dict[str, Any] = Field(default_factory=dict, description="autoscaling.knative.dev/* annotations.")
+    config: dict[str, Any] = Field(default_factory=dict, description="Keys of the config-autoscaler ConfigMap.")
+    container_concurrency: int | None = Field(None, ge=0, description="The revision's containerConcurrency.")
+
+    def build(self, base_dir: Path, field: str) -> KnativePodAutoscaler:
+        from skenario.scenario.loader import load_document
+
+        annotations = dict(self.annotations)
+        concurrency = self.container_concurrency
+        file = None
+        if self.manifest is not None:
+            path = base_dir / self.manifest
+            service = load_document(path, KnativeServiceManifest, "a Knative Service manifest")
+            from_file, file_concurrency = service.template()
+            annotations = {**from_file, **annotations}
+            concurrency = concurrency if concurrency is not None else file_concurrency
+            file = str(path)
+        return KnativePodAutoscaler(
+            kpa_config(annotations, self.config, container_concurrency=concurrency, field=field, file=file)
+        )
+
+
 class PluginAutoscaler(Spec):
     """A user's autoscaler class: any class with `start(context)` (see skenario.autoscalers.base)."""
 
@@ -153,7 +185,9 @@ class PluginAutoscaler(Spec):
         return instance
 
 
-AutoscalerSpec = Annotated[HpaAutoscaler | VpaAutoscaler | PluginAutoscaler, Field(discriminator="type")]
+AutoscalerSpec = Annotated[
+    HpaAutoscaler | VpaAutoscaler | KpaAutoscaler | PluginAutoscaler, Field(discriminator="type")
+]
 
 
 def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path) -> list[Autoscaler]:
@@ -162,6 +196,8 @@ def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path) -> list
     for index, spec in enumerate(specs):
         if isinstance(spec, HpaAutoscaler | VpaAutoscaler):
             built.append(spec.build(base_dir))
+        elif isinstance(spec, KpaAutoscaler):
+            built.append(spec.build(base_dir, f"spec.autoscalers.{index}"))
         else:
             built.append(spec.build(base_dir, f"spec.autoscalers.{index}.plugin"))
     return built
