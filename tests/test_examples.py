@@ -37,3 +37,18 @@ def test_the_hpa_example_scales_out_for_the_step_and_back_in_after_it() -> None:
     assert during.min() >= 10
     assert after.iloc[-1] < during.min()
     assert frame["replicas_desired"].between(2, 20).all()  # the manifest's minReplicas and maxReplicas
+
+
+def test_the_plugin_runs_unchanged_on_the_real_time_clock() -> None:
+    import math
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES / "plugins"))
+    from realtime_demo import main
+
+    context = main(wall_seconds=0.3, speed=40.0)  # 12 s of clock time: syncs at 2, 4, ... 10 s
+    assert len(context.log) >= 4
+    first_at, before, after = context.log[0]
+    assert before == 2
+    load = 1 + 2 * (1 - math.exp(-first_at / 10))  # the demo's load curve, in cores
+    assert after == math.ceil(load * 1000 / (0.6 * 500))  # cores over 60% of a 500m request
