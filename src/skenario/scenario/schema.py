@@ -21,6 +21,7 @@ Later issues add autoscalers and the `events` timeline under `spec`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -105,7 +106,13 @@ class Launch(_Spec):
 class Workload(_Spec):
     """The replicas of one service and the requests they serve."""
 
-    replicas: int = Field(ge=0, description="Replicas at the start; they count as desired.")
+    replicas: int | None = Field(
+        None, ge=0, description="Replicas at the start; they count as desired. From `deployment` when absent."
+    )
+    deployment: str | None = Field(
+        None, description="An apps/v1 Deployment YAML file giving replicas and the container's CPU resources."
+    )
+    container: str | None = Field(None, description="Which container of the Deployment; the first when absent.")
     initial_ready: bool = Field(True, description="Initial replicas start active instead of launching.")
     resources: Resources = Field(default_factory=lambda: Resources.model_validate({}))
     concurrency: int | None = Field(
@@ -120,9 +127,16 @@ class Workload(_Spec):
         30 * SECOND, ge=0, description="How long a stopping replica drains before its requests are cut off."
     )
 
+    @model_validator(mode="after")
+    def _replicas_from_somewhere(self) -> Workload:
+        if self.replicas is None and self.deployment is None:
+            raise ValueError("set 'replicas', or 'deployment' to read them from a Deployment manifest")
+        return self
+
     def cluster_spec(self, routing: Routing, metrics: Metrics) -> ClusterSpec:
         request = self.request
         limits = self.resources.limits
+        assert self.replicas is not None, "with_deployment() fills in replicas from the manifest"
         return ClusterSpec(
             requests=RequestSpec(
                 cpu_time=request.cpu_time.build(),
@@ -180,6 +194,25 @@ class ScenarioSpec(_Spec):
 
     def cluster_spec(self) -> ClusterSpec:
         return self.workload.cluster_spec(self.routing, self.metrics)
+
+    def with_deployment(self, base_dir: Path) -> ScenarioSpec:
+        """This spec with the workload's Deployment manifest read in (scenario fields win)."""
+        from skenario.scenario.deployment_manifest import DeploymentManifest
+        from skenario.scenario.loader import load_document
+
+        workload = self.workload
+        if workload.deployment is None:
+            return self
+        path = base_dir / workload.deployment
+        manifest = load_document(path, DeploymentManifest, "a manifest is a mapping with apiVersion: apps/v1, kind")
+        request, limit = manifest.cpu(workload.container, file=str(path))
+        update: dict[str, object] = {}
+        if workload.replicas is None:
+            update["replicas"] = manifest.spec.replicas
+        if "resources" not in workload.model_fields_set and request is not None:
+            cpu = {"requests": {"cpu": f"{request}m"}} | ({"limits": {"cpu": f"{limit}m"}} if limit else {})
+            update["resources"] = Resources.model_validate(cpu)
+        return self.model_copy(update={"workload": workload.model_copy(update=update)})
 
 
 class Metadata(_Spec):

@@ -42,7 +42,7 @@ class Simulation:
 
     def __init__(self, scenario: Scenario, *, seed: int | None = None, base_dir: Path | None = None) -> None:
         self.scenario = scenario
-        spec = scenario.spec
+        spec = scenario.spec.with_deployment(base_dir or Path.cwd())
         self.seed = spec.seed if seed is None else seed
         self.streams = RandomStreams(self.seed)
         self.env = Environment(halt_at=spec.duration)
