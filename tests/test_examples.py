@@ -52,3 +52,16 @@ def test_the_plugin_runs_unchanged_on_the_real_time_clock() -> None:
     assert before == 2
     load = 1 + 2 * (1 - math.exp(-first_at / 10))  # the demo's load curve, in cores
     assert after == math.ceil(load * 1000 / (0.6 * 500))  # cores over 60% of a 500m request
+
+
+def test_the_behavior_example_never_scales_down_faster_than_its_policy() -> None:
+    simulation = run("hpa-behavior-trace.yaml")
+    [hpa] = simulation.autoscalers
+    decisions = hpa.decisions  # type: ignore[attr-defined]
+    # scaleDown: at most 2 pods in any 60 s; scaleUp: at most +100% in any 15 s.
+    for i, decision in enumerate(decisions):
+        window = [d for d in decisions[: i + 1] if decision.at - d.at < 60 * 10**9]
+        removed = sum(max(0, d.current - d.desired) for d in window)
+        assert removed <= 2
+        assert decision.desired <= 2 * decision.current
+    assert max(d.desired for d in decisions) > 3  # it did scale up for the bursts
