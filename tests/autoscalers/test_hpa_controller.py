@@ -194,3 +194,23 @@ def test_bad_plugins_are_user_errors(tmp_path: Path, plugin: str, needle: str) -
 def test_load_document_reads_a_file(tmp_path: Path) -> None:
     (tmp_path / "hpa.yaml").write_text(MANIFEST)
     assert load_document(tmp_path / "hpa.yaml", HorizontalPodAutoscalerManifest, SHAPE).spec.max_replicas == 10
+
+
+def test_a_plugin_by_module_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "myscalers"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "doubling.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugin = "  - {type: plugin, plugin: 'myscalers.doubling:Doubler', options: {limit: 2}}\n"
+    scenario = parse_scenario(SCENARIO + plugin)
+    simulation = Simulation(scenario, base_dir=tmp_path)
+    simulation.run()
+    assert simulation.model.desired == 2
+
+
+def test_an_unimportable_plugin_module_is_a_user_error() -> None:
+    scenario = parse_scenario(SCENARIO + "  - {type: plugin, plugin: 'no_such_package.scalers:Doubler'}\n")
+    with pytest.raises(ScenarioError) as info:
+        Simulation(scenario)
+    assert "no_such_package" in str(info.value)
