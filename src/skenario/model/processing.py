@@ -102,7 +102,6 @@ class RequestsProcessing:
         if self._free:
             self._free -= 1
             entity.stage = CPU
-            entity.started_at = now
             self.cpu.admit(entity, self._cpu_time())
         else:
             entity.stage = WAITING
@@ -137,7 +136,6 @@ class RequestsProcessing:
             request = waiting.popleft()
             if request in items:
                 request.stage = CPU
-                request.started_at = self._env.now()
                 self.cpu.admit(request, self._cpu_time())
                 return
         self._free += 1

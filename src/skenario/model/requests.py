@@ -33,13 +33,12 @@ DONE = 5
 class Request(Entity):
     """A request. `failure` names why it failed, if it did."""
 
-    __slots__ = ("arrived_at", "failure", "processing", "stage", "started_at")
+    __slots__ = ("arrived_at", "failure", "processing", "stage")
     kind = "Request"
 
     def __init__(self, id: int, arrived_at: int) -> None:
         self.id = id
         self.arrived_at = arrived_at
-        self.started_at = -1
         self.stage = ROUTING
         self.processing: RequestsProcessing | None = None
         self.failure: str | None = None

@@ -28,9 +28,9 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from skenario.autoscalers.base import Autoscaler
 from skenario.autoscalers.hpa import HPAControllerConfig
@@ -46,7 +46,28 @@ from skenario.scenario.units import Duration
 from skenario.scenario.vpa_manifest import VerticalPodAutoscalerManifest, VPASpecModel
 
 
-class HpaAutoscaler(Spec):
+class _ManifestOrSpec(Spec):
+    """An autoscaler given by a manifest file or by the same `spec` inline, exactly one of them."""
+
+    manifest: str | None = None
+
+    @model_validator(mode="after")
+    def _manifest_or_spec(self) -> Self:
+        if (self.manifest is None) == (getattr(self, "spec", None) is None):
+            raise ValueError("give either 'manifest' (a file) or 'spec' (inline), not both or neither")
+        return self
+
+    def _spec(self, base_dir: Path, document: type[BaseModel], shape: str) -> Any:
+        """The inline spec, or the `spec` of the manifest file as the API server reads it."""
+        if self.manifest is None:
+            return getattr(self, "spec")  # noqa: B009  (declared by each subclass with its own type)
+        from skenario.scenario.loader import load_document
+
+        manifest: Any = load_document(base_dir / self.manifest, document, shape)
+        return manifest.spec
+
+
+class HpaAutoscaler(_ManifestOrSpec):
     """A HorizontalPodAutoscaler, from a manifest file or an inline `spec`."""
 
     type: Literal["hpa"]
@@ -58,24 +79,12 @@ class HpaAutoscaler(Spec):
     cpu_initialization_period: Duration = Field(5 * MINUTE, ge=0, description="...-cpu-initialization-period")
     initial_readiness_delay: Duration = Field(30 * SECOND, ge=0, description="...-initial-readiness-delay")
 
-    @model_validator(mode="after")
-    def _manifest_or_spec(self) -> HpaAutoscaler:
-        if (self.manifest is None) == (self.spec is None):
-            raise ValueError("give either 'manifest' (a file) or 'spec' (inline), not both or neither")
-        return self
-
     def build(self, base_dir: Path) -> HorizontalPodAutoscaler:
-        from skenario.scenario.loader import load_document
-
-        spec = self.spec
-        if self.manifest is not None:
-            manifest = load_document(
-                base_dir / self.manifest,
-                HorizontalPodAutoscalerManifest,
-                "a manifest is a mapping with apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler and spec",
-            )
-            spec = manifest.spec
-        assert spec is not None
+        spec: HPASpecModel = self._spec(
+            base_dir,
+            HorizontalPodAutoscalerManifest,
+            "a manifest is a mapping with apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler and spec",
+        )
         config = HPAControllerConfig(
             sync_period=self.sync_period,
             tolerance=self.tolerance,
@@ -86,7 +95,7 @@ class HpaAutoscaler(Spec):
         return HorizontalPodAutoscaler(spec.build(), config)
 
 
-class VpaAutoscaler(Spec):
+class VpaAutoscaler(_ManifestOrSpec):
     """A VerticalPodAutoscaler (CPU), from a manifest file or an inline `spec`."""
 
     type: Literal["vpa"]
@@ -95,24 +104,12 @@ class VpaAutoscaler(Spec):
     recommender_interval: Duration = Field(MINUTE, gt=0, description="The recommender's --recommender-interval.")
     updater_interval: Duration = Field(MINUTE, gt=0, description="The updater's --updater-interval.")
 
-    @model_validator(mode="after")
-    def _manifest_or_spec(self) -> VpaAutoscaler:
-        if (self.manifest is None) == (self.spec is None):
-            raise ValueError("give either 'manifest' (a file) or 'spec' (inline), not both or neither")
-        return self
-
     def build(self, base_dir: Path) -> VerticalPodAutoscaler:
-        from skenario.scenario.loader import load_document
-
-        spec = self.spec
-        if self.manifest is not None:
-            manifest = load_document(
-                base_dir / self.manifest,
-                VerticalPodAutoscalerManifest,
-                "a manifest is a mapping with apiVersion: autoscaling.k8s.io/v1, kind: VerticalPodAutoscaler and spec",
-            )
-            spec = manifest.spec
-        assert spec is not None
+        spec: VPASpecModel = self._spec(
+            base_dir,
+            VerticalPodAutoscalerManifest,
+            "a manifest is a mapping with apiVersion: autoscaling.k8s.io/v1, kind: VerticalPodAutoscaler and spec",
+        )
         return VerticalPodAutoscaler(
             spec.build(), recommender_interval=self.recommender_interval, updater_interval=self.updater_interval
         )

@@ -10,3 +10,9 @@ class Spec(BaseModel):
     """A part of a scenario file: camelCase keys as in Kubernetes manifests, unknown keys are errors, immutable."""
 
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class Loose(Spec):
+    """A part of a Kubernetes manifest skenario does not use (metadata, targetRef, status): any fields."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)

@@ -16,10 +16,6 @@ from skenario.scenario.base import Spec
 from skenario.scenario.units import CpuQuantity
 
 
-class _Loose(Spec):
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-
 class _Cpu(Spec):
     model_config = ConfigDict(extra="allow", frozen=True)  # memory and the rest are not simulated
 

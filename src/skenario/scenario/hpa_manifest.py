@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from skenario.autoscalers.hpa import (
     AverageValueTarget,
@@ -28,17 +28,11 @@ from skenario.autoscalers.hpa import (
 )
 from skenario.autoscalers.hpa_behavior import Behavior, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy
 from skenario.autoscalers.hpa_controller import HPASpec
-from skenario.scenario.base import Spec
+from skenario.scenario.base import Loose, Spec
 from skenario.scenario.units import MilliQuantity
 
 MAX_PERIOD_SECONDS = 1800  # validation.go: MaxPeriodSeconds
 MAX_STABILIZATION_WINDOW_SECONDS = 3600  # validation.go: MaxStabilizationWindowSeconds
-
-
-class _Loose(Spec):
-    """A part skenario does not use: any fields are accepted."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
 
 
 class MetricTargetSpec(Spec):
@@ -71,7 +65,7 @@ class MetricTargetSpec(Spec):
 
 class MetricIdentifier(Spec):
     name: str = Field(min_length=1)
-    selector: _Loose | None = None
+    selector: Loose | None = None
 
 
 class ResourceSource(Spec):
@@ -89,7 +83,7 @@ class PodsSource(Spec):
 
 
 class ObjectSource(Spec):
-    described_object: _Loose
+    described_object: Loose
     metric: MetricIdentifier
     target: MetricTargetSpec
 
@@ -190,7 +184,7 @@ class BehaviorModel(Spec):
 class HPASpecModel(Spec):
     """`spec` of a HorizontalPodAutoscaler."""
 
-    scale_target_ref: _Loose | None = None
+    scale_target_ref: Loose | None = None
     min_replicas: int = Field(1, ge=1, description="Defaults to 1; 0 needs the alpha HPAScaleToZero gate.")
     max_replicas: int = Field(gt=0)
     metrics: list[MetricSpecModel] = Field(default_factory=list, description="Empty: CPU at 80% utilisation.")
@@ -218,9 +212,9 @@ class HorizontalPodAutoscalerManifest(Spec):
 
     api_version: Literal["autoscaling/v2"]
     kind: Literal["HorizontalPodAutoscaler"]
-    metadata: _Loose | None = None
+    metadata: Loose | None = None
     spec: HPASpecModel
-    status: _Loose | None = None
+    status: Loose | None = None
 
 
 def _snake(camel: str) -> str:

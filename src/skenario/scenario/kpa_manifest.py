@@ -18,7 +18,7 @@ from pydantic import ConfigDict
 from skenario.autoscalers.kpa import KPAConfig, KPAConfigError
 from skenario.core.time import parse_duration
 from skenario.errors import ScenarioError, UnitError
-from skenario.scenario.base import Spec
+from skenario.scenario.base import Loose, Spec
 
 PREFIX = "autoscaling.knative.dev/"
 KPA_CLASS = "kpa.autoscaling.knative.dev"
@@ -105,10 +105,6 @@ ANNOTATION_KEYS: dict[str, tuple[str, Parse]] = {
 _FIELD_NAMES = {f.name for f in fields(KPAConfig)}
 
 
-class _Loose(Spec):
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-
 class KnativeServiceManifest(Spec):
     """A `serving.knative.dev/v1` Service; only the revision template's autoscaling is read."""
 
@@ -116,7 +112,7 @@ class KnativeServiceManifest(Spec):
 
     api_version: Literal["serving.knative.dev/v1"]
     kind: Literal["Service"]
-    spec: _Loose
+    spec: Loose
 
     def template(self) -> tuple[dict[str, Any], int | None]:
         """The template's annotations and containerConcurrency."""

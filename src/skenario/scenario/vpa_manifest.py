@@ -15,12 +15,8 @@ from pydantic import ConfigDict, Field, model_validator
 from skenario.autoscalers.vpa_controller import VPASpec
 from skenario.autoscalers.vpa_recommender import ContainerResourcePolicy
 from skenario.autoscalers.vpa_updater import UpdateMode
-from skenario.scenario.base import Spec
+from skenario.scenario.base import Loose, Spec
 from skenario.scenario.units import CpuQuantity
-
-
-class _Loose(Spec):
-    model_config = ConfigDict(extra="allow", frozen=True)
 
 
 class Resources(Spec):
@@ -58,10 +54,10 @@ class UpdatePolicy(Spec):
 class VPASpecModel(Spec):
     """`spec` of a VerticalPodAutoscaler."""
 
-    target_ref: _Loose | None = None
+    target_ref: Loose | None = None
     update_policy: UpdatePolicy = Field(default_factory=lambda: UpdatePolicy.model_validate({}))
     resource_policy: ResourcePolicy | None = None
-    recommenders: list[_Loose] | None = None
+    recommenders: list[Loose] | None = None
 
     def build(self) -> VPASpec:
         policy = self._policy()
@@ -91,6 +87,6 @@ class VerticalPodAutoscalerManifest(Spec):
 
     api_version: Literal["autoscaling.k8s.io/v1"]
     kind: Literal["VerticalPodAutoscaler"]
-    metadata: _Loose | None = None
+    metadata: Loose | None = None
     spec: VPASpecModel
-    status: _Loose | None = None
+    status: Loose | None = None
