@@ -75,9 +75,11 @@ class RequestsComplete(Sink[Request]):
 
     @property
     def latency(self) -> LatencyHistogram:
-        """Every completed request's latency so far."""
-        self.take_window()
-        return self._total
+        """Every completed request's latency so far, as a copy: reading it leaves the window alone."""
+        merged = LatencyHistogram()
+        merged.merge(self._total)
+        merged.merge(self.window)
+        return merged
 
 
 class RequestsFailed(Sink[Request]):
