@@ -222,12 +222,14 @@ def check_cpu(model: ClusterModel, tracker: Tracker, now: int) -> None:
     assert model.busy_core_ns() <= model.capacity_core_ns() * (1 + 1e-12) + 1e-6
 
 
-def check_samples(model: ClusterModel, delivered: list[tuple[int, Sample]]) -> None:
+def check_samples(model: ClusterModel, delivered: list[tuple[int, Sample, ReplicaState]]) -> None:
     """Each sample reached the sink `lag` after its tick, for a replica not yet gone, with sane values."""
     capacity = model.spec.replica.cpu_capacity
-    for at, sample in delivered:
+    for at, sample, state in delivered:
         assert at == sample.at + LAG
-        assert sample.replica.terminated_at is None or sample.replica.terminated_at > at
+        # A terminating pod still reports metrics; one already terminated has left the sink's view.
+        assert state is not ReplicaState.TERMINATED
+        assert sample.replica.terminated_at is None or sample.replica.terminated_at >= at
         assert sample.replica.activated_at is not None and sample.replica.activated_at < sample.at
         assert -1e-6 <= sample.cpu_millicores <= capacity * (1 + 1e-9)
         assert sample.concurrency >= 0
@@ -271,8 +273,8 @@ def test_cluster_invariants_hold_at_every_pause(config: Config) -> None:
     env, model, recorder, samples = build(config)
     tracker = Tracker(model, config)
     env.observe(tracker)
-    delivered: list[tuple[int, Sample]] = []
-    model.metrics_sink.subscribe(lambda sample: delivered.append((env.now(), sample)))
+    delivered: list[tuple[int, Sample, ReplicaState]] = []
+    model.metrics_sink.subscribe(lambda sample: delivered.append((env.now(), sample, sample.replica.state)))
     for pause_ms in config.pauses_ms:
         env.run(until=pause_ms * MS)
         assert env.now() == pause_ms * MS
