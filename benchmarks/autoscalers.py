@@ -45,7 +45,7 @@ def run(with_hpa: bool, duration: str = "1h") -> dict[str, Any]:
     simulation = Simulation(scenario, base_dir=HERE)
     summary = simulation.run()
     wall = perf_counter() - started
-    syncs = sum(len(getattr(a, "decisions", [])) for a in simulation.autoscalers)
+    syncs = sum(len(getattr(a, "decisions", [])) for a in simulation.autoscalers.values())
     return {
         "wall_s": wall,
         "requests": summary.requests_arrived,

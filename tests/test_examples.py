@@ -56,7 +56,7 @@ def test_the_plugin_runs_unchanged_on_the_real_time_clock() -> None:
 
 def test_the_behavior_example_never_scales_down_faster_than_its_policy() -> None:
     simulation = run("hpa-behavior-trace.yaml")
-    [hpa] = simulation.autoscalers
+    [hpa] = simulation.autoscalers.values()
     decisions = hpa.decisions  # type: ignore[attr-defined]
     # scaleDown: at most 2 pods in any 60 s; scaleUp: at most +100% in any 15 s.
     for i, decision in enumerate(decisions):

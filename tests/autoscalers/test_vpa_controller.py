@@ -129,7 +129,7 @@ spec:
     )
     simulation = Simulation(scenario, base_dir=tmp_path)
     simulation.run()
-    hpa, vpa = simulation.autoscalers
+    hpa, vpa = simulation.autoscalers.values()
     assert len(hpa.decisions) == 30 * 60 // 15 - 1  # type: ignore[attr-defined]
     assert vpa.recommendation is not None  # type: ignore[attr-defined]
     assert simulation.model.cpu_request > 100  # 50/s × 20 ms = 1 core over 2-6 pods: more than 100m each

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from skenario.core.clock import Clock
+from skenario.core.clock import Clock, Timer
 from skenario.model.cluster import ClusterModel
 from skenario.model.metrics import Sample
 from skenario.model.replicas import ReplicaState
@@ -116,14 +116,26 @@ _PHASES = {
 
 
 class ClusterContext:
-    """An AutoscalerContext over a simulated ClusterModel."""
+    """An AutoscalerContext over a simulated ClusterModel.
 
-    def __init__(self, model: ClusterModel) -> None:
+    Each autoscaler gets its own. `close()` stops the autoscaler it was given to: its pending
+    calls and subscriptions do nothing from then on and its levers are ignored, so any
+    autoscaler, a plugin too, can be stopped without knowing how. `on_action`, when set, hears
+    every lever pulled (what the run records for autoscalers that keep no decisions of their own).
+    """
+
+    def __init__(self, model: ClusterModel, on_action: Callable[..., object] | None = None) -> None:
         self._model = model
+        self._on_action = on_action
+        self.closed = False
+        self._clock = _ClosableClock(model.env, self)
+
+    def close(self) -> None:
+        self.closed = True
 
     @property
     def clock(self) -> Clock:
-        return self._model.env
+        return self._clock
 
     def pods(self) -> list[PodView]:
         views = []
@@ -148,14 +160,22 @@ class ClusterContext:
         return dict(self._model.metrics_sink.latest)
 
     def subscribe(self, fn: Callable[[Sample], object]) -> None:
-        self._model.metrics_sink.subscribe(fn)
+        def feed(sample: Sample) -> None:
+            if not self.closed:
+                fn(sample)
+
+        self._model.metrics_sink.subscribe(feed)
 
     @property
     def desired(self) -> int:
         return self._model.desired
 
     def scale_to(self, replicas: int) -> None:
+        if self.closed:
+            return
         if replicas != self._model.desired:
+            if self._on_action is not None:
+                self._on_action("scale_to", desired=replicas, current=self._model.desired)
             self._model.scale_to(replicas)
 
     @property
@@ -163,11 +183,19 @@ class ClusterContext:
         return self._model.cpu_request
 
     def set_cpu(self, request: int, limit: int | None = None) -> None:
+        if self.closed:
+            return
+        if self._on_action is not None:
+            self._on_action("set_cpu", cpu_request=request, cpu_limit=limit)
         self._model.set_cpu(request, limit)
 
     def evict(self, pod_id: int) -> None:
+        if self.closed:
+            return
         replica = self._model.replicas.get(pod_id)
         if replica is not None and replica.state in (ReplicaState.LAUNCHING, ReplicaState.ACTIVE):
+            if self._on_action is not None:
+                self._on_action("evict", pod=replica.name)
             self._model.replace(replica)
 
     def buffered_requests(self) -> int:
@@ -178,3 +206,29 @@ class ClusterContext:
             replica.id: PodCounters(replica.processing.in_flight_area(), replica.processing.arrived)
             for replica in self._model.replicas_active
         }
+
+
+class _ClosableClock:
+    """The model's clock, through which a closed context's pending calls come to nothing."""
+
+    def __init__(self, clock: Clock, context: ClusterContext) -> None:
+        self._clock = clock
+        self._context = context
+
+    def now(self) -> int:
+        return self._clock.now()
+
+    def call_at(self, at: int, fn: Callable[[], object]) -> Timer:
+        return self._clock.call_at(at, self._unless_closed(fn))
+
+    def call_later(self, delay: int, fn: Callable[[], object]) -> Timer:
+        return self._clock.call_later(delay, self._unless_closed(fn))
+
+    def _unless_closed(self, fn: Callable[[], object]) -> Callable[[], None]:
+        context = self._context
+
+        def call() -> None:
+            if not context.closed:
+                fn()
+
+        return call

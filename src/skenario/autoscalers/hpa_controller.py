@@ -67,13 +67,20 @@ class HPASpec:
 
 @dataclass
 class HPADecision:
-    """What one sync decided, for the run's record."""
+    """What one sync decided, and from what, for the run's record.
+
+    `metrics` holds each metric's proposal: the replicas it asked for, the usage the HPA status
+    would report (milli-units), the utilisation percent for Utilization targets, and usage over
+    target. `error` is the first metric failure, as the HPA's ScalingActive condition says it.
+    """
 
     at: int
     current: int
     proposed: int | None
     desired: int
     reason: str
+    metrics: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+    error: str | None = None
 
 
 @dataclass
@@ -138,7 +145,22 @@ class HorizontalPodAutoscaler:
         if reconciliation.rescale:
             context.scale_to(reconciliation.desired_replicas)
         decision = HPADecision(
-            now, current, recommendation.replicas, reconciliation.desired_replicas, reconciliation.reason
+            now,
+            current,
+            recommendation.replicas,
+            reconciliation.desired_replicas,
+            reconciliation.reason,
+            metrics={
+                proposal.metric: {
+                    "replicas": proposal.replicas,
+                    "usage": proposal.calculation.usage,
+                    "utilization": proposal.calculation.utilization,
+                    "usage_ratio": proposal.calculation.usage_ratio,
+                }
+                for proposal in recommendation.proposals
+                if proposal is not None
+            },
+            error=recommendation.error,
         )
         if len(self.decisions) < self.keep_decisions:
             self.decisions.append(decision)

@@ -184,6 +184,36 @@ class ClusterModel:
         """Stop one replica and launch a replacement from the current template (a VPA eviction)."""
         self.replica_set.replace(replica)
 
+    # -- changes and faults that scenario events make --------------------------------------------
+
+    def kill(self, replica: Replica) -> None:
+        """The replica dies at once, its requests failing as `replica_killed`; a replacement launches."""
+        if replica.state is ReplicaState.TERMINATING:
+            self.replicas_terminating.crash(replica)
+        elif replica.state is not ReplicaState.TERMINATED:
+            self.replicas_terminating.crash(replica)
+            self.replica_set.replace(replica)
+
+    def set_request_work(self, cpu_time: Callable[[], int], io_time: Callable[[], int] | None) -> None:
+        """What each request needs from now on, on every replica (requests already admitted keep theirs)."""
+        self._cpu_time = cpu_time
+        self._io_time = io_time
+        for replica in self.replicas.values():
+            replica.processing.set_work(cpu_time, io_time)
+
+    def set_spec(self, spec: ClusterSpec) -> None:
+        """A new spec for what is made from now on: replicas' concurrency and queue, and the grace period."""
+        self.spec = spec
+        self.replicas_terminating.grace = spec.replica.termination_grace
+
+    def metrics_down(self) -> None:
+        """The metrics pipeline fails: samples in transit and to come are lost, the sink empties."""
+        self.metrics_pipeline.go_down()
+        self.metrics_sink.clear()
+
+    def metrics_up(self) -> None:
+        self.metrics_pipeline.come_up()
+
     @property
     def desired(self) -> int:
         return self.replica_set.desired

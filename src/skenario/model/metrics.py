@@ -87,7 +87,7 @@ class MetricsTick(Entity):
 class MetricsTicker(KeyedStock[MetricsTick]):
     """Holds each active replica's tick between firings; a firing is a self-loop movement."""
 
-    __slots__ = ("_env", "_pipeline", "_source", "_spec")
+    __slots__ = ("_env", "_pipeline", "_source", "spec")
 
     def __init__(
         self,
@@ -98,7 +98,7 @@ class MetricsTicker(KeyedStock[MetricsTick]):
     ) -> None:
         super().__init__("MetricsTicktock", "MetricsTick")
         self._env = env
-        self._spec = spec
+        self.spec = spec
         self._source = source
         self._pipeline = pipeline
 
@@ -106,9 +106,9 @@ class MetricsTicker(KeyedStock[MetricsTick]):
         """Begin ticking for a replica that just became active."""
         now = self._env.now()
         tick = MetricsTick(replica, now)
-        if now + self._spec.first_after < self._env.halt_at:
+        if now + self.spec.first_after < self._env.halt_at:
             self._items[tick] = None
-            self._env.schedule("metrics_tick", now + self._spec.first_after, self, self, tick)
+            self._env.schedule("metrics_tick", now + self.spec.first_after, self, self, tick)
 
     def add(self, entity: MetricsTick) -> None:
         if entity.replica.state is not ReplicaState.ACTIVE:
@@ -119,8 +119,8 @@ class MetricsTicker(KeyedStock[MetricsTick]):
         sample = self._sample(entity, now)
         if sample is not None:
             env.schedule("send_metrics_to_pipeline", now, self._source, self._pipeline, sample)
-        if now + self._spec.interval < env.halt_at:  # else the run ends first: the tick stops here
-            env.schedule("metrics_tick", now + self._spec.interval, self, self, entity)
+        if now + self.spec.interval < env.halt_at:  # else the run ends first: the tick stops here
+            env.schedule("metrics_tick", now + self.spec.interval, self, self, entity)
 
     def _sample(self, tick: MetricsTick, now: int) -> Sample | None:
         window = now - tick.at
@@ -156,21 +156,39 @@ class MetricsSource(Source[Sample]):
 
 
 class MetricsPipeline(KeyedStock[Sample]):
-    """Samples on their way to the sink; each takes `lag` to arrive."""
+    """Samples on their way to the sink; each takes `lag` to arrive.
 
-    __slots__ = ("_env", "_lag", "_sink")
+    While the pipeline is down (a fault a scenario event injects) it loses every sample: those
+    in transit when it went down, and those given to it since.
+    """
+
+    __slots__ = ("_env", "_sink", "down", "lag", "lost")
 
     def __init__(self, env: Environment, lag: int, sink: MetricsSink) -> None:
         super().__init__("MetricsPipeline", "Sample")
         self._env = env
-        self._lag = lag
+        self.lag = lag
         self._sink = sink
+        self.down = False
+        self.lost = 0
 
     def add(self, entity: Sample) -> None:
+        if self.down:
+            self.lost += 1
+            return
         env = self._env
-        if env.now() + self._lag < env.halt_at:  # else it would reach the sink after the run
+        if env.now() + self.lag < env.halt_at:  # else it would reach the sink after the run
             self._items[entity] = None
-            env.schedule("send_metrics_to_sink", env.now() + self._lag, self, self._sink, entity)
+            env.schedule("send_metrics_to_sink", env.now() + self.lag, self, self._sink, entity)
+
+    def go_down(self) -> None:
+        """Lose what is in transit (its deliveries will find nothing) and every sample until `come_up`."""
+        self.lost += len(self._items)
+        self._items.clear()
+        self.down = True
+
+    def come_up(self) -> None:
+        self.down = False
 
 
 class MetricsSink:
@@ -201,6 +219,10 @@ class MetricsSink:
 
     def forget(self, replica: Replica) -> None:
         self.latest.pop(replica.id, None)
+
+    def clear(self) -> None:
+        """Forget every sample: the metrics API has nothing to serve (its pipeline is down)."""
+        self.latest.clear()
 
     def count(self) -> int:
         return self._count

@@ -148,6 +148,11 @@ class RequestsProcessing:
         else:
             env.schedule("complete_request", env._now + self._io_time(), self, self._complete, request)
 
+    def set_work(self, cpu_time: Callable[[], int], io_time: Callable[[], int] | None) -> None:
+        """Draw the work of requests admitted from now on from these samplers."""
+        self._cpu_time = cpu_time
+        self._io_time = io_time
+
     def drain(self, on_drained: Callable[[], object]) -> None:
         """Call `on_drained` once no request is left (at once if none is)."""
         if self._items:

@@ -157,23 +157,38 @@ class ReplicasActive(FifoStock[Replica]):
 class ReplicasTerminating(KeyedStock[Replica]):
     """Replicas shutting down: no new requests; done when drained or when the grace period ends."""
 
-    __slots__ = ("_env", "_grace", "_terminated", "_timers", "on_terminating")
+    __slots__ = ("_crashing", "_env", "_terminated", "_timers", "grace", "on_terminating")
 
     def __init__(self, env: Environment, grace: int, terminated: ReplicasTerminated) -> None:
         super().__init__("ReplicasTerminating", "Replica")
         self._env = env
         self.on_terminating: list[ReplicaHook] = []
-        self._grace = grace
+        self.grace = grace  # for replicas that begin terminating from now on
         self._terminated = terminated
         self._timers: dict[Replica, Timer] = {}
+        self._crashing: set[Replica] = set()
 
     def add(self, entity: Replica) -> None:
         self._items[entity] = None
         entity.state = ReplicaState.TERMINATING
-        self._timers[entity] = self._env.call_later(self._grace, lambda: self._grace_over(entity))
         for hook in self.on_terminating:
             hook(entity)
+        if entity in self._crashing:
+            self._crashing.discard(entity)
+            self._cut_off(entity, "replica_killed")
+            return
+        self._timers[entity] = self._env.call_later(self.grace, lambda: self._grace_over(entity))
         entity.processing.drain(lambda: self._finish(entity))
+
+    def crash(self, replica: Replica) -> None:
+        """The replica dies without draining: now if it is terminating, else as soon as it gets here."""
+        if replica in self._items:
+            timer = self._timers.pop(replica, None)
+            if timer is not None:
+                timer.cancel()
+            self._cut_off(replica, "replica_killed")
+        else:
+            self._crashing.add(replica)
 
     def remove(self, entity: Replica | None = None) -> Replica | None:
         if entity is not None and entity.processing.count():
@@ -190,8 +205,11 @@ class ReplicasTerminating(KeyedStock[Replica]):
 
     def _grace_over(self, replica: Replica) -> None:
         self._timers.pop(replica, None)
+        self._cut_off(replica, "replica_terminated")
+
+    def _cut_off(self, replica: Replica, reason: str) -> None:
         # The failures are scheduled now, ahead of the finish, so the replica leaves empty.
-        replica.processing.fail_all("replica_terminated")
+        replica.processing.fail_all(reason)
         self._finish(replica)
 
     def _finish(self, replica: Replica) -> None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from functools import partial
+from itertools import dropwhile
+from operator import gt
+from typing import TYPE_CHECKING, Any
 
 from skenario.core.entity import Entity
 from skenario.core.environment import Environment
@@ -181,7 +184,7 @@ class TrafficSource(Source[Request]):
     A new request is handed to `watch` (the timeouts) as it is made.
     """
 
-    __slots__ = ("_arrivals", "_env", "_routing", "_watch")
+    __slots__ = ("_arrivals", "_env", "_routing", "_token", "_watch")
 
     def __init__(
         self,
@@ -195,11 +198,24 @@ class TrafficSource(Source[Request]):
         self._arrivals = arrivals
         self._routing = routing
         self._watch = watch
+        # Each scheduled arrival carries the token of the arrival stream that made it, so an
+        # arrival of a stream since replaced finds nothing to give and is ignored.
+        self._token: Any = object()
 
     def start(self) -> None:
         self._schedule_next()
 
-    def remove(self, entity: Request | None = None) -> Request:
+    def replace(self, arrivals: Iterator[int]) -> None:
+        """From now on, arrivals come from `arrivals` (times before now are skipped); the next one
+        already scheduled from the old stream will not happen."""
+        now = self._env.now()
+        self._arrivals = dropwhile(partial(gt, now), arrivals)
+        self._token = object()
+        self._schedule_next()
+
+    def remove(self, entity: Any = None) -> Request | None:
+        if entity is not self._token:
+            return None  # an arrival of a stream since replaced
         env = self._env
         request = Request(self.emitted, env._now)
         self.emitted += 1
@@ -209,7 +225,7 @@ class TrafficSource(Source[Request]):
         if at is not None:
             if at < env._now:
                 raise ValueError(f"arrival times must not decrease: {at} ns came after {env._now} ns")
-            env.schedule("arrive_at_routing", at, self, self._routing)
+            env.schedule("arrive_at_routing", at, self, self._routing, self._token)
         return request
 
     def _schedule_next(self) -> None:
@@ -219,4 +235,4 @@ class TrafficSource(Source[Request]):
             if at < env._now:
                 raise ValueError(f"arrival times must not decrease: {at} ns came after {env._now} ns")
             # Time 0 is the start movement's: an arrival there comes 1 ns later.
-            env.schedule("arrive_at_routing", at if at > 0 else 1, self, self._routing)
+            env.schedule("arrive_at_routing", at if at > 0 else 1, self, self._routing, self._token)

@@ -5,6 +5,9 @@ pays nothing for it. Each row holds the stocks' counts at the end of its interva
 happened during it: arrivals, completions, failures by reason, the exact CPU utilisation (busy
 core-ns over held core-ns) and latency percentiles from that interval's streaming histogram.
 Memory grows with the number of intervals only, never with requests.
+
+Beside the cluster-wide rows it keeps one row per replica per interval (its own CPU utilisation
+and requests held) and a lifecycle record of every replica, for per-replica views and cost.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from skenario.core.environment import Environment
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cluster import ClusterModel
-from skenario.model.replicas import ReplicaState
+from skenario.model.replicas import Replica, ReplicaState
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,6 +44,20 @@ COLUMNS = (
     "latency_mean_ms",
 )
 
+# One row per live replica per interval.
+REPLICA_COLUMNS = ("time_ns", "replica", "state", "cpu_utilisation", "requests_held")
+
+# One record per replica ever made; times in ns, None while it has not happened yet.
+LIFECYCLE_COLUMNS = (
+    "replica",
+    "created_ns",
+    "activated_ns",
+    "terminated_ns",
+    "cpu_request",
+    "cpu_limit",
+    "busy_core_ns",
+)
+
 
 class Recorder:
     """Samples a ClusterModel every `interval` and at the end of the run."""
@@ -59,6 +76,10 @@ class Recorder:
         self._last_failures: Counter[str] = Counter()
         self._last_busy = 0.0
         self._last_capacity = 0.0
+        self.replica_columns: dict[str, list[Any]] = {name: [] for name in REPLICA_COLUMNS}
+        self._replica_last: dict[int, tuple[int, float]] = {}  # id -> (time, busy core-ns) at its last row
+        self._lifecycles: list[tuple[Any, ...]] = []  # of terminated replicas; live ones are read at the end
+        model.replicas_terminated.on_terminated.append(self._replica_terminated)
         if interval < env.halt_at:
             env.call_at(interval, self._tick)
 
@@ -107,6 +128,8 @@ class Recorder:
         }
         for name, value in row.items():
             self.columns[name].append(value)
+        for replica in model.replicas.values():
+            self._replica_row(replica, now)
         self._failures.append({reason: n for reason, n in failures.items() if n})
         self._last_at = now
         self._last_arrived = arrived
@@ -114,6 +137,34 @@ class Recorder:
         self._last_failures = Counter(reasons)
         self._last_busy = busy
         self._last_capacity = capacity
+
+    def _replica_row(self, replica: Replica, now: int) -> None:
+        """The replica's CPU utilisation since its previous row (or activation); None before it serves."""
+        busy = replica.processing.cpu.busy_core_ns()
+        since, busy_before = self._replica_last.get(replica.id, (replica.activated_at, 0.0))
+        utilisation = None
+        if since is not None and now > since:
+            utilisation = (busy - busy_before) / (replica.processing.cpu.cores * (now - since))
+        if replica.activated_at is not None:
+            self._replica_last[replica.id] = (now, busy)
+        columns = self.replica_columns
+        columns["time_ns"].append(now)
+        columns["replica"].append(replica.id)
+        columns["state"].append(replica.state.name.lower())
+        columns["cpu_utilisation"].append(utilisation)
+        columns["requests_held"].append(replica.processing.count())
+
+    def _replica_terminated(self, replica: Replica) -> None:
+        now = self._env.now()
+        if now > self._replica_last.get(replica.id, (now - 1, 0.0))[0]:
+            self._replica_row(replica, now)  # the part of an interval it lived through
+        self._replica_last.pop(replica.id, None)
+        self._lifecycles.append(_lifecycle(replica))
+
+    def lifecycles(self) -> list[tuple[Any, ...]]:
+        """Every replica ever made, terminated ones first, as LIFECYCLE_COLUMNS tuples."""
+        live = [_lifecycle(replica) for replica in self._model.replicas.values()]
+        return [*self._lifecycles, *live]
 
     def failure_reasons(self) -> list[str]:
         return sorted({reason for row in self._failures for reason in row})
@@ -135,6 +186,18 @@ class Recorder:
         frame = pd.DataFrame(self.rows(), columns=[*COLUMNS, *(f"failed_{r}" for r in self.failure_reasons())])
         frame.index = pd.Index(frame["time_ns"] / SECOND, name="time_s")
         return frame
+
+
+def _lifecycle(replica: Replica) -> tuple[Any, ...]:
+    return (
+        replica.id,
+        replica.created_at,
+        replica.activated_at,
+        replica.terminated_at,
+        replica.cpu_request,
+        replica.cpu_limit,
+        replica.processing.cpu.busy_core_ns(),
+    )
 
 
 def _ms(value: float | None) -> float | None:

@@ -28,7 +28,7 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -45,11 +45,39 @@ from skenario.scenario.kpa_manifest import KnativeServiceManifest, kpa_config
 from skenario.scenario.units import Duration
 from skenario.scenario.vpa_manifest import VerticalPodAutoscalerManifest, VPASpecModel
 
+M = TypeVar("M", bound=BaseModel)
 
-class _ManifestOrSpec(Spec):
-    """An autoscaler given by a manifest file or by the same `spec` inline, exactly one of them."""
 
-    manifest: str | None = None
+NAME_PATTERN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+
+
+class _Autoscaler(Spec):
+    """What every autoscaler entry has: a type tag and a name events can refer to."""
+
+    type: str
+    name: str | None = Field(
+        None,
+        pattern=NAME_PATTERN,
+        description="How events refer to it (autoscaler/<name>); by default its type, or its manifest's name.",
+    )
+
+    def build(self, base_dir: Path, field: str) -> Autoscaler:
+        raise NotImplementedError
+
+
+def read_manifest(manifest: str | dict[str, Any], base_dir: Path, document: type[M], shape: str, field: str) -> M:
+    """A manifest named by path (relative to the scenario) or given inline (a document of a multi-document file)."""
+    from skenario.scenario.loader import load_document, validate_document
+
+    if isinstance(manifest, str):
+        return load_document(base_dir / manifest, document, shape)
+    return validate_document(manifest, document, f"the manifest at {field}", shape)
+
+
+class _ManifestOrSpec(_Autoscaler):
+    """An autoscaler given by a manifest (a file, or inline) or by the same `spec` inline, exactly one of them."""
+
+    manifest: str | dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _manifest_or_spec(self) -> Self:
@@ -57,13 +85,11 @@ class _ManifestOrSpec(Spec):
             raise ValueError("give either 'manifest' (a file) or 'spec' (inline), not both or neither")
         return self
 
-    def _spec(self, base_dir: Path, document: type[BaseModel], shape: str) -> Any:
-        """The inline spec, or the `spec` of the manifest file as the API server reads it."""
+    def _spec(self, base_dir: Path, document: type[BaseModel], shape: str, field: str) -> Any:
+        """The inline spec, or the `spec` of the manifest as the API server reads it."""
         if self.manifest is None:
             return getattr(self, "spec")  # noqa: B009  (declared by each subclass with its own type)
-        from skenario.scenario.loader import load_document
-
-        manifest: Any = load_document(base_dir / self.manifest, document, shape)
+        manifest: Any = read_manifest(self.manifest, base_dir, document, shape, f"{field}.manifest")
         return manifest.spec
 
 
@@ -71,7 +97,9 @@ class HpaAutoscaler(_ManifestOrSpec):
     """A HorizontalPodAutoscaler, from a manifest file or an inline `spec`."""
 
     type: Literal["hpa"]
-    manifest: str | None = Field(None, description="An autoscaling/v2 HorizontalPodAutoscaler YAML file.")
+    manifest: str | dict[str, Any] | None = Field(
+        None, description="An autoscaling/v2 HorizontalPodAutoscaler: a YAML file, or the manifest inline."
+    )
     spec: HPASpecModel | None = Field(None, description="The HPA's spec, as in a manifest.")
     sync_period: Duration = Field(15 * SECOND, gt=0, description="--horizontal-pod-autoscaler-sync-period")
     tolerance: float = Field(0.1, ge=0, description="--horizontal-pod-autoscaler-tolerance")
@@ -79,11 +107,12 @@ class HpaAutoscaler(_ManifestOrSpec):
     cpu_initialization_period: Duration = Field(5 * MINUTE, ge=0, description="...-cpu-initialization-period")
     initial_readiness_delay: Duration = Field(30 * SECOND, ge=0, description="...-initial-readiness-delay")
 
-    def build(self, base_dir: Path) -> HorizontalPodAutoscaler:
+    def build(self, base_dir: Path, field: str) -> HorizontalPodAutoscaler:
         spec: HPASpecModel = self._spec(
             base_dir,
             HorizontalPodAutoscalerManifest,
             "a manifest is a mapping with apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler and spec",
+            field,
         )
         config = HPAControllerConfig(
             sync_period=self.sync_period,
@@ -99,50 +128,54 @@ class VpaAutoscaler(_ManifestOrSpec):
     """A VerticalPodAutoscaler (CPU), from a manifest file or an inline `spec`."""
 
     type: Literal["vpa"]
-    manifest: str | None = Field(None, description="An autoscaling.k8s.io/v1 VerticalPodAutoscaler YAML file.")
+    manifest: str | dict[str, Any] | None = Field(
+        None, description="An autoscaling.k8s.io/v1 VerticalPodAutoscaler: a YAML file, or the manifest inline."
+    )
     spec: VPASpecModel | None = Field(None, description="The VPA's spec, as in a manifest.")
     recommender_interval: Duration = Field(MINUTE, gt=0, description="The recommender's --recommender-interval.")
     updater_interval: Duration = Field(MINUTE, gt=0, description="The updater's --updater-interval.")
 
-    def build(self, base_dir: Path) -> VerticalPodAutoscaler:
+    def build(self, base_dir: Path, field: str) -> VerticalPodAutoscaler:
         spec: VPASpecModel = self._spec(
             base_dir,
             VerticalPodAutoscalerManifest,
             "a manifest is a mapping with apiVersion: autoscaling.k8s.io/v1, kind: VerticalPodAutoscaler and spec",
+            field,
         )
         return VerticalPodAutoscaler(
             spec.build(), recommender_interval=self.recommender_interval, updater_interval=self.updater_interval
         )
 
 
-class KpaAutoscaler(Spec):
+class KpaAutoscaler(_Autoscaler):
     """Knative's Pod Autoscaler, from revision annotations, `config-autoscaler` keys or a Service."""
 
     type: Literal["kpa"]
-    manifest: str | None = Field(None, description="A Knative Service (serving.knative.dev/v1) YAML file.")
+    manifest: str | dict[str, Any] | None = Field(
+        None, description="A Knative Service (serving.knative.dev/v1): a YAML file, or the manifest inline."
+    )
     annotations: dict[str, Any] = Field(default_factory=dict, description="autoscaling.knative.dev/* annotations.")
     config: dict[str, Any] = Field(default_factory=dict, description="Keys of the config-autoscaler ConfigMap.")
     container_concurrency: int | None = Field(None, ge=0, description="The revision's containerConcurrency.")
 
     def build(self, base_dir: Path, field: str) -> KnativePodAutoscaler:
-        from skenario.scenario.loader import load_document
-
         annotations = dict(self.annotations)
         concurrency = self.container_concurrency
         file = None
         if self.manifest is not None:
-            path = base_dir / self.manifest
-            service = load_document(path, KnativeServiceManifest, "a Knative Service manifest")
+            service = read_manifest(
+                self.manifest, base_dir, KnativeServiceManifest, "a Knative Service manifest", f"{field}.manifest"
+            )
             from_file, file_concurrency = service.template()
             annotations = {**from_file, **annotations}
             concurrency = concurrency if concurrency is not None else file_concurrency
-            file = str(path)
+            file = str(base_dir / self.manifest) if isinstance(self.manifest, str) else None
         return KnativePodAutoscaler(
             kpa_config(annotations, self.config, container_concurrency=concurrency, field=field, file=file)
         )
 
 
-class PluginAutoscaler(Spec):
+class PluginAutoscaler(_Autoscaler):
     """A user's autoscaler class: any class with `start(context)` (see skenario.autoscalers.base)."""
 
     type: Literal["plugin"]
@@ -153,6 +186,7 @@ class PluginAutoscaler(Spec):
     options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the class.")
 
     def build(self, base_dir: Path, field: str) -> Autoscaler:
+        field = f"{field}.plugin"
         where, _, name = self.plugin.rpartition(":")
         if where.endswith(".py"):
             path = base_dir / where
@@ -187,14 +221,25 @@ AutoscalerSpec = Annotated[
 ]
 
 
+def autoscaler_names(specs: tuple[AutoscalerSpec, ...] | list[AutoscalerSpec]) -> list[str]:
+    """Each autoscaler's name: its own, else its inline manifest's, else its type (unique, or an error)."""
+    names = []
+    for index, spec in enumerate(specs):
+        name = spec.name
+        manifest = getattr(spec, "manifest", None)
+        if name is None and isinstance(manifest, dict):
+            metadata = manifest.get("metadata")
+            name = metadata.get("name") if isinstance(metadata, dict) else None
+        name = name or spec.type
+        if name in names:
+            raise ScenarioError(
+                f"two autoscalers are named '{name}'; give each a distinct 'name'",
+                field=f"spec.autoscalers.{index}.name",
+            )
+        names.append(name)
+    return names
+
+
 def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path) -> list[Autoscaler]:
     """Every autoscaler of the scenario, built (manifests read, plugins loaded) before the run."""
-    built: list[Autoscaler] = []
-    for index, spec in enumerate(specs):
-        if isinstance(spec, HpaAutoscaler | VpaAutoscaler):
-            built.append(spec.build(base_dir))
-        elif isinstance(spec, KpaAutoscaler):
-            built.append(spec.build(base_dir, f"spec.autoscalers.{index}"))
-        else:
-            built.append(spec.build(base_dir, f"spec.autoscalers.{index}.plugin"))
-    return built
+    return [spec.build(base_dir, f"spec.autoscalers.{index}") for index, spec in enumerate(specs)]

@@ -18,39 +18,96 @@ from skenario.scenario.schema import Scenario
 M = TypeVar("M", bound=BaseModel)
 
 
+SCENARIO_SHAPE = "a scenario is a mapping with apiVersion, kind, metadata and spec"
+
+
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario file."""
-    return load_document(path, Scenario, "a scenario is a mapping with apiVersion, kind, metadata and spec")
+    """Read and validate a scenario file (with any Kubernetes manifests it carries as further documents)."""
+    return parse_scenario(read_text(path), str(path))
 
 
 def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
-    """Validate a scenario given as YAML text; `source` names it in errors."""
-    return parse_document(text, Scenario, source, "a scenario is a mapping with apiVersion, kind, metadata and spec")
+    """Validate a scenario given as YAML text; `source` names it in errors.
+
+    A multi-document file holds one `kind: Scenario` document and Kubernetes manifests, which
+    `skenario.scenario.bundle` folds into it.
+    """
+    from skenario.scenario.bundle import fold_manifests
+
+    documents = _yaml_documents(text, source)
+    data, root = documents[0] if len(documents) == 1 else fold_manifests(documents, source)
+    scenario = _validate(data, root, Scenario, source, SCENARIO_SHAPE)
+    _check_events(scenario, root, source)
+    return scenario
 
 
-def load_document(path: str | Path, model: type[M], shape: str) -> M:
-    """Read and validate one YAML document (a scenario, or a manifest it points at)."""
+def _check_events(scenario: Scenario, root: yaml.Node | None, source: str) -> None:
+    """Walk the timeline over the objects as written, so a bad event is reported with its line now."""
+    from skenario.core.random import RandomStreams
+    from skenario.scenario.autoscaling import autoscaler_names
+    from skenario.scenario.operations import Objects, Planner
+    from skenario.scenario.simulation import OPEN_HORIZON
+
+    spec = scenario.spec
+    planner = Planner(spec, Path("."), RandomStreams(0), spec.end or OPEN_HORIZON, build=False)
+    objects = Objects.of(scenario.document, autoscaler_names(spec.autoscalers))
+    try:
+        planner.plan([(f"spec.events.{i}", event) for i, event in enumerate(spec.events)], objects)
+    except ScenarioError as exc:
+        if exc.file is None:
+            exc.file = source
+            path = [int(p) if p.isdigit() else p for p in (exc.field or "").split(".") if p]
+            exc.line = _line_of(root, path)
+        raise
+
+
+def read_text(path: str | Path) -> str:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScenarioError("no such file", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"cannot read the file: {exc}", file=str(path)) from None
-    return parse_document(text, model, str(path), shape)
+
+
+def load_document(path: str | Path, model: type[M], shape: str) -> M:
+    """Read and validate one YAML document (a manifest a scenario points at)."""
+    return parse_document(read_text(path), model, str(path), shape)
 
 
 def parse_document(text: str, model: type[M], source: str, shape: str) -> M:
     """Validate YAML text as `model`; errors name `source`, the line, the field and the value."""
+    documents = _yaml_documents(text, source)
+    if len(documents) != 1:
+        raise ScenarioError(f"expected one YAML document, found {len(documents)}; {shape}", file=source)
+    data, root = documents[0]
+    return _validate(data, root, model, source, shape)
+
+
+def validate_document(data: Any, model: type[M], source: str, shape: str) -> M:
+    """Validate data already read (an inline manifest); errors name `source`, the field and the value."""
+    return _validate(data, None, model, source, shape)
+
+
+def _yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]:
+    """Each non-empty document of the text with its node tree (for line numbers)."""
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
+        datas = list(yaml.safe_load_all(text))
+        roots = list(yaml.compose_all(text))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScenarioError(f"not valid YAML: {problem}", file=source, line=mark.line + 1 if mark else None) from None
-    if data is None:
-        raise ScenarioError(f"the file is empty; {shape}", file=source)
+    documents: list[tuple[Any, yaml.Node | None]] = [
+        (data, root) for data, root in zip(datas, roots, strict=False) if data is not None
+    ]
+    if not documents:
+        raise ScenarioError("the file is empty", file=source)
+    return documents
+
+
+def _validate(data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str) -> M:
     if not isinstance(data, dict):
         raise ScenarioError(f"{shape}, not a {type(data).__name__}", file=source)
     try:
@@ -59,7 +116,8 @@ def parse_document(text: str, model: type[M], source: str, shape: str) -> M:
         raise _first_problem(exc, data, root, source) from None
 
 
-def _first_problem(exc: ValidationError, data: Any, root: yaml.Node | None, source: str) -> ScenarioError:
+def describe_problem(exc: ValidationError, data: Any) -> tuple[list[int | str], str, Any]:
+    """The first problem of a validation error: the field path as the user wrote it, a message, the value."""
     errors = exc.errors(include_url=False)
     messages = [_describe(error, data) for error in errors]
     first = errors[0]
@@ -70,13 +128,16 @@ def _first_problem(exc: ValidationError, data: Any, root: yaml.Node | None, sour
         more = f" (and {len(messages) - 4} more)" if len(messages) > 4 else ""
         message += f" — also {others}{more}"
     value = first.get("input") if first["type"] not in ("missing", "extra_forbidden") else None
-    if first["type"] == "extra_forbidden":
-        value = None
+    return path, message, value if not isinstance(value, dict | list) else None
+
+
+def _first_problem(exc: ValidationError, data: Any, root: yaml.Node | None, source: str) -> ScenarioError:
+    path, message, value = describe_problem(exc, data)
     return ScenarioError(
         message,
         file=source,
         field=".".join(str(p) for p in path) or "(top level)",
-        value=value if not isinstance(value, dict | list) else None,
+        value=value,
         line=_line_of(root, path),
     )
 

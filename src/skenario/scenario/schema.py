@@ -16,15 +16,17 @@ spec:
 
 Fields are camelCase as in Kubernetes manifests; unknown fields are errors, so a typo never passes
 silently. Every default below is the seeds' or Kubernetes' own; `model.config` documents each.
-Later issues add autoscalers and the `events` timeline under `spec`.
+`spec.events` is the timeline (`skenario.scenario.events`); the run ends at the first `done`
+event or at `spec.duration`, whichever comes first.
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
 from skenario.core.time import SECOND
 from skenario.model.config import (
@@ -36,9 +38,10 @@ from skenario.model.config import (
     RoutingPolicy,
     RoutingSpec,
 )
-from skenario.scenario.autoscaling import AutoscalerSpec
+from skenario.scenario.autoscaling import AutoscalerSpec, autoscaler_names
 from skenario.scenario.base import Spec as _Spec
 from skenario.scenario.distributions import ConstantDistribution, RandomDuration
+from skenario.scenario.events import Event
 from skenario.scenario.traffic import TrafficSpec
 from skenario.scenario.units import CpuQuantity, Duration
 
@@ -109,8 +112,10 @@ class Workload(_Spec):
     replicas: int | None = Field(
         None, ge=0, description="Replicas at the start; they count as desired. From `deployment` when absent."
     )
-    deployment: str | None = Field(
-        None, description="An apps/v1 Deployment YAML file giving replicas and the container's CPU resources."
+    deployment: str | dict[str, Any] | None = Field(
+        None,
+        description="An apps/v1 Deployment giving replicas and the container's CPU resources: a YAML file, "
+        "or the manifest inline.",
     )
     container: str | None = Field(None, description="Which container of the Deployment; the first when absent.")
     initial_ready: bool = Field(True, description="Initial replicas start active instead of launching.")
@@ -132,6 +137,29 @@ class Workload(_Spec):
         if self.replicas is None and self.deployment is None:
             raise ValueError("set 'replicas', or 'deployment' to read them from a Deployment manifest")
         return self
+
+    def with_deployment(self, base_dir: Path) -> Workload:
+        """This workload with its Deployment manifest read in (fields set here win)."""
+        from skenario.scenario.deployment_manifest import DeploymentManifest
+        from skenario.scenario.loader import load_document, validate_document
+
+        if self.deployment is None:
+            return self
+        shape = "a manifest is a mapping with apiVersion: apps/v1, kind: Deployment and spec"
+        if isinstance(self.deployment, str):
+            path = str(base_dir / self.deployment)
+            manifest = load_document(path, DeploymentManifest, shape)
+        else:
+            path = "the Deployment at spec.workload.deployment"
+            manifest = validate_document(self.deployment, DeploymentManifest, path, shape)
+        request, limit = manifest.cpu(self.container, file=path)
+        update: dict[str, object] = {}
+        if self.replicas is None:
+            update["replicas"] = manifest.spec.replicas
+        if "resources" not in self.model_fields_set and request is not None:
+            cpu = {"requests": {"cpu": f"{request}m"}} | ({"limits": {"cpu": f"{limit}m"}} if limit else {})
+            update["resources"] = Resources.model_validate(cpu)
+        return self.model_copy(update=update)
 
     def cluster_spec(self, routing: Routing, metrics: Metrics) -> ClusterSpec:
         request = self.request
@@ -183,7 +211,9 @@ class Recording(_Spec):
 
 
 class ScenarioSpec(_Spec):
-    duration: Duration = Field(gt=0, description="Simulated time to run, such as '10m'.")
+    duration: Duration | None = Field(
+        None, gt=0, description="Simulated time to run, such as '10m'; a `done` event may end the run sooner."
+    )
     seed: int = Field(0, ge=0, description="Every random draw comes from this seed.")
     workload: Workload
     traffic: TrafficSpec
@@ -191,28 +221,35 @@ class ScenarioSpec(_Spec):
     metrics: Metrics = Field(default_factory=lambda: Metrics.model_validate({}))
     recording: Recording = Field(default_factory=lambda: Recording.model_validate({}))
     autoscalers: tuple[AutoscalerSpec, ...] = Field((), description="Autoscalers acting on the workload.")
+    events: tuple[Event, ...] = Field((), description="The timeline: timed create, patch, delete and done operations.")
+
+    @model_validator(mode="after")
+    def _names_unique(self) -> Self:
+        ids = [event.id for event in self.events]
+        for index, id in enumerate(ids):
+            if id in ids[:index]:
+                raise ValueError(f"two events have the id '{id}' (events.{index})")
+        try:
+            autoscaler_names(self.autoscalers)
+        except Exception as exc:  # a ScenarioError naming the field; pydantic wants a ValueError
+            raise ValueError(str(exc)) from None
+        return self
+
+    @property
+    def end(self) -> int | None:
+        """When the run ends: the first `done` event or the duration, whichever is sooner; None if neither."""
+        ends = [event.at for event in self.events if event.done is not None]
+        if self.duration is not None:
+            ends.append(self.duration)
+        return min(ends) if ends else None
 
     def cluster_spec(self) -> ClusterSpec:
         return self.workload.cluster_spec(self.routing, self.metrics)
 
     def with_deployment(self, base_dir: Path) -> ScenarioSpec:
         """This spec with the workload's Deployment manifest read in (scenario fields win)."""
-        from skenario.scenario.deployment_manifest import DeploymentManifest
-        from skenario.scenario.loader import load_document
-
-        workload = self.workload
-        if workload.deployment is None:
-            return self
-        path = base_dir / workload.deployment
-        manifest = load_document(path, DeploymentManifest, "a manifest is a mapping with apiVersion: apps/v1, kind")
-        request, limit = manifest.cpu(workload.container, file=str(path))
-        update: dict[str, object] = {}
-        if workload.replicas is None:
-            update["replicas"] = manifest.spec.replicas
-        if "resources" not in workload.model_fields_set and request is not None:
-            cpu = {"requests": {"cpu": f"{request}m"}} | ({"limits": {"cpu": f"{limit}m"}} if limit else {})
-            update["resources"] = Resources.model_validate(cpu)
-        return self.model_copy(update={"workload": workload.model_copy(update=update)})
+        workload = self.workload.with_deployment(base_dir)
+        return self if workload is self.workload else self.model_copy(update={"workload": workload})
 
 
 class Metadata(_Spec):
@@ -221,9 +258,27 @@ class Metadata(_Spec):
 
 
 class Scenario(_Spec):
-    """A whole scenario document."""
+    """A whole scenario document.
+
+    It keeps the document as written (`document`), because events patch objects as the user wrote
+    them: a JSON merge patch needs '250ms', not the nanoseconds it was read into.
+    """
 
     api_version: Literal["skenario.dev/v1alpha1"]
     kind: Literal["Scenario"]
     metadata: Metadata
     spec: ScenarioSpec
+    _document: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_document(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        scenario = handler(data)
+        if isinstance(data, dict) and isinstance(scenario, Scenario):
+            scenario._document = copy.deepcopy(data)
+        return scenario
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The document as written (a copy): camelCase keys, quantities with their units."""
+        return copy.deepcopy(self._document)

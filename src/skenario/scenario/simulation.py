@@ -1,25 +1,55 @@
-"""A Scenario wired into an Environment, a ClusterModel and a Recorder, ready to run."""
+"""A Scenario wired into an Environment, a ClusterModel, its autoscalers and its events, ready to run.
+
+The run goes through KEP-140's phases: Pending until it starts, Running, Paused when it stops
+before its end (at `run(until=...)`, or after its last event when nothing ends it), Completed at
+its end (the first `done` event, or `spec.duration`), Failed if something raised on the way. A
+paused run takes new events (`add_event`) and resumes with another `run`.
+"""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
-from skenario.autoscalers.base import ClusterContext
+import yaml
+
+from skenario.autoscalers.base import Autoscaler, ClusterContext
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
+from skenario.core.time import DAY, format_duration
+from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.results.recorder import Recorder
 from skenario.results.summary import Summary, summarize
-from skenario.scenario.autoscaling import build_autoscalers
+from skenario.scenario.autoscaling import autoscaler_names, build_autoscalers
+from skenario.scenario.events import Event
+from skenario.scenario.operations import Objects, Planner, Step
 from skenario.scenario.schema import Scenario
+from skenario.scenario.timeline import Operation, Timeline, as_detail
 from skenario.scenario.traffic import build_arrivals
 
 # A run makes an object or two per request that dies young and is never in a reference cycle, so
 # Python's default of a collection every 700 allocations is wasted work: 5-8% of a run.
 _RUN_GC_THRESHOLD = 100_000
+
+OPEN_HORIZON = 365 * DAY
+"""How far a scenario with no end (no duration, no done event) can run: traffic is made up to it."""
+
+
+class Phase(StrEnum):
+    PENDING = "Pending"
+    RUNNING = "Running"
+    PAUSED = "Paused"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+
+
+class EventRefused(SkenarioError):
+    """An event a running simulation cannot take (in the past, after the end, invalid)."""
 
 
 @contextmanager
@@ -36,39 +66,218 @@ def _young_garbage_tolerated() -> Iterator[None]:
 class Simulation:
     """One run of one scenario. Deterministic: the same scenario and seed give the same Summary.
 
-    `base_dir` is where relative paths in the scenario (trace files) are found: the scenario
-    file's directory when it was loaded from a file.
+    `base_dir` is where relative paths in the scenario (traces, manifests, plugins) are found:
+    the scenario file's directory when it was loaded from a file. `scenario_text` is the file as
+    written, kept with the results. Everything the scenario names is read and built here, so a
+    mistake is a ScenarioError before the run starts.
     """
 
-    def __init__(self, scenario: Scenario, *, seed: int | None = None, base_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        seed: int | None = None,
+        base_dir: Path | None = None,
+        scenario_text: str | None = None,
+    ) -> None:
+        base_dir = base_dir or Path.cwd()
         self.scenario = scenario
-        spec = scenario.spec.with_deployment(base_dir or Path.cwd())
+        self.scenario_text = scenario_text if scenario_text is not None else yaml.safe_dump(scenario.document)
+        self.base_dir = base_dir
+        spec = scenario.spec.with_deployment(base_dir)
+        self.spec = spec
         self.seed = spec.seed if seed is None else seed
         self.streams = RandomStreams(self.seed)
-        self.env = Environment(halt_at=spec.duration)
-        arrivals = build_arrivals(
-            spec.traffic, duration=spec.duration, streams=self.streams, base_dir=base_dir or Path.cwd()
-        )
+        self.end = spec.end
+        self.env = Environment(halt_at=self.end if self.end is not None else OPEN_HORIZON)
+        horizon = self.env.halt_at
+        arrivals = build_arrivals(spec.traffic, duration=horizon, streams=self.streams, base_dir=base_dir)
         self.model = ClusterModel(self.env, spec.cluster_spec(), arrivals, self.streams)
         self.recorder = Recorder(self.env, self.model, spec.recording.interval)
-        self.autoscalers = build_autoscalers(spec.autoscalers, base_dir or Path.cwd())
-        context = ClusterContext(self.model)
-        for autoscaler in self.autoscalers:
-            autoscaler.start(context)
+        self.timeline = Timeline()
+        self.phase = Phase.PENDING
+        self.message: str | None = "not started"
+        self.autoscalers: dict[str, Autoscaler] = {}
+        self._contexts: dict[str, ClusterContext] = {}
+        self._decisions_taken: dict[int, int] = {}  # id(autoscaler) -> decisions already in the timeline
+        self._retired: list[tuple[str, Autoscaler]] = []  # stopped, with decisions maybe not yet taken
+        names = autoscaler_names(spec.autoscalers)
+        for name, autoscaler in zip(names, build_autoscalers(spec.autoscalers, base_dir), strict=True):
+            self.start_autoscaler(name, autoscaler)
+        self._planner = Planner(spec, base_dir, self.streams, horizon)
+        self._objects = Objects.of(scenario.document, names)
+        self._events = [(f"spec.events.{i}", event) for i, event in enumerate(spec.events)]
+        self._pending: list[tuple[Step, Any]] = []
+        self._schedule(self._planner.plan(self._events, self._objects))
 
-    def run(self, *, steps: int = 1, progress: Callable[[int], object] | None = None) -> Summary:
-        """Run to the halt. With `steps` > 1 the run pauses that many times to call `progress(now)`."""
-        halt = self.env.halt_at
-        with _young_garbage_tolerated():
-            for k in range(1, steps):
-                self.env.run(until=halt * k // steps)
-                if progress is not None:
-                    progress(self.env.now())
-            self.env.run()
-        self.recorder.record()
+    # -- running ---------------------------------------------------------------------------------
+
+    def run(
+        self, until: int | str | None = None, *, steps: int = 1, progress: Callable[[int], object] | None = None
+    ) -> Summary:
+        """Run to the end, or until `until` (ns or a duration such as '5m'), then pause.
+
+        With `steps` > 1 the run stops that many times on the way to call `progress(now)`. A
+        scenario with no end runs to just after its last event and pauses there.
+        """
+        if self.phase in (Phase.COMPLETED, Phase.FAILED):
+            raise RuntimeError(f"the run is {self.phase.value.lower()}: {self.message}")
+        stop = self._stop_at(until)
+        start = self.env.now()
+        self.phase, self.message = Phase.RUNNING, None
+        try:
+            with _young_garbage_tolerated():
+                for k in range(1, steps):
+                    self.env.run(until=start + (stop - start) * k // steps)
+                    self._take_decisions()
+                    if progress is not None:
+                        progress(self.env.now())
+                # At the halt the kernel's own halt movement ends the run; before it, a pause does.
+                self.env.run(until=None if stop == self.env.halt_at else stop)
+            self._take_decisions()
+        except BaseException as exc:
+            self.fail(f"{type(exc).__name__}: {exc}")
+            raise
+        self._settle(stop)
         if progress is not None:
             progress(self.env.now())
         return self.summary()
 
+    def _stop_at(self, until: int | str | None) -> int:
+        end = self.end
+        if until is not None:
+            from skenario.core.time import parse_duration
+
+            at = parse_duration(until) if isinstance(until, str) else until
+            if at < self.env.now():
+                raise ValueError(
+                    f"cannot run until {format_duration(at)}: the run is at {format_duration(self.env.now())}"
+                )
+            return at if end is None else min(at, end)
+        if end is not None:
+            return end
+        last = max((step.event.at for step, _ in self._pending), default=self.env.now())
+        return max(last + 1, self.env.now())  # just past the last event's instant
+
+    def _settle(self, stop: int) -> None:
+        now = self.env.now()
+        if self.end is not None and now >= self.end:
+            self.phase = Phase.COMPLETED
+            done = [step.event for step, _ in self._pending if step.event.done is not None and step.event.at == now]
+            if done:
+                event = done[0]
+                self.timeline.add(now, event.id, Operation.DONE, "scenario", "the run ends", {})
+                self.message = f"done event '{event.id}' at {format_duration(now)}"
+            else:
+                self.message = f"reached spec.duration ({format_duration(now)})"
+            self._pending = []
+            self.recorder.record()
+            return
+        self.phase = Phase.PAUSED
+        waiting = len(self._pending)
+        if waiting:
+            self.message = f"paused at {format_duration(now)}; {waiting} event(s) to come"
+        else:
+            self.message = f"paused at {format_duration(now)}: every event is done and none ends the run"
+
+    def fail(self, message: str) -> None:
+        """Mark the run Failed (something raised, or the process is being stopped)."""
+        self.phase = Phase.FAILED
+        self.message = message
+
     def summary(self) -> Summary:
         return summarize(self.scenario.metadata.name, self.seed, self.env, self.model)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def add_event(self, event: Event | dict[str, Any]) -> None:
+        """Add an event to a run that has not ended; one in the past, or invalid, is refused with the reason."""
+        if isinstance(event, dict):
+            try:
+                event = Event.model_validate(event)
+            except Exception as exc:
+                raise EventRefused(f"not a valid event: {exc}") from None
+        now = self.env.now()
+        where = f"event '{event.id}'"
+        if self.phase in (Phase.COMPLETED, Phase.FAILED):
+            raise EventRefused(f"the run is {self.phase.value.lower()}; it takes no more events", field=where)
+        if event.at < now:
+            raise EventRefused(
+                f"{format_duration(event.at)} is in the past: the run is at {format_duration(now)}", field=where
+            )
+        if any(step.event.id == event.id for step, _ in self._pending) or any(
+            e.id == event.id for _, e in self._events
+        ):
+            raise EventRefused("an event with this id exists already", field=where)
+        if event.done is None and self.end is not None and event.at >= self.end:
+            raise EventRefused(f"it comes at or after the run's end ({format_duration(self.end)})", field=where)
+        pending = [(step.where, step.event) for step, _ in self._pending]
+        try:
+            steps = self._planner.plan([*pending, (where, event)], self._objects)
+        except ScenarioError as exc:
+            raise EventRefused(exc.message, field=exc.field, value=exc.value) from None
+        for _, timer in self._pending:
+            timer.cancel()
+        self._pending = []
+        self._events.append((where, event))
+        if event.done is not None and (self.end is None or event.at < self.end):
+            self.end = event.at
+        self._schedule(steps)
+
+    def _schedule(self, steps: list[Step]) -> None:
+        for step in steps:
+            if step.event.done is not None:
+                self._pending.append((step, _NoTimer()))
+                continue
+            timer = self.env.call_at(step.event.at, lambda step=step: self._apply(step))  # type: ignore[misc]
+            self._pending.append((step, timer))
+
+    def _apply(self, step: Step) -> None:
+        self._pending = [(s, t) for s, t in self._pending if s is not step]
+        event = step.event
+        message = step.apply(self)
+        self._objects = step.objects_after
+        body: Any = event.body
+        self.timeline.add(self.env.now(), event.id, Operation(event.operation.title()), body.target, message, {})
+
+    # -- autoscalers (the Runtime the steps act on) ----------------------------------------------
+
+    def start_autoscaler(self, name: str, autoscaler: Autoscaler) -> None:
+        def record(action: str, **detail: Any) -> None:
+            if not hasattr(autoscaler, "decisions"):
+                detail["action"] = action
+                self.timeline.add(self.env.now(), name, Operation.DECISION, "workload", action, detail)
+
+        context = ClusterContext(self.model, on_action=record)
+        self.autoscalers[name] = autoscaler
+        self._contexts[name] = context
+        autoscaler.start(context)
+
+    def stop_autoscaler(self, name: str) -> None:
+        self._take_decisions()
+        self._contexts.pop(name).close()
+        self.autoscalers.pop(name)
+
+    def pick(self, event_id: str, count: int) -> int:
+        return int(self.streams.generator(f"event@{event_id}").integers(count))
+
+    def _take_decisions(self) -> None:
+        """Move the decisions built-in autoscalers keep into the timeline (a cheap read, not per decision)."""
+        for name, autoscaler in self.autoscalers.items():
+            decisions = getattr(autoscaler, "decisions", None)
+            if not isinstance(decisions, list):
+                continue
+            taken = self._decisions_taken.get(id(autoscaler), 0)
+            for record in decisions[taken:]:
+                detail = as_detail(record)
+                message = str(detail.get("reason") or "")
+                at = int(detail.get("at", self.env.now()))
+                self.timeline.add(at, name, Operation.DECISION, "workload", message, detail)
+            self._decisions_taken[id(autoscaler)] = len(decisions)
+
+
+class _NoTimer:
+    """Stands for the timer of a `done` event: the run's end is what carries it out."""
+
+    def cancel(self) -> None:
+        pass

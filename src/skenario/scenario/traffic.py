@@ -358,12 +358,15 @@ with a plain discriminated union (`spec.traffic.rate`), and one in a list as `sp
 """
 
 
-def build_arrivals(traffic: TrafficSpec, *, duration: int, streams: RandomStreams, base_dir: Path) -> Iterator[int]:
+def build_arrivals(
+    traffic: TrafficSpec, *, duration: int, streams: RandomStreams, base_dir: Path, stream: str = "traffic"
+) -> Iterator[int]:
     """The scenario's arrivals: a lazy iterator of sorted absolute times in ns, all in (0, duration).
 
     Trace files are opened and checked now (a `TraceError` before the run starts); the arrivals are
     made only as the simulation pulls them. One traffic object draws from the stream "traffic",
-    the i-th of a list from "traffic[i]", so adding an item never changes the others' draws.
+    the i-th of a list from "traffic[i]", so adding an item never changes the others' draws
+    (traffic an event brings in uses its own `stream` name instead of "traffic").
     Relative trace paths are relative to `base_dir`, the scenario file's folder. Time 0 belongs to
     the kernel's start movement, so an arrival there (a trace's first row replayed from 0) moves
     to 1 ns.
@@ -371,14 +374,14 @@ def build_arrivals(traffic: TrafficSpec, *, duration: int, streams: RandomStream
     if duration <= 0:
         raise ValueError(f"duration must be > 0 ns, got {duration}")
     if isinstance(traffic, _Traffic):
-        rng = streams.generator("traffic")
+        rng = streams.generator(stream)
         times = traffic.arrivals(duration=duration, rng=rng, base_dir=base_dir, field="spec.traffic")
     else:
         times = sum_arrivals(
             *(
                 item.arrivals(
                     duration=duration,
-                    rng=streams.generator(f"traffic[{index}]"),
+                    rng=streams.generator(f"{stream}[{index}]"),
                     base_dir=base_dir,
                     field=f"spec.traffic.{index}",
                 )

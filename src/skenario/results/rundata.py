@@ -1,0 +1,81 @@
+"""Everything one run produced, as pandas DataFrames: the common input of analysis, plots and reports.
+
+A RunData comes from a finished (or paused) Simulation in memory, or from the run store; the two
+are the same shape, so whatever reads one reads the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from skenario.core.time import SECOND
+from skenario.results.recorder import LIFECYCLE_COLUMNS, REPLICA_COLUMNS
+
+if TYPE_CHECKING:
+    from skenario.scenario.simulation import Simulation
+
+# The results timeline: scenario events and what they did, and autoscaler decisions with their inputs.
+TIMELINE_COLUMNS = ("time_ns", "source", "operation", "target", "message", "detail")
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One run's results.
+
+    - `series`: one row per recording interval, indexed by `time_s` (Recorder columns, plus a
+      `failed_<reason>` column per failure reason seen).
+    - `replica_series`: one row per live replica per interval (REPLICA_COLUMNS plus `time_s`).
+    - `replicas`: one lifecycle record per replica ever made (LIFECYCLE_COLUMNS).
+    - `timeline`: TIMELINE_COLUMNS, in time order; `operation` is Create, Patch, Delete or Done
+      for scenario events and Decision for an autoscaler's; `detail` is a dict.
+    """
+
+    id: int | None
+    name: str
+    seed: int
+    phase: str
+    message: str | None
+    digest: str | None
+    simulated_ns: int
+    summary: dict[str, Any]
+    series: pd.DataFrame
+    replica_series: pd.DataFrame
+    replicas: pd.DataFrame
+    timeline: pd.DataFrame
+    scenario: str
+
+    @classmethod
+    def from_simulation(cls, simulation: Simulation) -> RunData:
+        """The results of a simulation in this process, as far as it has run."""
+        recorder = simulation.recorder
+        summary = simulation.summary()
+        return cls(
+            id=None,
+            name=simulation.scenario.metadata.name,
+            seed=simulation.seed,
+            phase=simulation.phase.value,
+            message=simulation.message,
+            digest=summary.digest,
+            simulated_ns=simulation.env.now(),
+            summary=summary.as_dict(),
+            series=recorder.frame(),
+            replica_series=replica_frame(recorder.replica_columns),
+            replicas=pd.DataFrame(recorder.lifecycles(), columns=list(LIFECYCLE_COLUMNS)),
+            timeline=timeline_frame(simulation.timeline.entries()),
+            scenario=simulation.scenario_text,
+        )
+
+
+def replica_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame({name: columns[name] for name in REPLICA_COLUMNS})
+    frame["time_s"] = frame["time_ns"] / SECOND
+    return frame
+
+
+def timeline_frame(entries: list[tuple[Any, ...]]) -> pd.DataFrame:
+    """Entries in time order; at one time, in the order they were made."""
+    frame = pd.DataFrame(entries, columns=list(TIMELINE_COLUMNS))
+    return frame.sort_values("time_ns", kind="stable").reset_index(drop=True)

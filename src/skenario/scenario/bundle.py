@@ -1,0 +1,118 @@
+"""A multi-document scenario file: one `kind: Scenario` and the user's Kubernetes manifests, read as one.
+
+```yaml
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: web}
+spec:
+  workload: {request: {cpuTime: 100ms}}      # replicas and CPU from the Deployment below
+  traffic: {type: poisson, rate: 20/s}
+  autoscalers:
+    - {type: hpa, manifest: HorizontalPodAutoscaler/web, syncPeriod: 30s}   # a reference
+---
+apiVersion: apps/v1
+kind: Deployment
+...
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+...
+```
+
+A Deployment becomes the workload's `deployment`; each HorizontalPodAutoscaler,
+VerticalPodAutoscaler and Knative Service becomes an autoscaler named after its `metadata.name`,
+unless an autoscaler entry already refers to it as `<Kind>/<name>` in its `manifest`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from skenario.errors import ScenarioError
+
+_AUTOSCALER_KINDS = {"HorizontalPodAutoscaler": "hpa", "VerticalPodAutoscaler": "vpa", "Service": "kpa"}
+_KINDS = ("Scenario", "Deployment", *_AUTOSCALER_KINDS)
+
+
+def fold_manifests(documents: list[tuple[Any, yaml.Node | None]], source: str) -> tuple[Any, yaml.Node | None]:
+    """The Scenario document (and its node tree) with the other documents folded into its spec."""
+    scenario: tuple[Any, yaml.Node | None] | None = None
+    manifests: dict[str, dict[str, Any]] = {}
+    for index, (data, root) in enumerate(documents, start=1):
+        where = f"{source} (document {index})"
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if kind not in _KINDS:
+            line = root.start_mark.line + 1 if root is not None else None
+            raise ScenarioError(
+                f"a document of kind {kind!r} has no place in a scenario; known kinds: {', '.join(_KINDS)}",
+                file=where,
+                line=line,
+            )
+        if kind == "Scenario":
+            if scenario is not None:
+                raise ScenarioError("a file holds one Scenario document, found a second", file=where)
+            scenario = (data, root)
+            continue
+        metadata = data.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"the {kind} needs a metadata.name", file=where, field="metadata.name")
+        key = f"{kind}/{name}"
+        if key in manifests:
+            raise ScenarioError(f"two documents are {key}", file=where)
+        manifests[key] = data
+    if scenario is None:
+        raise ScenarioError("a multi-document file needs one document of kind: Scenario", file=source)
+    data, root = scenario
+    spec = data.get("spec") if isinstance(data, dict) else None
+    if not isinstance(spec, dict):
+        return data, root  # validation reports what is missing
+    spec = dict(spec)
+    referenced = _resolve_references(spec, manifests)
+    _fold_unreferenced(spec, {key: doc for key, doc in manifests.items() if key not in referenced}, source)
+    return {**data, "spec": spec}, root
+
+
+def _resolve_references(spec: dict[str, Any], manifests: dict[str, dict[str, Any]]) -> set[str]:
+    """Replace `manifest: Kind/name` and `deployment: Deployment/name` by the documents they name."""
+    referenced: set[str] = set()
+    autoscalers = spec.get("autoscalers")
+    if isinstance(autoscalers, list):
+        resolved = []
+        for entry in autoscalers:
+            if isinstance(entry, dict) and isinstance(entry.get("manifest"), str) and entry["manifest"] in manifests:
+                referenced.add(entry["manifest"])
+                entry = {**entry, "manifest": manifests[entry["manifest"]]}
+            resolved.append(entry)
+        spec["autoscalers"] = resolved
+    workload = spec.get("workload")
+    deployment = workload.get("deployment") if isinstance(workload, dict) else None
+    if isinstance(workload, dict) and isinstance(deployment, str) and deployment in manifests:
+        referenced.add(deployment)
+        spec["workload"] = {**workload, "deployment": manifests[deployment]}
+    return referenced
+
+
+def _fold_unreferenced(spec: dict[str, Any], manifests: dict[str, dict[str, Any]], source: str) -> None:
+    deployments = [doc for key, doc in manifests.items() if key.startswith("Deployment/")]
+    if deployments:
+        workload = spec.get("workload")
+        if len(deployments) > 1 or not isinstance(workload, dict) or workload.get("deployment") is not None:
+            raise ScenarioError(
+                "the file has a Deployment the workload does not use; set spec.workload.deployment to "
+                "Deployment/<name> to say which",
+                file=source,
+                field="spec.workload.deployment",
+            )
+        spec["workload"] = {**workload, "deployment": deployments[0]}
+    added = [
+        {"type": _AUTOSCALER_KINDS[key.partition("/")[0]], "manifest": doc}
+        for key, doc in manifests.items()
+        if not key.startswith("Deployment/")
+    ]
+    if added:
+        existing = spec.get("autoscalers")
+        spec["autoscalers"] = [*(existing if isinstance(existing, list) else []), *added]

@@ -1,0 +1,66 @@
+"""The results timeline (KEP-140): what each scenario event did, and each autoscaler decision.
+
+Entries are appended in time order as the run makes them; the run store reads the new ones in
+batches (`since(n)`), so a long run never holds them twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, is_dataclass
+from enum import Enum, StrEnum
+from typing import Any
+
+Entry = tuple[int, str, str, str, str, dict[str, Any]]
+
+
+class Operation(StrEnum):
+    CREATE = "Create"
+    PATCH = "Patch"
+    DELETE = "Delete"
+    DONE = "Done"
+    DECISION = "Decision"
+
+
+class Timeline:
+    """Entries of (time_ns, source, operation, target, message, detail)."""
+
+    def __init__(self) -> None:
+        self._entries: list[Entry] = []
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add(
+        self, time_ns: int, source: str, operation: Operation, target: str, message: str, detail: dict[str, Any]
+    ) -> None:
+        self._entries.append((time_ns, source, operation.value, target, message, detail))
+
+    def entries(self) -> list[Entry]:
+        return list(self._entries)
+
+    def since(self, n: int) -> list[Entry]:
+        """The entries after the first `n`."""
+        return self._entries[n:]
+
+
+def as_detail(record: object) -> dict[str, Any]:
+    """A decision record (a dataclass, a mapping or anything else) as a plain JSON-ready dict."""
+    if is_dataclass(record) and not isinstance(record, type):
+        data = asdict(record)
+    elif isinstance(record, dict):
+        data = dict(record)
+    else:
+        data = {"value": repr(record)}
+    return {str(key): _plain(value) for key, value in data.items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
