@@ -169,11 +169,11 @@ class Recorder:
     def failure_reasons(self) -> list[str]:
         return sorted({reason for row in self._failures for reason in row})
 
-    def rows(self) -> list[dict[str, Any]]:
-        """The series as one dict per row, with a `failed_<reason>` entry per reason seen."""
+    def rows(self, start: int = 0) -> list[dict[str, Any]]:
+        """The series from row `start` on, one dict per row, with a `failed_<reason>` entry per reason seen."""
         reasons = self.failure_reasons()
         result = []
-        for i in range(len(self)):
+        for i in range(start, len(self)):
             row = {name: self.columns[name][i] for name in COLUMNS}
             row.update({f"failed_{reason}": self._failures[i].get(reason, 0) for reason in reasons})
             result.append(row)

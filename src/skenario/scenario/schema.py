@@ -210,6 +210,14 @@ class Recording(_Spec):
     interval: Duration = Field(10 * SECOND, gt=0, description="Between rows of the time series.")
 
 
+class Slo(_Spec):
+    """The service-level objectives runs are judged by (`skenario show`, `compare`, the report)."""
+
+    latency: Duration = Field(gt=0, description="The latency target for the percentile, such as '500ms'.")
+    percentile: Literal[50, 95, 99] = Field(99, description="Which latency percentile the target is for.")
+    error_rate: float = Field(0.01, ge=0, le=1, description="Most failed / finished requests allowed (0.01: 1%).")
+
+
 class ScenarioSpec(_Spec):
     duration: Duration | None = Field(
         None, gt=0, description="Simulated time to run, such as '10m'; a `done` event may end the run sooner."
@@ -222,6 +230,7 @@ class ScenarioSpec(_Spec):
     recording: Recording = Field(default_factory=lambda: Recording.model_validate({}))
     autoscalers: tuple[AutoscalerSpec, ...] = Field((), description="Autoscalers acting on the workload.")
     events: tuple[Event, ...] = Field((), description="The timeline: timed create, patch, delete and done operations.")
+    slo: Slo | None = Field(None, description="Objectives to judge the run by.")
 
     @model_validator(mode="after")
     def _names_unique(self) -> Self:

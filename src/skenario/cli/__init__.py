@@ -1,0 +1,28 @@
+"""The `skenario` command line: thin, it parses input, calls the library and renders output.
+
+User mistakes (a bad scenario file, a wrong unit, an unknown run) print one line and exit 2 with
+no traceback; a bug keeps its traceback and exits 1. Each command lives in its own module.
+"""
+
+from __future__ import annotations
+
+import click
+
+from skenario import __version__
+from skenario.cli.run import run
+from skenario.cli.runs import compare, export, plot, report, runs, show
+from skenario.cli.schema import schema
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="skenario")
+def cli() -> None:
+    """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
+
+
+for command in (run, runs, show, compare, export, plot, report, schema):
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli()

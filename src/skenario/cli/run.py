@@ -1,0 +1,134 @@
+"""`skenario run`: run a scenario, show its summary, keep it in the run store."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from types import FrameType
+
+import click
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from skenario.cli.common import err, out, store_option, user_errors
+from skenario.cli.tables import ignored_table, summary_table
+from skenario.core.time import SECOND, format_duration
+from skenario.errors import SkenarioError
+from skenario.results.plot import atomic_path
+from skenario.results.store import RunStore, RunWriter
+from skenario.scenario.loader import load_scenario, read_text
+from skenario.scenario.simulation import Phase, Simulation
+
+# The run stops this many times on its way: to draw progress and to write a batch of results.
+STEPS = 100
+
+
+class Stopped(Exception):
+    """The process was asked to stop (SIGTERM); the run is kept, marked Failed."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise Stopped(f"stopped by signal {signal.Signals(signum).name}")
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed.")
+@click.option("--show-ignored", is_flag=True, help="Also print the ignored movements and why they were ignored.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object instead of a table.")
+@click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
+@click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
+@store_option
+@click.option(
+    "--series",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the time series (one row per recording interval) to this CSV file.",
+)
+@user_errors
+def run(
+    file: Path,
+    seed: int | None,
+    show_ignored: bool,
+    as_json: bool,
+    no_progress: bool,
+    no_store: bool,
+    store: Path | None,
+    series: Path | None,
+) -> None:
+    """Run the scenario in FILE, print a summary of what happened and keep the run in the store."""
+    text = read_text(file)
+    scenario = load_scenario(file)
+    if series is not None and not series.parent.is_dir():
+        raise SkenarioError("no such directory for the time series", field="--series", value=str(series))
+    simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
+    if simulation.end is None:
+        raise SkenarioError(
+            "the scenario never ends: give spec.duration or a `done` event", file=str(file), field="spec.duration"
+        )
+    # Everything the scenario names is read and checked by now: only a valid run reaches the store.
+    writer = None if no_store else RunStore(store).begin(simulation, str(file))
+    previous = signal.signal(signal.SIGTERM, _stop)
+    started = time.perf_counter()
+    try:
+        _run(simulation, writer, show_progress=not (no_progress or as_json))
+    except (Stopped, KeyboardInterrupt) as exc:
+        simulation.fail(str(exc) or type(exc).__name__)
+        if writer is not None:
+            writer.finish(time.perf_counter() - started)
+        err.print(f"[bold red]stopped:[/] run {writer.run_id if writer else ''} kept as Failed".rstrip())
+        raise SystemExit(130) from None
+    except Exception:
+        if writer is not None:
+            writer.finish(time.perf_counter() - started)  # the run, marked Failed, with what it had made
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    wall = time.perf_counter() - started
+    if writer is not None:
+        writer.finish(wall)
+    summary = simulation.summary()
+    if series is not None:
+        with atomic_path(series) as partial:
+            simulation.recorder.frame().to_csv(partial, index=False)
+    if as_json:
+        document = summary.as_dict() | {"wall_s": wall, "speedup": summary.simulated_ns / SECOND / wall}
+        document |= {"phase": simulation.phase.value, "run": writer.run_id if writer else None}
+        click.echo(json.dumps(document, indent=2))
+        return
+    out.print(summary_table(summary, wall))
+    out.print(f"digest: [bold]{summary.digest}[/]", highlight=False)
+    if simulation.phase is not Phase.COMPLETED:
+        out.print(f"phase: {simulation.phase.value}: {simulation.message}", highlight=False)
+    if writer is not None:
+        out.print(f"stored as run [bold]{writer.run_id}[/] in {writer.store.path}", highlight=False)
+    if show_ignored:
+        out.print(ignored_table(simulation.env))
+
+
+def _run(simulation: Simulation, writer: RunWriter | None, *, show_progress: bool) -> None:
+    """Run in STEPS stretches, writing each stretch's results as one batch."""
+
+    def step(now: int) -> None:
+        if writer is not None:
+            writer.flush()
+
+    if not show_progress:
+        simulation.run(steps=STEPS, progress=step)
+        return
+    with Progress(
+        TextColumn(f"[bold]{simulation.scenario.metadata.name}"),
+        BarColumn(),
+        TextColumn("{task.fields[simulated]} simulated"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("run", total=simulation.end, simulated=format_duration(0))
+
+        def advance(now: int) -> None:
+            step(now)
+            progress.update(task, completed=now, simulated=format_duration(now))
+
+        simulation.run(steps=STEPS, progress=advance)

@@ -1,0 +1,302 @@
+"""The commands on stored runs: `runs`, `show`, `compare`, `export`, `plot` and `report`."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from skenario.cli.common import out, store_option, user_errors
+from skenario.cli.tables import summary_table
+from skenario.core.time import format_duration, parse_duration
+from skenario.errors import SkenarioError
+from skenario.results import analysis
+from skenario.results.plot import atomic_path, plot_run
+from skenario.results.report import write_report
+from skenario.results.rundata import RunData
+from skenario.results.store import RunStore
+from skenario.results.summary import Summary
+
+
+@dataclass(frozen=True)
+class Objectives:
+    latency_ms: float
+    percentile: int
+    error_rate: float
+
+
+def slo_options(command: Any) -> Any:
+    """--slo-latency / --slo-percentile / --slo-error-rate; by default each run's own `spec.slo`."""
+    command = click.option("--slo-error-rate", type=click.FloatRange(0, 1), default=None, help="e.g. 0.01 for 1%.")(
+        command
+    )
+    command = click.option("--slo-percentile", type=click.Choice(["50", "95", "99"]), default=None)(command)
+    return click.option("--slo-latency", default=None, help="Latency target such as 500ms (default: spec.slo).")(
+        command
+    )
+
+
+def objectives(
+    run: RunData, latency: str | None, percentile: str | None, error_rate: float | None
+) -> Objectives | None:
+    """The objectives to judge a run by: the options given, else the run's own `spec.slo`, else none."""
+    from skenario.scenario.loader import parse_scenario
+
+    own = None
+    with contextlib.suppress(SkenarioError):  # a scenario an older skenario stored: judge by the options only
+        own = parse_scenario(run.scenario, f"run {run.id}").spec.slo
+    if latency is None and own is None:
+        return None
+    try:
+        latency_ns = parse_duration(latency) if latency is not None else own.latency  # type: ignore[union-attr]
+    except ValueError as exc:
+        raise SkenarioError(str(exc), field="--slo-latency", value=latency) from None
+    return Objectives(
+        latency_ms=latency_ns / 1e6,
+        percentile=int(percentile) if percentile is not None else (own.percentile if own else 99),
+        error_rate=error_rate if error_rate is not None else (own.error_rate if own else 0.01),
+    )
+
+
+@click.command()
+@store_option
+@user_errors
+def runs(store: Path | None) -> None:
+    """List the stored runs."""
+    frame = RunStore(store).runs()
+    table = Table(title=f"runs in {RunStore(store).path}")
+    for column in ("run", "scenario", "seed", "phase", "simulated", "wall", "digest", "started", "message"):
+        table.add_column(column, overflow="fold")
+    for row in frame.itertuples(index=False):
+        table.add_row(
+            str(row.id),
+            row.name,
+            str(row.seed),
+            row.phase,
+            format_duration(int(row.simulated_ns)),
+            "-" if row.wall_s is None or row.wall_s != row.wall_s else f"{row.wall_s:.2f} s",
+            row.digest or "-",
+            row.started_at,
+            row.message or "",
+        )
+    out.print(table)
+
+
+@click.command()
+@click.argument("run")
+@store_option
+@slo_options
+@user_errors
+def show(
+    run: str, store: Path | None, slo_latency: str | None, slo_percentile: str | None, slo_error_rate: float | None
+) -> None:
+    """Show one stored RUN (a number, or `latest`): summary, objectives, cost and events."""
+    data = RunStore(store).load(run)
+    out.print(f"run [bold]{data.id}[/]: {data.name}, seed {data.seed}, {data.phase}: {data.message or ''}")
+    if data.summary:
+        out.print(summary_table(Summary(**data.summary), wall=None))
+    judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
+    if judged is not None:
+        result = analysis.slo_summary(
+            data, latency_ms=judged.latency_ms, percentile=judged.percentile, error_rate=judged.error_rate
+        )
+        out.print(_slo_line(result))
+    spend = analysis.cost(data)
+    out.print(
+        f"cost: {spend['replica_hours']:.2f} replica-hours, {spend['cpu_hours_requested']:.2f} CPU-hours requested, "
+        f"{spend['cpu_hours_used']:.2f} used",
+        highlight=False,
+    )
+    events = analysis.events(data)
+    if len(events):
+        table = Table(title="events")
+        for column in ("time", "id", "operation", "target", "what happened"):
+            table.add_column(column)
+        for time_s, row in zip(events.index, events.itertuples(index=False), strict=True):
+            table.add_row(format_duration(round(time_s * 1e9)), row.id, row.operation, row.target, row.message)
+        out.print(table)
+    decisions = analysis.decisions(data)
+    if len(decisions):
+        counts = decisions.groupby("autoscaler").size()
+        out.print("decisions: " + ", ".join(f"{name} {n:,}" for name, n in counts.items()), highlight=False)
+
+
+def _slo_line(result: dict[str, Any]) -> str:
+    verdict = "[green]met[/]" if result["met"] else "[red]missed[/]"
+    latency = "-" if result["latency_ms"] is None else f"{result['latency_ms']:.1f} ms"
+    rate = "-" if result["error_rate"] is None else f"{result['error_rate']:.2%}"
+    fraction = "-" if result["compliant_fraction"] is None else f"{result['compliant_fraction']:.0%}"
+    return (
+        f"SLO p{result['percentile']} <= {result['latency_target_ms']:g} ms and errors <= "
+        f"{result['error_rate_target']:.2%}: {verdict} (p{result['percentile']} {latency}, errors {rate}; "
+        f"{fraction} of intervals compliant)"
+    )
+
+
+@click.command()
+@click.argument("run_ids", metavar="RUN RUN...", nargs=-1, required=True)
+@store_option
+@slo_options
+@user_errors
+def compare(
+    run_ids: tuple[str, ...],
+    store: Path | None,
+    slo_latency: str | None,
+    slo_percentile: str | None,
+    slo_error_rate: float | None,
+) -> None:
+    """Compare stored runs side by side: outcomes, latency, replicas, cost and objectives."""
+    runs_store = RunStore(store)
+    datas = [runs_store.load(run) for run in run_ids]
+    table = Table(title="runs compared")
+    table.add_column("")
+    for data in datas:
+        table.add_column(f"run {data.id}\n{data.name}", justify="right")
+    rows: list[tuple[str, list[str]]] = []
+
+    def add(label: str, values: list[str]) -> None:
+        rows.append((label, values))
+
+    summaries = [data.summary for data in datas]
+    add("seed / phase", [f"{d.seed} / {d.phase}" for d in datas])
+    for key, label in (("requests_arrived", "requests arrived"), ("requests_completed", "completed")):
+        add(label, [f"{s.get(key, 0):,}" for s in summaries])
+    add("failed", [f"{s.get('requests_failed', 0):,} ({_rate(s)})" for s in summaries])
+    for p in (50, 95, 99):
+        add(f"latency p{p}", [_ms(s.get(f"latency_p{p}_ns")) for s in summaries])
+    add(
+        "CPU utilisation",
+        ["-" if s.get("cpu_utilisation") is None else f"{s['cpu_utilisation']:.1%}" for s in summaries],
+    )
+    add("replicas started", [f"{s.get('replicas_started', 0):,}" for s in summaries])
+    costs = [analysis.cost(data) for data in datas]
+    add("replica-hours", [f"{c['replica_hours']:.2f}" for c in costs])
+    add("CPU-hours requested / used", [f"{c['cpu_hours_requested']:.2f} / {c['cpu_hours_used']:.2f}" for c in costs])
+    verdicts = []
+    for data in datas:
+        judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
+        if judged is None:
+            verdicts.append("no SLO")
+            continue
+        result = analysis.slo_summary(
+            data, latency_ms=judged.latency_ms, percentile=judged.percentile, error_rate=judged.error_rate
+        )
+        fraction = result["compliant_fraction"]
+        verdicts.append(
+            f"{'met' if result['met'] else 'missed'} (p{judged.percentile} <= {judged.latency_ms:g} ms; "
+            f"{'-' if fraction is None else f'{fraction:.0%}'} of intervals ok)"
+        )
+    add("SLO", verdicts)
+    add("digest", [data.digest or "-" for data in datas])
+    for label, values in rows:
+        table.add_row(label, *values)
+    out.print(table)
+
+
+def _rate(summary: dict[str, Any]) -> str:
+    finished = summary.get("requests_completed", 0) + summary.get("requests_failed", 0)
+    return "-" if not finished else f"{summary.get('requests_failed', 0) / finished:.2%}"
+
+
+def _ms(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e6:,.1f} ms"
+
+
+@click.command()
+@click.argument("run")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The folder to write (default run-<id>-<name>); it must not exist yet.",
+)
+@store_option
+@user_errors
+def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
+    """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary) to a folder."""
+    import json
+
+    data = RunStore(store).load(run)
+    folder = output or Path(f"run-{data.id}-{data.name}")
+    if folder.exists():
+        raise SkenarioError("the output folder exists already; name another with --output", value=str(folder))
+    if not folder.resolve().parent.is_dir():
+        raise SkenarioError("no such directory for the output folder", value=str(folder.parent))
+    timeline = data.timeline.assign(detail=data.timeline["detail"].map(json.dumps))
+    tables = {
+        "series": data.series.reset_index(),
+        "replica_series": data.replica_series,
+        "replicas": data.replicas,
+        "timeline": timeline,
+    }
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.resolve().parent))
+    try:
+        for name, frame in tables.items():
+            if fmt == "csv":
+                frame.to_csv(staging / f"{name}.csv", index=False)
+            else:
+                frame.to_parquet(staging / f"{name}.parquet", index=False)
+        summary = {"run": data.id, "name": data.name, "seed": data.seed, "phase": data.phase, **data.summary}
+        (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (staging / "scenario.yaml").write_text(data.scenario)
+        staging.chmod(0o755)  # mkdtemp makes it private; an export is for sharing
+        staging.rename(folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    out.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir()))} to {folder}", highlight=False)
+
+
+@click.command()
+@click.argument("run")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The PNG to write (default run-<id>.png).",
+)
+@store_option
+@user_errors
+def plot(run: str, output: Path | None, store: Path | None) -> None:
+    """Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked."""
+    data = RunStore(store).load(run)
+    path = output or Path(f"run-{data.id}.png")
+    _check_parent(path)
+    plot_run(data, path)
+    out.print(f"wrote {path}", highlight=False)
+
+
+@click.command()
+@click.argument("run")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The HTML page to write (default run-<id>.html).",
+)
+@store_option
+@user_errors
+def report(run: str, output: Path | None, store: Path | None) -> None:
+    """Write a stored RUN as one self-contained HTML page with interactive charts."""
+    data = RunStore(store).load(run)
+    path = output or Path(f"run-{data.id}.html")
+    _check_parent(path)
+    write_report(data, path)
+    out.print(f"wrote {path}", highlight=False)
+
+
+def _check_parent(path: Path) -> None:
+    if not path.resolve().parent.is_dir():
+        raise SkenarioError("no such directory", value=str(path.parent))
+
+
+__all__ = ["atomic_path", "compare", "export", "plot", "report", "runs", "show"]

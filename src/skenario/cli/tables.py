@@ -1,0 +1,73 @@
+"""Rich tables of a run's summary, its ignored movements, and runs side by side."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.table import Table
+
+from skenario.core.environment import Environment
+from skenario.core.time import SECOND, format_duration
+from skenario.results.summary import Summary
+
+
+def _ms(ns: int | float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e6:,.1f} ms"
+
+
+def summary_table(summary: Summary, wall: float | None) -> Table:
+    table = Table(title=f"scenario {summary.scenario} (seed {summary.seed})", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    failed = f"{summary.requests_failed:,}"
+    if summary.failures:
+        failed += " (" + ", ".join(f"{reason}: {n:,}" for reason, n in summary.failures.items()) + ")"
+    rows = [
+        ("simulated time", format_duration(summary.simulated_ns)),
+        ("requests arrived", f"{summary.requests_arrived:,}"),
+        ("requests completed", f"{summary.requests_completed:,}"),
+        ("requests failed", failed),
+        ("requests in flight at halt", f"{summary.requests_in_flight:,}"),
+        ("latency p50", _ms(summary.latency_p50_ns)),
+        ("latency p95", _ms(summary.latency_p95_ns)),
+        ("latency p99", _ms(summary.latency_p99_ns)),
+        ("latency mean", _ms(summary.latency_mean_ns)),
+        ("CPU utilisation (of capacity)", "-" if summary.cpu_utilisation is None else f"{summary.cpu_utilisation:.1%}"),
+        ("replicas desired / active at halt", f"{summary.replicas_desired:,} / {summary.replicas_active:,}"),
+        ("replicas started / terminated", f"{summary.replicas_started:,} / {summary.replicas_terminated:,}"),
+        ("movements completed", f"{summary.movements_completed:,}"),
+        ("movements ignored", f"{summary.movements_ignored:,}"),
+    ]
+    if wall is not None:
+        rows.append(("wall time", f"{wall:.3f} s"))
+        rows.append(("speed-up (simulated / wall)", f"{summary.simulated_ns / SECOND / wall:,.0f}x"))
+    for what, value in rows:
+        table.add_row(what, value)
+    return table
+
+
+def ignored_table(env: Environment) -> Table:
+    """Ignored movements grouped by kind and reason, with one example route and the first time."""
+    groups: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], tuple[str, int]] = {}
+    for movement, reason in env.ignored:
+        key = (movement.kind, str(reason))
+        groups[key] += 1
+        route = f"{movement.from_stock.name} -> {movement.to_stock.name}"
+        example.setdefault(key, (route, movement.occurs_at))
+    kept = len(env.ignored)
+    title = "ignored movements"
+    if kept < env.movements_ignored:
+        title += f" (first {kept:,} of {env.movements_ignored:,})"
+    table = Table(title=title)
+    table.add_column("kind")
+    table.add_column("reason", no_wrap=True)
+    table.add_column("count", justify="right")
+    table.add_column("first at", justify="right")
+    table.add_column("example route", overflow="fold")
+    for key, n in groups.most_common():
+        route, at = example[key]
+        table.add_row(*key, f"{n:,}", f"{at / SECOND:,.3f} s", route)
+    if not groups:
+        table.add_row("-", "none", "0", "", "")
+    return table
