@@ -7,6 +7,8 @@ import io
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -38,3 +40,19 @@ def test_hpa_calculator_example_prints_what_the_readme_says() -> None:
         exec(compile(code.group(1), "README.md", "exec"), {})
     # The comment's formula, independently: ceil(3 pods × 90% used / 60% target) = 5.
     assert printed.getvalue().split() == ["5"]
+
+
+def test_phases_example_prints_what_the_readme_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = README.read_text()
+    section = text[text.index("**Phases, from Python.**") : text.index("## Results: the run store")]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    source = code.group(1)
+    monkeypatch.chdir(README.parent)  # the example's paths are relative to the repository
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(source, "README.md", "exec"), {})
+    lines = printed.getvalue().splitlines()
+    promised = re.findall(r'print\(f"\{simulation\.phase\}: \{simulation\.message\}"\)\s+# (.*)', source)
+    assert [lines[0], lines[2]] == promised
+    assert int(lines[1]) >= 2  # the HPA's minReplicas holds at least two ready replicas

@@ -43,7 +43,7 @@ from skenario.scenario.base import Spec as _Spec
 from skenario.scenario.distributions import ConstantDistribution, RandomDuration
 from skenario.scenario.events import Event
 from skenario.scenario.traffic import TrafficSpec
-from skenario.scenario.units import CpuQuantity, Duration
+from skenario.scenario.units import CpuQuantity, Duration, Ratio
 
 API_VERSION = "skenario.dev/v1alpha1"
 
@@ -215,7 +215,7 @@ class Slo(_Spec):
 
     latency: Duration = Field(gt=0, description="The latency target for the percentile, such as '500ms'.")
     percentile: Literal[50, 95, 99] = Field(99, description="Which latency percentile the target is for.")
-    error_rate: float = Field(0.01, ge=0, le=1, description="Most failed / finished requests allowed (0.01: 1%).")
+    error_rate: Ratio = Field(0.01, ge=0, le=1, description="Most failed / finished requests allowed: 0.01 or '1%'.")
 
 
 class ScenarioSpec(_Spec):

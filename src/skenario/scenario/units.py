@@ -135,3 +135,30 @@ MilliQuantity = Annotated[
     WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string"}], "examples": ["100m", 2, "1.5k"]}),
 ]
 """A Kubernetes quantity as whole milli-units (what the API calls MilliValue)."""
+
+
+def _ratio(value: Any) -> Any:
+    """A fraction: a number (0.01) or a percentage string ('1%')."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        number = value.strip()[:-1].strip()
+        try:
+            return float(number) / 100
+        except ValueError:
+            raise ValueError(f"'{value}' is not a percentage; write '1%' or 0.01") from None
+    return value
+
+
+Ratio = Annotated[
+    float,
+    BeforeValidator(_ratio),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "minimum": 0, "maximum": 1},
+                {"type": "string", "pattern": r"^\s*\d+(\.\d*)?\s*%\s*$"},
+            ],
+            "examples": [0.01, "1%"],
+        }
+    ),
+]
+"""A fraction between 0 and 1, written as a number or a percentage."""
