@@ -1,0 +1,319 @@
+"""Questions asked of one run's results, each answered as a pandas DataFrame (or a dict of totals).
+
+The CLI, the plots and the HTML report all read a run through these functions, so a number means
+the same thing wherever it is shown. Frames are indexed by `time_s`, the end of each recording
+interval in seconds (the recorder's convention: a row holds the stocks at the end of its interval
+and what happened during it), unless a docstring says otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from skenario.core.time import MILLISECOND, SECOND
+from skenario.results.rundata import RunData
+
+HOUR_NS = 3600 * SECOND
+PERCENTILES = (50, 95, 99)
+DECISION = "Decision"
+
+
+def _numbers(frame: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFrame:
+    """`frame`'s columns renamed and as floats: the recorder writes None where a value is undefined."""
+    return pd.DataFrame(
+        {new: pd.to_numeric(frame[old], errors="coerce").astype(float) for old, new in columns.items()},
+        index=_time_index(frame),
+    )
+
+
+def _time_index(frame: pd.DataFrame) -> pd.Index:
+    return pd.Index(np.asarray(frame.index, dtype=float), name="time_s")
+
+
+def _counts(frame: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {new: np.asarray(frame[old], dtype=np.int64) for old, new in columns.items()}, index=_time_index(frame)
+    )
+
+
+def interval_seconds(run: RunData) -> pd.Series:
+    """Each row's interval length: from the previous row (or 0, the start of the run) to this one."""
+    ends = np.asarray(run.series["time_ns"], dtype=np.int64)
+    starts = np.concatenate([[0], ends[:-1]])
+    return pd.Series((ends - starts) / SECOND, index=_time_index(run.series), name="interval_s")
+
+
+def failure_reasons(run: RunData) -> list[str]:
+    """The failure reasons the series has a `failed_<reason>` column for, in column order."""
+    return [str(c).removeprefix("failed_") for c in run.series.columns if str(c).startswith("failed_")]
+
+
+def stocks(run: RunData) -> pd.DataFrame:
+    """How many entities each stock held at the end of every interval: where replicas and requests were.
+
+    Completed and failed requests are stocks that only grow, so theirs are running totals.
+    """
+    series = run.series
+    frame = _counts(
+        series,
+        {
+            "replicas_launching": "replicas_launching",
+            "replicas_active": "replicas_active",
+            "replicas_terminating": "replicas_terminating",
+            "replicas_terminated": "replicas_terminated",
+            "requests_buffered": "requests_buffered",
+            "requests_processing": "requests_processing",
+        },
+    )
+    frame["requests_completed"] = np.cumsum(np.asarray(series["requests_completed"], dtype=np.int64))
+    frame["requests_failed"] = np.cumsum(np.asarray(series["requests_failed"], dtype=np.int64))
+    return frame
+
+
+def replicas(run: RunData) -> pd.DataFrame:
+    """What the autoscalers asked for against what the cluster had: columns desired, launching, active, terminating."""
+    return _counts(
+        run.series,
+        {
+            "replicas_desired": "desired",
+            "replicas_launching": "launching",
+            "replicas_active": "active",
+            "replicas_terminating": "terminating",
+        },
+    )
+
+
+def request_outcomes(run: RunData) -> pd.DataFrame:
+    """What happened to requests in each interval, as counts and as rates (so intervals of any length compare).
+
+    Columns: arrived, completed, failed, `failed_<reason>` per reason, interval_s, then each count
+    again as `<count>_per_s` (the count over interval_s).
+    """
+    series = run.series
+    names = {"requests_arrived": "arrived", "requests_completed": "completed", "requests_failed": "failed"}
+    names.update({f"failed_{reason}": f"failed_{reason}" for reason in failure_reasons(run)})
+    frame = _counts(series, names)
+    interval = interval_seconds(run)
+    frame["interval_s"] = interval
+    for name in names.values():
+        frame[f"{name}_per_s"] = frame[name] / interval
+    return frame
+
+
+def latency(run: RunData) -> pd.DataFrame:
+    """Latency of the requests completed in each interval, in ms: p50_ms, p95_ms, p99_ms, mean_ms (NaN if none)."""
+    return _numbers(
+        run.series,
+        {
+            "latency_p50_ms": "p50_ms",
+            "latency_p95_ms": "p95_ms",
+            "latency_p99_ms": "p99_ms",
+            "latency_mean_ms": "mean_ms",
+        },
+    )
+
+
+def cpu(run: RunData) -> pd.DataFrame:
+    """Cluster CPU per interval: utilisation (busy over held core-time, NaN when no replica served) and the
+    template's request_millicores (which a VPA moves)."""
+    return _numbers(run.series, {"cpu_utilisation": "utilisation", "cpu_request_millicores": "request_millicores"})
+
+
+def cpu_per_replica(run: RunData) -> pd.DataFrame:
+    """Each replica's CPU utilisation per interval, one column per replica id, to spot hot or idle replicas.
+
+    A replica that terminated mid-interval has a row at that moment; it is put in the interval that
+    contains it. NaN where the replica did not exist or had not served yet.
+    """
+    rows = run.replica_series
+    index = _time_index(run.series)
+    if rows.empty or index.empty:
+        return pd.DataFrame(index=index, columns=pd.Index([], name="replica"), dtype=float)
+    ends = np.asarray(run.series["time_ns"], dtype=np.int64)
+    at = np.searchsorted(ends, np.asarray(rows["time_ns"], dtype=np.int64), side="left")
+    inside = at < len(ends)  # rows after the last recorded interval (a paused run) belong to none yet
+    frame = pd.DataFrame(
+        {
+            "time_s": index.to_numpy()[at[inside]],
+            "replica": np.asarray(rows["replica"])[inside],
+            "utilisation": pd.to_numeric(rows["cpu_utilisation"], errors="coerce").astype(float).to_numpy()[inside],
+        }
+    )
+    wide = frame.pivot_table(index="time_s", columns="replica", values="utilisation", aggfunc="last", dropna=False)
+    return wide.reindex(index=index, columns=sorted(frame["replica"].unique())).rename_axis(columns="replica")
+
+
+def _flatten(detail: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Scalars of a nested dict under dotted names (metrics.cpu.usage); lists are left out."""
+    flat: dict[str, Any] = {}
+    for key, value in detail.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{name}."))
+        elif value is None or isinstance(value, bool | int | float | str):
+            flat[name] = value
+    return flat
+
+
+def _timeline_rows(run: RunData, decisions: bool) -> pd.DataFrame:
+    timeline = run.timeline
+    if timeline.empty:
+        return timeline
+    return timeline[(timeline["operation"] == DECISION) == decisions]
+
+
+def decisions(run: RunData, autoscaler: str | None = None) -> pd.DataFrame:
+    """Every autoscaler decision (or one autoscaler's), to see what it asked for and from what inputs.
+
+    Columns: autoscaler, desired (NaN where the decision has none, as a VPA's), then the detail's
+    scalar fields, nested ones under dotted names (an HPA's `metrics.<name>.utilization`). The
+    index (time_s) repeats when several autoscalers decide at once.
+    """
+    rows = _timeline_rows(run, decisions=True)
+    if autoscaler is not None and not rows.empty:
+        rows = rows[rows["source"] == autoscaler]
+    details = [_flatten(d) if isinstance(d, Mapping) else {} for d in rows.get("detail", [])]
+    frame = pd.DataFrame(details, index=pd.RangeIndex(len(details)))
+    desired = frame.pop("desired") if "desired" in frame.columns else pd.Series(np.nan, index=frame.index)
+    frame.insert(0, "desired", pd.to_numeric(desired, errors="coerce").astype(float))
+    frame.insert(0, "autoscaler", np.asarray(rows["source"], dtype=object) if len(rows) else [])
+    frame.index = pd.Index(np.asarray(rows["time_ns"], dtype=np.int64) / SECOND if len(rows) else [], name="time_s")
+    return frame
+
+
+def events(run: RunData) -> pd.DataFrame:
+    """The scenario events as they happened: columns id, operation, target, message (index time_s)."""
+    rows = _timeline_rows(run, decisions=False)
+    if rows.empty:
+        return pd.DataFrame(columns=["id", "operation", "target", "message"], index=pd.Index([], name="time_s"))
+    return pd.DataFrame(
+        {
+            "id": np.asarray(rows["source"], dtype=object),
+            "operation": np.asarray(rows["operation"], dtype=object),
+            "target": np.asarray(rows["target"], dtype=object),
+            "message": np.asarray(rows["message"], dtype=object),
+        },
+        index=pd.Index(np.asarray(rows["time_ns"], dtype=np.int64) / SECOND, name="time_s"),
+    )
+
+
+def _check_slo(latency_ms: float, percentile: int, error_rate: float) -> None:
+    if percentile not in PERCENTILES:
+        raise ValueError(f"percentile must be one of {PERCENTILES}, got {percentile}")
+    if not latency_ms > 0:
+        raise ValueError(f"latency target must be > 0 ms, got {latency_ms}")
+    if not 0 <= error_rate <= 1:
+        raise ValueError(f"error-rate target must be in [0, 1], got {error_rate}")
+
+
+def slo(run: RunData, *, latency_ms: float, percentile: int = 99, error_rate: float) -> pd.DataFrame:
+    """Which intervals broke a latency or error-rate objective, to see when (not only whether) a run fell short.
+
+    An interval violates the latency target when it completed at least one request and its
+    `percentile` latency is strictly greater than `latency_ms`; with no completions it cannot.
+    It violates the error-rate target when at least one request finished (completed or failed)
+    and failed / (completed + failed) is strictly greater than `error_rate`. It is compliant when
+    it violates neither. Columns: latency_ms (that interval's percentile), error_rate (NaN when
+    nothing finished), latency_violation, error_violation, compliant.
+    """
+    _check_slo(latency_ms, percentile, error_rate)
+    series = run.series
+    completed = np.asarray(series["requests_completed"], dtype=np.int64)
+    failed = np.asarray(series["requests_failed"], dtype=np.int64)
+    finished = completed + failed
+    observed = pd.to_numeric(series[f"latency_p{percentile}_ms"], errors="coerce").astype(float).to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(finished > 0, failed / np.maximum(finished, 1), np.nan)
+    latency_violation = (completed > 0) & ~np.isnan(observed) & (observed > latency_ms)
+    error_violation = (finished > 0) & (rate > error_rate)
+    return pd.DataFrame(
+        {
+            "latency_ms": observed,
+            "error_rate": rate,
+            "latency_violation": latency_violation,
+            "error_violation": error_violation,
+            "compliant": ~(latency_violation | error_violation),
+        },
+        index=_time_index(series),
+    )
+
+
+def slo_summary(run: RunData, *, latency_ms: float, percentile: int = 99, error_rate: float) -> dict[str, Any]:
+    """The run against its objectives: interval counts from `slo`, and whether the whole run met them.
+
+    `latency_met` and `error_rate_met` judge the run's totals (the summary's percentile over every
+    completed request, and failed / (completed + failed) over all finished ones) by the same strict
+    rule as `slo`: a run with no completions meets the latency target, one where nothing finished
+    meets the error-rate target. `met` is both. `compliant_fraction` is None with no intervals.
+    """
+    per_interval = slo(run, latency_ms=latency_ms, percentile=percentile, error_rate=error_rate)
+    summary = run.summary
+    completed = int(summary.get("requests_completed") or 0)  # a run that never started has no summary
+    failed = int(summary.get("requests_failed") or 0)
+    overall_ns = summary.get(f"latency_p{percentile}_ns")
+    overall_ms = None if overall_ns is None or completed == 0 else overall_ns / MILLISECOND
+    overall_rate = failed / (completed + failed) if completed + failed else None
+    latency_met = overall_ms is None or overall_ms <= latency_ms
+    error_rate_met = overall_rate is None or overall_rate <= error_rate
+    intervals = len(per_interval)
+    compliant = int(per_interval["compliant"].sum())
+    return {
+        "percentile": percentile,
+        "latency_target_ms": latency_ms,
+        "error_rate_target": error_rate,
+        "intervals": intervals,
+        "latency_violations": int(per_interval["latency_violation"].sum()),
+        "error_violations": int(per_interval["error_violation"].sum()),
+        "compliant_intervals": compliant,
+        "compliant_fraction": compliant / intervals if intervals else None,
+        "latency_ms": overall_ms,
+        "error_rate": overall_rate,
+        "latency_met": latency_met,
+        "error_rate_met": error_rate_met,
+        "met": latency_met and error_rate_met,
+    }
+
+
+def replica_lifetimes_ns(run: RunData) -> pd.Series:
+    """Each replica's life, from creation to termination or (still alive) the end of the run, in ns."""
+    frame = run.replicas
+    created = pd.to_numeric(frame["created_ns"], errors="coerce").astype(float)
+    ended = pd.to_numeric(frame["terminated_ns"], errors="coerce").astype(float).fillna(float(run.simulated_ns))
+    return pd.Series((ended - created).clip(lower=0).to_numpy(), index=pd.Index(frame["replica"], name="replica"))
+
+
+def cost(
+    run: RunData, *, price_per_replica_hour: float | None = None, price_per_cpu_hour: float | None = None
+) -> dict[str, Any]:
+    """What the run's replicas would cost, as a dict (one row of totals; `pd.DataFrame([cost(run)])` tabulates it).
+
+    A replica costs from creation (its node slot is reserved while it launches) to termination.
+    Keys: replicas, replica_hours, cpu_hours_requested (the request in cores times lifetime: what
+    a scheduler reserves and most clouds bill), cpu_hours_used (busy core-time), cpu_efficiency
+    (used over requested; None when nothing was requested), and replica_cost, cpu_cost (from
+    requested CPU) and total_cost, each None when its price is not given.
+    """
+    frame = run.replicas
+    lifetimes = replica_lifetimes_ns(run).to_numpy()
+    request_cores = pd.to_numeric(frame["cpu_request"], errors="coerce").fillna(0).to_numpy(dtype=float) / 1000
+    busy = pd.to_numeric(frame["busy_core_ns"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    replica_hours = float(lifetimes.sum()) / HOUR_NS
+    requested = float((request_cores * lifetimes).sum()) / HOUR_NS
+    used = float(busy.sum()) / HOUR_NS
+    replica_cost = None if price_per_replica_hour is None else replica_hours * price_per_replica_hour
+    cpu_cost = None if price_per_cpu_hour is None else requested * price_per_cpu_hour
+    costs = [c for c in (replica_cost, cpu_cost) if c is not None]
+    return {
+        "replicas": len(frame),
+        "replica_hours": replica_hours,
+        "cpu_hours_requested": requested,
+        "cpu_hours_used": used,
+        "cpu_efficiency": used / requested if requested > 0 else None,
+        "replica_cost": replica_cost,
+        "cpu_cost": cpu_cost,
+        "total_cost": sum(costs) if costs else None,
+    }

@@ -1,0 +1,115 @@
+"""A run at a glance as one PNG: what the autoscaler did, what traffic got, and why, on one time axis.
+
+It draws with matplotlib's Agg canvas directly (no pyplot), so it needs no display, touches no
+global backend state and is safe in a server or a test run.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
+
+from skenario.core.time import SECOND
+from skenario.results import analysis
+from skenario.results.rundata import RunData
+
+WIDTH_PX = 1400
+HEIGHT_PX = 1100
+DPI = 100
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path beside `path` to write to; it replaces `path` only if the block succeeds.
+
+    Readers (a browser refreshing, a CI artefact upload) never see half a file, and a failed
+    write leaves the previous file as it was.
+    """
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    temporary = Path(name)
+    try:
+        yield temporary
+        # mkstemp makes the file private; the result should be as readable as any other output.
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _mark_events(ax: Axes, events: pd.DataFrame) -> None:
+    """Each scenario event as a dotted vertical line labelled with its id, so causes line up with effects."""
+    for time_s, event_id in zip(events.index, events["id"], strict=True):
+        ax.axvline(time_s, color="0.35", linestyle=":", linewidth=1)
+        ax.text(
+            time_s,
+            0.97,
+            f" {event_id}",
+            transform=ax.get_xaxis_transform(),
+            rotation=90,
+            va="top",
+            ha="right",
+            fontsize=8,
+            color="0.25",
+            parse_math=False,
+        )
+
+
+def plot_run(run: RunData, path: Path) -> None:
+    """Write `run` as a PNG of WIDTH_PX × HEIGHT_PX: replicas, request rates, latency and CPU, events on each."""
+    figure = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(4, 1, sharex=True)
+    title = f"{run.name} · seed {run.seed} · {run.phase}"
+    figure.suptitle(title if not run.message else f"{title}: {run.message}", parse_math=False)
+
+    replicas = analysis.replicas(run)
+    ax = axes[0]
+    ax.plot(replicas.index, replicas["desired"], drawstyle="steps-post", color="black", label="desired")
+    ax.plot(replicas.index, replicas["launching"], color="tab:orange", label="launching")
+    ax.plot(replicas.index, replicas["active"], color="tab:green", label="active")
+    ax.set_ylabel("replicas")
+    ax.set_ylim(bottom=0)
+
+    outcomes = analysis.request_outcomes(run)
+    ax = axes[1]
+    ax.plot(outcomes.index, outcomes["arrived_per_s"], color="tab:blue", label="arrived")
+    ax.plot(outcomes.index, outcomes["completed_per_s"], color="tab:green", label="completed")
+    ax.plot(outcomes.index, outcomes["failed_per_s"], color="tab:red", label="failed")
+    ax.set_ylabel("requests / s")
+    ax.set_ylim(bottom=0)
+
+    latency = analysis.latency(run)
+    ax = axes[2]
+    for column, colour in (("p50_ms", "tab:green"), ("p95_ms", "tab:orange"), ("p99_ms", "tab:red")):
+        ax.plot(latency.index, latency[column], color=colour, label=column.removesuffix("_ms"))
+    ax.set_ylabel("latency (ms)")
+    ax.set_ylim(bottom=0)
+
+    cpu = analysis.cpu(run)
+    ax = axes[3]
+    ax.plot(cpu.index, cpu["utilisation"], color="tab:purple", label="utilisation")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylabel("CPU")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("time (s)")
+    ax.set_xlim(0, max(run.simulated_ns / SECOND, 1.0))
+
+    events = analysis.events(run)
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper left", fontsize=8)
+        _mark_events(ax, events)
+
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format="png", dpi=DPI)
