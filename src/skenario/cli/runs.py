@@ -284,13 +284,22 @@ def plot(run: str, output: Path | None, store: Path | None) -> None:
     help="The HTML page to write (default run-<id>.html).",
 )
 @store_option
+@slo_options
 @user_errors
-def report(run: str, output: Path | None, store: Path | None) -> None:
+def report(
+    run: str,
+    output: Path | None,
+    store: Path | None,
+    slo_latency: str | None,
+    slo_percentile: str | None,
+    slo_error_rate: float | None,
+) -> None:
     """Write a stored RUN as one self-contained HTML page with interactive charts."""
     data = RunStore(store).load(run)
     path = output or Path(f"run-{data.id}.html")
     _check_parent(path)
-    write_report(data, path)
+    judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
+    write_report(data, path, objectives=None if judged is None else judged.__dict__)
     out.print(f"wrote {path}", highlight=False)
 
 

@@ -82,6 +82,13 @@ class _SentinelStock:
         return 0
 
 
+# Sequence numbers order movements of one instant: pause and switch sentinels first (counting
+# down from _SENTINELS), then calls made with `call_first_at` (counting up from _FIRSTS), then
+# every other movement in scheduling order (counting up from 0).
+_SENTINELS = -(2**62)
+_FIRSTS = -(2**61)
+
+
 class _RunningStock(KeyedStock[ScenarioEntity]):
     """Holds the scenario entity between start and halt; tells the Environment it is live."""
 
@@ -129,6 +136,7 @@ class Environment:
         "_halt_at",
         "_seq",
         "_urgent",
+        "_firsts",
         "_pending_pauses",
         "_observers",
         "_keep_ignored",
@@ -154,7 +162,8 @@ class Environment:
         self._live = False
         self._now = 0
         self._halt_at = halt_at
-        self._urgent = 0
+        self._urgent = _SENTINELS
+        self._firsts = _FIRSTS
         self._pending_pauses = 0
         self._observers: list[MovementObserver] = []
         self._keep_ignored = keep_ignored
@@ -192,6 +201,26 @@ class Environment:
 
     def call_later(self, delay: int, fn: Callable[[], object]) -> Timer:
         return self.call_at(self._now + delay, fn)
+
+    def call_first_at(self, at: int, fn: Callable[[], object]) -> Timer:
+        """Call `fn` at `at` ahead of every other movement of that instant (calls made this way keep
+        their own order): a scenario's events at an instant apply before the model moves in it, so
+        when an event was added, mid-run or in the file, does not change what it does.
+
+        A time in the past is refused (ValueError), and so is the current instant while movements
+        run (some of that instant's have); between runs, nothing of the current instant has run yet.
+        """
+        at = max(at, 1)
+        if at < self._now or (at == self._now and self._running):
+            raise ValueError(f"cannot call first at {at} ns: the run is at {self._now} ns")
+        if at >= self._halt_at:
+            raise ValueError(f"cannot call first at {at} ns: the run halts at {self._halt_at} ns")
+        timer = Timer(self._timer_ids, fn)
+        self._timer_ids += 1
+        self._seq += 1  # counted like any movement
+        self._firsts += 1
+        heappush(self._heap, (at, self._firsts, "call", self._timers, self._timers, timer, None))
+        return timer
 
     # -- scheduling ----------------------------------------------------------------------------
 
@@ -237,7 +266,7 @@ class Environment:
             self._push_sentinel(self._now, self._switch_stock, "switch")
 
     def _push_sentinel(self, at: int, stock: _SentinelStock, kind: str) -> None:
-        # A negative sequence puts a sentinel ahead of everything else at its time.
+        # The most negative sequences put a sentinel ahead of everything else at its time.
         self._urgent -= 1
         self._pending_pauses += 1
         heappush(self._heap, (at, self._urgent, kind, stock, stock, self.scenario, None))
@@ -323,7 +352,7 @@ class Environment:
 
     def _drop_sentinels(self) -> None:
         """Remove sentinels left over when a run ended before reaching them."""
-        self._heap = [entry for entry in self._heap if entry[1] >= 0]
+        self._heap = [entry for entry in self._heap if entry[1] > _SENTINELS]
         heapify(self._heap)
         self._pending_pauses = 0
 

@@ -24,14 +24,21 @@ _FIRST = 1
 class ReplicasRunning:
     """Launching and active replicas seen as one stock, to take scale-down victims from."""
 
-    __slots__ = ("_active", "_launching", "_on_take", "kind_stocked", "name")
+    __slots__ = ("_active", "_launching", "_on_miss", "_on_take", "kind_stocked", "name")
 
-    def __init__(self, launching: ReplicasLaunching, active: ReplicasActive, on_take: Callable[[], object]) -> None:
+    def __init__(
+        self,
+        launching: ReplicasLaunching,
+        active: ReplicasActive,
+        on_take: Callable[[], object],
+        on_miss: Callable[[Replica], object],
+    ) -> None:
         self.name = "ReplicasLaunchingOrActive"
         self.kind_stocked = "Replica"
         self._launching = launching
         self._active = active
         self._on_take = on_take
+        self._on_miss = on_miss  # told when a named replica is no longer here to take
 
     def count(self) -> int:
         return self._launching.count() + self._active.count()
@@ -39,7 +46,10 @@ class ReplicasRunning:
     def remove(self, entity: Replica | None = None) -> Replica | None:
         self._on_take()
         if entity is not None:
-            return self._launching.remove(entity) or self._active.remove(entity)
+            taken = self._launching.remove(entity) or self._active.remove(entity)
+            if taken is None:
+                self._on_miss(entity)
+            return taken
         victim = self._launching.newest()
         if victim is not None:
             return self._launching.remove(victim)
@@ -63,18 +73,19 @@ class ReplicaSet:
         self._launching = launching
         self._active = active
         self._terminating = terminating
-        self.running = ReplicasRunning(launching, active, self._stop_ran)
+        self.running = ReplicasRunning(launching, active, self._stop_ran, self._replaced_already_gone)
         source.on_emit = self._launch_ran
         self.desired = 0
         self._pending_launches = 0  # begin_launch movements scheduled and not yet run
         self._pending_stops = 0  # terminate_replica movements scheduled and not yet run
-        self._replacing: set[Replica] = set()  # evicted, to be replaced once they stop
+        # Evicted, to be replaced once they stop; a dict for its order (a set's varies by process).
+        self._replacing: dict[Replica, None] = {}
         terminating.on_terminating.append(self._replacement_due)
 
     @property
     def current(self) -> int:
-        """Replicas launching or active, counting movements already scheduled."""
-        return self._pending_launches + self.running.count() - self._pending_stops
+        """Replicas launching or active, counting movements already scheduled and replacements to come."""
+        return self._pending_launches + self.running.count() - self._pending_stops + len(self._replacing)
 
     def scale_to(self, desired: int) -> None:
         if desired < 0:
@@ -85,7 +96,11 @@ class ReplicaSet:
         for _ in range(desired - self.current):
             self._pending_launches += 1
             env.schedule("begin_launch", at, self._source, self._launching)
-        for _ in range(self.current - desired):
+        excess = self.current - desired
+        while excess > 0 and self._replacing:
+            self._replacing.popitem()  # the newest eviction's replacement is no longer wanted
+            excess -= 1
+        for _ in range(excess):
             self._pending_stops += 1
             env.schedule("terminate_replica", at, self.running, self._terminating)
 
@@ -97,12 +112,15 @@ class ReplicaSet:
         """
         env = self._env
         self._pending_stops += 1
-        self._replacing.add(replica)
+        self._replacing[replica] = None
         env.schedule("evict_replica", max(env.now(), _FIRST), self.running, self._terminating, replica)
+
+    def _replaced_already_gone(self, replica: Replica) -> None:
+        self._replacing.pop(replica, None)  # an eviction that found nothing: no replacement comes
 
     def _replacement_due(self, replica: Replica) -> None:
         if replica in self._replacing:
-            self._replacing.discard(replica)
+            del self._replacing[replica]
             self._pending_launches += 1
             env = self._env
             env.schedule("begin_launch", env.now(), self._source, self._launching)

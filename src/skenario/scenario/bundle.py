@@ -53,7 +53,8 @@ def fold_manifests(documents: list[tuple[Any, yaml.Node | None]], source: str) -
             )
         if kind == "Scenario":
             if scenario is not None:
-                raise ScenarioError("a file holds one Scenario document, found a second", file=where)
+                line = root.start_mark.line + 1 if root is not None else None
+                raise ScenarioError("a file holds one Scenario document, found a second", file=where, line=line)
             scenario = (data, root)
             continue
         metadata = data.get("metadata")
@@ -63,6 +64,7 @@ def fold_manifests(documents: list[tuple[Any, yaml.Node | None]], source: str) -
         key = f"{kind}/{name}"
         if key in manifests:
             raise ScenarioError(f"two documents are {key}", file=where)
+        _check_manifest(kind, data, root, f"{where}, {key}")
         manifests[key] = data
     if scenario is None:
         raise ScenarioError("a multi-document file needs one document of kind: Scenario", file=source)
@@ -116,3 +118,22 @@ def _fold_unreferenced(spec: dict[str, Any], manifests: dict[str, dict[str, Any]
     if added:
         existing = spec.get("autoscalers")
         spec["autoscalers"] = [*(existing if isinstance(existing, list) else []), *added]
+
+
+def _check_manifest(kind: str, data: Any, root: yaml.Node | None, source: str) -> None:
+    """Validate a manifest document now, so its mistakes name its own file, document and line."""
+    from pydantic import BaseModel
+
+    from skenario.scenario.deployment_manifest import DeploymentManifest
+    from skenario.scenario.hpa_manifest import HorizontalPodAutoscalerManifest
+    from skenario.scenario.kpa_manifest import KnativeServiceManifest
+    from skenario.scenario.loader import validate_node
+    from skenario.scenario.vpa_manifest import VerticalPodAutoscalerManifest
+
+    models: dict[str, type[BaseModel]] = {
+        "Deployment": DeploymentManifest,
+        "HorizontalPodAutoscaler": HorizontalPodAutoscalerManifest,
+        "VerticalPodAutoscaler": VerticalPodAutoscalerManifest,
+        "Service": KnativeServiceManifest,
+    }
+    validate_node(data, root, models[kind], source, f"a {kind} manifest")

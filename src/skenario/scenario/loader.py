@@ -50,8 +50,8 @@ def _check_events(scenario: Scenario, root: yaml.Node | None, source: str) -> No
 
     spec = scenario.spec
     planner = Planner(spec, Path("."), RandomStreams(0), spec.end or OPEN_HORIZON, build=False)
-    objects = Objects.of(scenario.document, autoscaler_names(spec.autoscalers))
     try:
+        objects = Objects.of(scenario.document, autoscaler_names(spec.autoscalers))
         planner.plan([(f"spec.events.{i}", event) for i, event in enumerate(spec.events)], objects)
     except ScenarioError as exc:
         if exc.file is None:
@@ -88,6 +88,11 @@ def parse_document(text: str, model: type[M], source: str, shape: str) -> M:
 def validate_document(data: Any, model: type[M], source: str, shape: str) -> M:
     """Validate data already read (an inline manifest); errors name `source`, the field and the value."""
     return _validate(data, None, model, source, shape)
+
+
+def validate_node(data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str) -> M:
+    """Validate one document of a file already read, with its node tree for line numbers."""
+    return _validate(data, root, model, source, shape)
 
 
 def _yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]:

@@ -108,6 +108,13 @@ class Planner:
         """Steps for the events (each with its field name), in the order they will happen."""
         steps = []
         end = self.spec.end
+        seen: set[str] = set()
+        for where, event in events:
+            if event.id in seen:
+                raise ScenarioError(f"two events have the id '{event.id}'", field=f"{where}.id", value=event.id)
+            seen.add(event.id)
+            if event.done is not None and event.at == 0:
+                raise ScenarioError("a done event at 0s would end the run before it starts", field=f"{where}.at")
         ordered = sorted(enumerate(events), key=lambda item: (item[1][1].at, item[0]))
         for _, (where, event) in ordered:
             if event.done is None and end is not None and event.at >= end:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
@@ -38,7 +38,7 @@ from skenario.model.config import (
     RoutingPolicy,
     RoutingSpec,
 )
-from skenario.scenario.autoscaling import AutoscalerSpec, autoscaler_names
+from skenario.scenario.autoscaling import AutoscalerSpec
 from skenario.scenario.base import Spec as _Spec
 from skenario.scenario.distributions import ConstantDistribution, RandomDuration
 from skenario.scenario.events import Event
@@ -231,18 +231,6 @@ class ScenarioSpec(_Spec):
     autoscalers: tuple[AutoscalerSpec, ...] = Field((), description="Autoscalers acting on the workload.")
     events: tuple[Event, ...] = Field((), description="The timeline: timed create, patch, delete and done operations.")
     slo: Slo | None = Field(None, description="Objectives to judge the run by.")
-
-    @model_validator(mode="after")
-    def _names_unique(self) -> Self:
-        ids = [event.id for event in self.events]
-        for index, id in enumerate(ids):
-            if id in ids[:index]:
-                raise ValueError(f"two events have the id '{id}' (events.{index})")
-        try:
-            autoscaler_names(self.autoscalers)
-        except Exception as exc:  # a ScenarioError naming the field; pydantic wants a ValueError
-            raise ValueError(str(exc)) from None
-        return self
 
     @property
     def end(self) -> int | None:

@@ -99,15 +99,14 @@ class Simulation:
         self.message: str | None = "not started"
         self.autoscalers: dict[str, Autoscaler] = {}
         self._contexts: dict[str, ClusterContext] = {}
-        self._decisions_taken: dict[int, int] = {}  # id(autoscaler) -> decisions already in the timeline
-        self._retired: list[tuple[str, Autoscaler]] = []  # stopped, with decisions maybe not yet taken
+        self._decisions_taken: dict[str, int] = {}  # by autoscaler name: decisions already in the timeline
         names = autoscaler_names(spec.autoscalers)
         for name, autoscaler in zip(names, build_autoscalers(spec.autoscalers, base_dir), strict=True):
             self.start_autoscaler(name, autoscaler)
         self._planner = Planner(spec, base_dir, self.streams, horizon)
         self._objects = Objects.of(scenario.document, names)
         self._events = [(f"spec.events.{i}", event) for i, event in enumerate(spec.events)]
-        self._pending: list[tuple[Step, Any]] = []
+        self._pending: dict[str, Step] = {}  # by event id
         self._schedule(self._planner.plan(self._events, self._objects))
 
     # -- running ---------------------------------------------------------------------------------
@@ -156,21 +155,23 @@ class Simulation:
             return at if end is None else min(at, end)
         if end is not None:
             return end
-        last = max((step.event.at for step, _ in self._pending), default=self.env.now())
+        last = max((step.event.at for step in self._pending.values()), default=self.env.now())
         return max(last + 1, self.env.now())  # just past the last event's instant
 
     def _settle(self, stop: int) -> None:
         now = self.env.now()
         if self.end is not None and now >= self.end:
             self.phase = Phase.COMPLETED
-            done = [step.event for step, _ in self._pending if step.event.done is not None and step.event.at == now]
+            done = [
+                step.event for step in self._pending.values() if step.event.done is not None and step.event.at == now
+            ]
             if done:
                 event = done[0]
                 self.timeline.add(now, event.id, Operation.DONE, "scenario", "the run ends", {})
                 self.message = f"done event '{event.id}' at {format_duration(now)}"
             else:
                 self.message = f"reached spec.duration ({format_duration(now)})"
-            self._pending = []
+            self._pending = {}
             self.recorder.record()
             return
         self.phase = Phase.PAUSED
@@ -205,35 +206,30 @@ class Simulation:
             raise EventRefused(
                 f"{format_duration(event.at)} is in the past: the run is at {format_duration(now)}", field=where
             )
-        if any(step.event.id == event.id for step, _ in self._pending) or any(
-            e.id == event.id for _, e in self._events
-        ):
+        if any(known.id == event.id for _, known in self._events):
             raise EventRefused("an event with this id exists already", field=where)
         if event.done is None and self.end is not None and event.at >= self.end:
             raise EventRefused(f"it comes at or after the run's end ({format_duration(self.end)})", field=where)
-        pending = [(step.where, step.event) for step, _ in self._pending]
+        pending = [(step.where, step.event) for step in self._pending.values()]
         try:
             steps = self._planner.plan([*pending, (where, event)], self._objects)
         except ScenarioError as exc:
             raise EventRefused(exc.message, field=exc.field, value=exc.value) from None
-        for _, timer in self._pending:
-            timer.cancel()
-        self._pending = []
         self._events.append((where, event))
         if event.done is not None and (self.end is None or event.at < self.end):
             self.end = event.at
-        self._schedule(steps)
+        # The events already scheduled keep their places; only what they will build is renewed.
+        self._schedule([step for step in steps if step.event.id not in self._pending])
+        self._pending.update((step.event.id, step) for step in steps)
 
     def _schedule(self, steps: list[Step]) -> None:
         for step in steps:
-            if step.event.done is not None:
-                self._pending.append((step, _NoTimer()))
-                continue
-            timer = self.env.call_at(step.event.at, lambda step=step: self._apply(step))  # type: ignore[misc]
-            self._pending.append((step, timer))
+            self._pending[step.event.id] = step
+            if step.event.done is None:  # the run's end carries out a done event
+                self.env.call_first_at(step.event.at, lambda id=step.event.id: self._apply(id))  # type: ignore[misc]
 
-    def _apply(self, step: Step) -> None:
-        self._pending = [(s, t) for s, t in self._pending if s is not step]
+    def _apply(self, event_id: str) -> None:
+        step = self._pending.pop(event_id)
         event = step.event
         message = step.apply(self)
         self._objects = step.objects_after
@@ -250,6 +246,7 @@ class Simulation:
 
         context = ClusterContext(self.model, on_action=record)
         self.autoscalers[name] = autoscaler
+        self._decisions_taken[name] = 0
         self._contexts[name] = context
         autoscaler.start(context)
 
@@ -257,6 +254,7 @@ class Simulation:
         self._take_decisions()
         self._contexts.pop(name).close()
         self.autoscalers.pop(name)
+        self._decisions_taken.pop(name)
 
     def pick(self, event_id: str, count: int) -> int:
         return int(self.streams.generator(f"event@{event_id}").integers(count))
@@ -267,17 +265,10 @@ class Simulation:
             decisions = getattr(autoscaler, "decisions", None)
             if not isinstance(decisions, list):
                 continue
-            taken = self._decisions_taken.get(id(autoscaler), 0)
+            taken = self._decisions_taken[name]
             for record in decisions[taken:]:
                 detail = as_detail(record)
                 message = str(detail.get("reason") or "")
                 at = int(detail.get("at", self.env.now()))
                 self.timeline.add(at, name, Operation.DECISION, "workload", message, detail)
-            self._decisions_taken[id(autoscaler)] = len(decisions)
-
-
-class _NoTimer:
-    """Stands for the timer of a `done` event: the run's end is what carries it out."""
-
-    def cancel(self) -> None:
-        pass
+            self._decisions_taken[name] = len(decisions)
