@@ -98,16 +98,23 @@ class RunStore:
         self.folder = folder
         self.path = folder / DATABASE
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def open(self) -> sqlite3.Connection:
+        """A connection to the store, its tables made if they are not there yet."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=30)
+            connection.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode a transaction is still all or nothing when the process dies; NORMAL only
+            # skips the fsync per commit, which a power cut could cost the last batches of.
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the run store: {exc}", file=str(self.path)) from None
-        with closing(connection):
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.executescript(_SCHEMA)
+        return connection
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        with closing(self.open()) as connection:
             yield connection
 
     def begin(self, simulation: Simulation, scenario_file: str | None) -> RunWriter:
@@ -241,19 +248,24 @@ def _alive(pid: int) -> bool:
 
 
 class RunWriter:
-    """Writes one run's results in batches: `flush` after each stretch of the run, `finish` at its end."""
+    """Writes one run's results in batches: `flush` after each stretch of the run, `finish` at its end.
+
+    It keeps one connection for the whole run: opening one per batch made SQLite checkpoint and
+    recreate its write-ahead log every time, most of what writing cost.
+    """
 
     def __init__(self, store: RunStore, run_id: int, simulation: Simulation) -> None:
         self.store = store
         self.run_id = run_id
         self._simulation = simulation
+        self._db = store.open()
         self._series = 0
         self._replica_rows = 0
         self._timeline = 0
 
     def flush(self) -> None:
         """Write what the run made since the last flush, in one transaction."""
-        with self.store._connect() as db, db:
+        with self._db as db:
             self._write_batch(db)
 
     def _write_batch(self, db: sqlite3.Connection) -> None:
@@ -288,7 +300,7 @@ class RunWriter:
         """The last batch, the replicas' lifecycles, the ignored movements and the run's phase and summary."""
         simulation = self._simulation
         summary = simulation.summary()
-        with self.store._connect() as db, db:
+        with closing(self._db), self._db as db:
             self._write_batch(db)
             db.executemany(
                 f"INSERT OR REPLACE INTO replicas (run_id, {', '.join(LIFECYCLE_COLUMNS)}) "
