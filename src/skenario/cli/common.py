@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from skenario.errors import SkenarioError
 
@@ -28,10 +29,15 @@ def user_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except SkenarioError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+            err.print(f"[bold red]error:[/] {one_line(str(exc))}", highlight=False, markup=True, soft_wrap=True)
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
+
+
+def one_line(text: str) -> str:
+    """User text made safe to print as one line of Rich markup: brackets escaped, line breaks shown as \\n."""
+    return escape(text.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 store_option = click.option(

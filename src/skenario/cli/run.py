@@ -7,6 +7,7 @@ import signal
 import time
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -18,6 +19,7 @@ from skenario.errors import SkenarioError
 from skenario.results.plot import atomic_path
 from skenario.results.store import RunStore, RunWriter
 from skenario.scenario.loader import load_scenario, read_text
+from skenario.scenario.schema import MAX_SEED
 from skenario.scenario.simulation import Phase, Simulation
 
 # The run stops this many times on its way: to draw progress and to write a batch of results.
@@ -25,16 +27,48 @@ STEPS = 100
 
 
 class Stopped(Exception):
-    """The process was asked to stop (SIGTERM); the run is kept, marked Failed."""
+    """The process was asked to stop (SIGTERM or Ctrl-C); the run is kept, marked Failed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by signal {signal.Signals(signum).name}")
+        self.exit_code = 128 + signum
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise Stopped(f"stopped by signal {signal.Signals(signum).name}")
+class StopRequests:
+    """Notes SIGTERM and SIGINT instead of raising wherever the run happens to be: the run stops at
+    its next step, between movements, so the model and the last batch written are whole."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopRequests:
+        for signum in self.SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.signum = signum
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise Stopped(self.signum)
+
+    def ignore(self) -> None:
+        """From now on (writing the end of the run) a further signal is not let in halfway."""
+        for signum in self.SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Override the scenario's seed.")
 @click.option("--show-ignored", is_flag=True, help="Also print the ignored movements and why they were ignored.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object instead of a table.")
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
@@ -67,27 +101,28 @@ def run(
         raise SkenarioError(
             "the scenario never ends: give spec.duration or a `done` event", file=str(file), field="spec.duration"
         )
-    # Everything the scenario names is read and checked by now: only a valid run reaches the store.
-    writer = None if no_store else RunStore(store).begin(simulation, str(file))
-    previous = signal.signal(signal.SIGTERM, _stop)
-    started = time.perf_counter()
-    try:
-        _run(simulation, writer, show_progress=not (no_progress or as_json))
-    except (Stopped, KeyboardInterrupt) as exc:
-        simulation.fail(str(exc) or type(exc).__name__)
+    with StopRequests() as stops:
+        # Everything the scenario names is read and checked by now: only a valid run reaches the store.
+        writer = None if no_store else RunStore(store).begin(simulation, str(file))
+        started = time.perf_counter()
+        try:
+            _run(simulation, writer, stops, show_progress=not (no_progress or as_json))
+        except Stopped as stopped:
+            simulation.fail(str(stopped))
+            stops.ignore()
+            if writer is not None:
+                writer.finish(time.perf_counter() - started)
+                err.print(f"[bold red]{stopped}:[/] run {writer.run_id} kept in the store as Failed")
+            raise SystemExit(stopped.exit_code) from None
+        except Exception:
+            stops.ignore()
+            if writer is not None:
+                writer.finish(time.perf_counter() - started)  # the run, marked Failed, with what it had made
+            raise
+        wall = time.perf_counter() - started
+        stops.ignore()
         if writer is not None:
-            writer.finish(time.perf_counter() - started)
-        err.print(f"[bold red]stopped:[/] run {writer.run_id if writer else ''} kept as Failed".rstrip())
-        raise SystemExit(130) from None
-    except Exception:
-        if writer is not None:
-            writer.finish(time.perf_counter() - started)  # the run, marked Failed, with what it had made
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    wall = time.perf_counter() - started
-    if writer is not None:
-        writer.finish(wall)
+            writer.finish(wall)
     summary = simulation.summary()
     if series is not None:
         with atomic_path(series) as partial:
@@ -107,12 +142,13 @@ def run(
         out.print(ignored_table(simulation.env))
 
 
-def _run(simulation: Simulation, writer: RunWriter | None, *, show_progress: bool) -> None:
-    """Run in STEPS stretches, writing each stretch's results as one batch."""
+def _run(simulation: Simulation, writer: RunWriter | None, stops: StopRequests, *, show_progress: bool) -> None:
+    """Run in STEPS stretches, writing each stretch's results as one batch and heeding stop requests."""
 
     def step(now: int) -> None:
         if writer is not None:
             writer.flush()
+        stops.check()
 
     if not show_progress:
         simulation.run(steps=STEPS, progress=step)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -225,7 +226,7 @@ def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
     import json
 
     data = RunStore(store).load(run)
-    folder = output or Path(f"run-{data.id}-{data.name}")
+    folder = output or Path(f"run-{data.id}-{re.sub(r'[^A-Za-z0-9._-]+', '_', data.name).strip('.')}")
     if folder.exists():
         raise SkenarioError("the output folder exists already; name another with --output", value=str(folder))
     if not folder.resolve().parent.is_dir():

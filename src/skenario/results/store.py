@@ -266,9 +266,11 @@ class RunWriter:
     def flush(self) -> None:
         """Write what the run made since the last flush, in one transaction."""
         with self._db as db:
-            self._write_batch(db)
+            written = self._write_batch(db)
+        self._series, self._replica_rows, self._timeline = written  # only once committed
 
-    def _write_batch(self, db: sqlite3.Connection) -> None:
+    def _write_batch(self, db: sqlite3.Connection) -> tuple[int, int, int]:
+        """Insert the rows made since the last committed batch; the counts to remember once it commits."""
         simulation = self._simulation
         recorder = simulation.recorder
         run_id = self.run_id
@@ -277,14 +279,12 @@ class RunWriter:
             "INSERT INTO series (run_id, time_ns, row) VALUES (?, ?, ?)",
             [(run_id, row["time_ns"], json.dumps(row)) for row in rows],
         )
-        self._series += len(rows)
         columns = recorder.replica_columns
         end = len(columns["time_ns"])
         db.executemany(
             f"INSERT INTO replica_series (run_id, {', '.join(REPLICA_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
             [(run_id, *(columns[name][i] for name in REPLICA_COLUMNS)) for i in range(self._replica_rows, end)],
         )
-        self._replica_rows = end
         entries = simulation.timeline.since(self._timeline)
         db.executemany(
             "INSERT INTO timeline (run_id, seq, time_ns, source, operation, target, message, detail) "
@@ -294,7 +294,7 @@ class RunWriter:
                 for i, (at, source, operation, target, message, detail) in enumerate(entries)
             ],
         )
-        self._timeline += len(entries)
+        return self._series + len(rows), end, self._timeline + len(entries)
 
     def finish(self, wall_s: float | None = None) -> None:
         """The last batch, the replicas' lifecycles, the ignored movements and the run's phase and summary."""

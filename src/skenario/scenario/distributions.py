@@ -83,5 +83,8 @@ def _shorthand_constant(value: Any) -> Any:
     return value
 
 
-RandomDuration = Annotated[DistributionSpec, BeforeValidator(_shorthand_constant)]
+RandomDuration = Annotated[
+    DistributionSpec,
+    BeforeValidator(_shorthand_constant, json_schema_input_type=Duration | DistributionSpec),
+]
 """A duration or a distribution of durations."""

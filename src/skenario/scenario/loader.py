@@ -100,10 +100,15 @@ def _yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]
     try:
         datas = list(yaml.safe_load_all(text))
         roots = list(yaml.compose_all(text))
+    except yaml.reader.ReaderError as exc:
+        problem = f"{exc.reason} (character {exc.character!r} at position {exc.position})"
+        raise ScenarioError(f"not valid YAML: {problem}", file=source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ScenarioError(f"not valid YAML: {problem}", file=source, line=mark.line + 1 if mark else None) from None
+    except RecursionError:
+        raise ScenarioError("not valid YAML for a scenario: it nests too deeply", file=source) from None
     documents: list[tuple[Any, yaml.Node | None]] = [
         (data, root) for data, root in zip(datas, roots, strict=False) if data is not None
     ]
@@ -119,6 +124,8 @@ def _validate(data: Any, root: yaml.Node | None, model: type[M], source: str, sh
         return model.model_validate(data)
     except ValidationError as exc:
         raise _first_problem(exc, data, root, source) from None
+    except RecursionError:
+        raise ScenarioError(f"{shape}; this one nests too deeply", file=source) from None
 
 
 def describe_problem(exc: ValidationError, data: Any) -> tuple[list[int | str], str, Any]:

@@ -46,6 +46,7 @@ from skenario.scenario.traffic import TrafficSpec
 from skenario.scenario.units import CpuQuantity, Duration, Ratio
 
 API_VERSION = "skenario.dev/v1alpha1"
+MAX_SEED = 2**63 - 1  # what the run store (SQLite) keeps as an integer
 
 
 def _constant(duration: str) -> ConstantDistribution:
@@ -222,7 +223,7 @@ class ScenarioSpec(_Spec):
     duration: Duration | None = Field(
         None, gt=0, description="Simulated time to run, such as '10m'; a `done` event may end the run sooner."
     )
-    seed: int = Field(0, ge=0, description="Every random draw comes from this seed.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Every random draw comes from this seed.")
     workload: Workload
     traffic: TrafficSpec
     routing: Routing = Field(default_factory=lambda: Routing.model_validate({}))

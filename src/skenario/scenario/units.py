@@ -38,7 +38,7 @@ def _rate(value: Any) -> float:
     raise ValueError(f"'{value}' is not a rate; write requests per second (15) or with a unit ('15/s', '300/m')")
 
 
-DURATION_PATTERN = r"^\s*((\d+(\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d)\s*)+$"
+DURATION_PATTERN = r"^\s*((\d+(\.\d*)?|\.\d+)\s*(ns|us|µs|μs|ms|s|m|h|d)\s*)+$"
 
 Duration = Annotated[
     int,
