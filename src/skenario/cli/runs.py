@@ -6,9 +6,10 @@ import contextlib
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.table import Table
@@ -23,6 +24,8 @@ from skenario.results.report import write_report
 from skenario.results.rundata import RunData
 from skenario.results.store import RunStore
 from skenario.results.summary import Summary
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -255,35 +258,32 @@ def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
     out.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir()))} to {folder}", highlight=False)
 
 
+def _output_option(what: str, suffix: str) -> Callable[[F], F]:
+    return click.option(
+        "--output",
+        "-o",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help=f"{what} (default run-<id>.{suffix}).",
+    )
+
+
 @click.command()
 @click.argument("run")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The PNG to write (default run-<id>.png).",
-)
+@_output_option("The PNG to write", "png")
 @store_option
 @user_errors
 def plot(run: str, output: Path | None, store: Path | None) -> None:
     """Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked."""
     data = RunStore(store).load(run)
-    path = output or Path(f"run-{data.id}.png")
-    _check_parent(path)
+    path = _output_path(output, data, "png")
     plot_run(data, path)
     out.print(f"wrote {path}", highlight=False)
 
 
 @click.command()
 @click.argument("run")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The HTML page to write (default run-<id>.html).",
-)
+@_output_option("The HTML page to write", "html")
 @store_option
 @slo_options
 @user_errors
@@ -297,16 +297,17 @@ def report(
 ) -> None:
     """Write a stored RUN as one self-contained HTML page with interactive charts."""
     data = RunStore(store).load(run)
-    path = output or Path(f"run-{data.id}.html")
-    _check_parent(path)
+    path = _output_path(output, data, "html")
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
     write_report(data, path, objectives=None if judged is None else judged.__dict__)
     out.print(f"wrote {path}", highlight=False)
 
 
-def _check_parent(path: Path) -> None:
+def _output_path(output: Path | None, data: RunData, suffix: str) -> Path:
+    path = output or Path(f"run-{data.id}.{suffix}")
     if not path.resolve().parent.is_dir():
         raise SkenarioError("no such directory", value=str(path.parent))
+    return path
 
 
 __all__ = ["atomic_path", "compare", "export", "plot", "report", "runs", "show"]
