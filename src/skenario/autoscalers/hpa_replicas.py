@@ -12,7 +12,7 @@ as upstream.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from skenario.autoscalers.hpa_types import (
     CPU,
@@ -125,6 +125,72 @@ def calculate_requests(
     return requests
 
 
+def _ready_values(
+    pods: Sequence[Pod],
+    metrics: Mapping[str, PodMetric],
+    resource: str,
+    now: int,
+    cpu_initialization_period: int,
+    initial_readiness_delay: int,
+) -> tuple[PodGroups, dict[str, int]]:
+    """The pods grouped as `groupPods` does, and the metrics of the ready ones (an error if none)."""
+    groups = group_pods(
+        pods,
+        metrics,
+        resource,
+        now,
+        cpu_initialization_period=cpu_initialization_period,
+        initial_readiness_delay=initial_readiness_delay,
+    )
+    values = remove_metrics_for_pods({name: m.value for name, m in metrics.items()}, groups.ignored)
+    values = remove_metrics_for_pods(values, groups.unready)
+    if not values:
+        raise HPAMetricError("did not receive metrics for targeted pods (pods might be unready)")
+    return groups, values
+
+
+def _rebalanced_replicas(
+    ratio: float,
+    values: dict[str, int],
+    groups: PodGroups,
+    current_replicas: int,
+    tolerances: Tolerances,
+    *,
+    missing_at: Callable[[str], int],
+    ratio_of: Callable[[dict[str, int]], float],
+) -> int:
+    """The replica count from a usage ratio, with upstream's rebalancing of missing and unready pods.
+
+    The part `GetResourceReplicas` and `calcPlainMetricReplicas` share: with every pod ready and
+    measured, ceil(ratio x ready) unless within tolerance. Otherwise missing pods count at
+    `missing_at` on a scale-down and 0 on a scale-up, unready ones at 0 on a scale-up, and the
+    recomputed ratio is ignored if within tolerance, if it reverses the direction, or if the new
+    count moves against it.
+    """
+    scale_up_with_unready = bool(groups.unready) and ratio > 1.0
+    if not scale_up_with_unready and not groups.missing:
+        if tolerances.is_within(ratio):
+            return current_replicas
+        return math.ceil(ratio * float(groups.ready_count))
+    if groups.missing:
+        if ratio < 1.0:
+            for name in groups.missing:
+                values[name] = missing_at(name)
+        elif ratio > 1.0:
+            for name in groups.missing:
+                values[name] = 0
+    if scale_up_with_unready:
+        for name in groups.unready:
+            values[name] = 0
+    new_ratio = ratio_of(values)
+    if tolerances.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+        return current_replicas
+    new_replicas = math.ceil(new_ratio * float(len(values)))
+    if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
+        return current_replicas
+    return new_replicas
+
+
 def get_resource_replicas(
     current_replicas: int,
     target_utilization: int,
@@ -152,49 +218,21 @@ def get_resource_replicas(
         )
     if not pods:
         raise HPAMetricError("no pods returned by selector while calculating replica count")
-    groups = group_pods(
-        pods,
-        metrics,
-        resource,
-        now,
-        cpu_initialization_period=cpu_initialization_period,
-        initial_readiness_delay=initial_readiness_delay,
-    )
-    values = remove_metrics_for_pods({name: m.value for name, m in metrics.items()}, groups.ignored)
-    values = remove_metrics_for_pods(values, groups.unready)
-    if not values:
-        raise HPAMetricError("did not receive metrics for targeted pods (pods might be unready)")
+    groups, values = _ready_values(pods, metrics, resource, now, cpu_initialization_period, initial_readiness_delay)
     requests = calculate_requests(pods, container, resource, pod_level_resources=pod_level_resources)
     ratio, utilization, raw = get_resource_utilization_ratio(values, requests, target_utilization)
 
-    def result(replicas: int) -> ReplicaCalculation:
-        return ReplicaCalculation(replicas, raw, ratio, utilization)
-
-    scale_up_with_unready = bool(groups.unready) and ratio > 1.0
-    if not scale_up_with_unready and not groups.missing:
-        if tolerances.is_within(ratio):
-            return result(current_replicas)
-        return result(math.ceil(ratio * float(groups.ready_count)))
-
-    if groups.missing:
-        if ratio < 1.0:
-            fallback = max(100, target_utilization)
-            for name in groups.missing:
-                values[name] = go_quo(requests[name] * fallback, 100)
-        elif ratio > 1.0:
-            for name in groups.missing:
-                values[name] = 0
-    if scale_up_with_unready:
-        for name in groups.unready:
-            values[name] = 0
-
-    new_ratio, _, _ = get_resource_utilization_ratio(values, requests, target_utilization)
-    if tolerances.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return result(current_replicas)
-    new_replicas = math.ceil(new_ratio * float(len(values)))
-    if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
-        return result(current_replicas)
-    return result(new_replicas)
+    fallback = max(100, target_utilization)
+    replicas = _rebalanced_replicas(
+        ratio,
+        values,
+        groups,
+        current_replicas,
+        tolerances,
+        missing_at=lambda name: go_quo(requests[name] * fallback, 100),
+        ratio_of=lambda values: get_resource_utilization_ratio(values, requests, target_utilization)[0],
+    )
+    return ReplicaCalculation(replicas, raw, ratio, utilization)
 
 
 def calc_plain_metric_replicas(
@@ -216,47 +254,19 @@ def calc_plain_metric_replicas(
     """
     if not pods:
         raise HPAMetricError("no pods returned by selector while calculating replica count")
-    groups = group_pods(
-        pods,
-        metrics,
-        resource,
-        now,
-        cpu_initialization_period=cpu_initialization_period,
-        initial_readiness_delay=initial_readiness_delay,
-    )
-    values = remove_metrics_for_pods({name: m.value for name, m in metrics.items()}, groups.ignored)
-    values = remove_metrics_for_pods(values, groups.unready)
-    if not values:
-        raise HPAMetricError("did not receive metrics for targeted pods (pods might be unready)")
+    groups, values = _ready_values(pods, metrics, resource, now, cpu_initialization_period, initial_readiness_delay)
     ratio, usage = get_metric_usage_ratio(values, target_usage)
 
-    def result(replicas: int) -> ReplicaCalculation:
-        return ReplicaCalculation(replicas, usage, ratio)
-
-    scale_up_with_unready = bool(groups.unready) and ratio > 1.0
-    if not scale_up_with_unready and not groups.missing:
-        if tolerances.is_within(ratio):
-            return result(current_replicas)
-        return result(math.ceil(ratio * float(groups.ready_count)))
-
-    if groups.missing:
-        if ratio < 1.0:
-            for name in groups.missing:
-                values[name] = target_usage
-        elif ratio > 1.0:
-            for name in groups.missing:
-                values[name] = 0
-    if scale_up_with_unready:
-        for name in groups.unready:
-            values[name] = 0
-
-    new_ratio, _ = get_metric_usage_ratio(values, target_usage)
-    if tolerances.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return result(current_replicas)
-    new_replicas = math.ceil(new_ratio * float(len(values)))
-    if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
-        return result(current_replicas)
-    return result(new_replicas)
+    replicas = _rebalanced_replicas(
+        ratio,
+        values,
+        groups,
+        current_replicas,
+        tolerances,
+        missing_at=lambda name: target_usage,
+        ratio_of=lambda values: get_metric_usage_ratio(values, target_usage)[0],
+    )
+    return ReplicaCalculation(replicas, usage, ratio)
 
 
 def get_raw_resource_replicas(

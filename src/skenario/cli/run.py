@@ -16,7 +16,7 @@ from skenario.cli.common import err, out, store_option, user_errors
 from skenario.cli.tables import ignored_table, summary_table
 from skenario.core.time import SECOND, format_duration
 from skenario.errors import SkenarioError
-from skenario.results.plot import atomic_path
+from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, RunWriter
 from skenario.scenario.loader import load_scenario, read_text
 from skenario.scenario.schema import MAX_SEED

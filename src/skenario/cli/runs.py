@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,20 +17,11 @@ from skenario.cli.tables import summary_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
 from skenario.results import analysis
-from skenario.results.plot import atomic_path, plot_run
-from skenario.results.report import write_report
-from skenario.results.rundata import RunData
+from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import RunStore
 from skenario.results.summary import Summary
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True)
-class Objectives:
-    latency_ms: float
-    percentile: int
-    error_rate: float
 
 
 def slo_options(command: Any) -> Any:
@@ -48,24 +37,22 @@ def slo_options(command: Any) -> Any:
 
 def objectives(
     run: RunData, latency: str | None, percentile: str | None, error_rate: float | None
-) -> Objectives | None:
-    """The objectives to judge a run by: the options given, else the run's own `spec.slo`, else none."""
-    from skenario.scenario.loader import parse_scenario
-
-    own = None
-    with contextlib.suppress(SkenarioError):  # a scenario an older skenario stored: judge by the options only
-        own = parse_scenario(run.scenario, f"run {run.id}").spec.slo
-    if latency is None and own is None:
+) -> dict[str, Any] | None:
+    """The objectives to judge a run by (`analysis.slo` arguments): the options given, else the run's
+    own `spec.slo`, else none."""
+    own = stated_objectives(run) or {"percentile": 99, "error_rate": 0.01}
+    if latency is not None:
+        try:
+            own["latency_ms"] = parse_duration(latency) / 1e6
+        except ValueError as exc:
+            raise SkenarioError(str(exc), field="--slo-latency", value=latency) from None
+    if "latency_ms" not in own:
         return None
-    try:
-        latency_ns = parse_duration(latency) if latency is not None else own.latency  # type: ignore[union-attr]
-    except ValueError as exc:
-        raise SkenarioError(str(exc), field="--slo-latency", value=latency) from None
-    return Objectives(
-        latency_ms=latency_ns / 1e6,
-        percentile=int(percentile) if percentile is not None else (own.percentile if own else 99),
-        error_rate=error_rate if error_rate is not None else (own.error_rate if own else 0.01),
-    )
+    if percentile is not None:
+        own["percentile"] = int(percentile)
+    if error_rate is not None:
+        own["error_rate"] = error_rate
+    return own
 
 
 @click.command()
@@ -107,10 +94,7 @@ def show(
         out.print(summary_table(Summary(**data.summary), wall=None))
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
     if judged is not None:
-        result = analysis.slo_summary(
-            data, latency_ms=judged.latency_ms, percentile=judged.percentile, error_rate=judged.error_rate
-        )
-        out.print(_slo_line(result))
+        out.print(_slo_line(analysis.slo_summary(data, **judged)))
     spend = analysis.cost(data)
     out.print(
         f"cost: {spend['replica_hours']:.2f} replica-hours, {spend['cpu_hours_requested']:.2f} CPU-hours requested, "
@@ -188,12 +172,10 @@ def compare(
         if judged is None:
             verdicts.append("no SLO")
             continue
-        result = analysis.slo_summary(
-            data, latency_ms=judged.latency_ms, percentile=judged.percentile, error_rate=judged.error_rate
-        )
+        result = analysis.slo_summary(data, **judged)
         fraction = result["compliant_fraction"]
         verdicts.append(
-            f"{'met' if result['met'] else 'missed'} (p{judged.percentile} <= {judged.latency_ms:g} ms; "
+            f"{'met' if result['met'] else 'missed'} (p{judged['percentile']} <= {judged['latency_ms']:g} ms; "
             f"{'-' if fraction is None else f'{fraction:.0%}'} of intervals ok)"
         )
     add("SLO", verdicts)
@@ -275,6 +257,8 @@ def _output_option(what: str, suffix: str) -> Callable[[F], F]:
 @user_errors
 def plot(run: str, output: Path | None, store: Path | None) -> None:
     """Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked."""
+    from skenario.results.plot import plot_run  # matplotlib: only for this command
+
     data = RunStore(store).load(run)
     path = _output_path(output, data, "png")
     plot_run(data, path)
@@ -296,10 +280,12 @@ def report(
     slo_error_rate: float | None,
 ) -> None:
     """Write a stored RUN as one self-contained HTML page with interactive charts."""
+    from skenario.results.report import write_report  # plotly: only for this command
+
     data = RunStore(store).load(run)
     path = _output_path(output, data, "html")
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
-    write_report(data, path, objectives=None if judged is None else judged.__dict__)
+    write_report(data, path, objectives=judged)
     out.print(f"wrote {path}", highlight=False)
 
 
@@ -308,6 +294,3 @@ def _output_path(output: Path | None, data: RunData, suffix: str) -> Path:
     if not path.resolve().parent.is_dir():
         raise SkenarioError("no such directory", value=str(path.parent))
     return path
-
-
-__all__ = ["atomic_path", "compare", "export", "plot", "report", "runs", "show"]

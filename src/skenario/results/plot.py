@@ -6,10 +6,6 @@ global backend state and is safe in a server or a test run.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -20,31 +16,12 @@ from matplotlib.ticker import PercentFormatter
 
 from skenario.core.time import SECOND
 from skenario.results import analysis
+from skenario.results.files import atomic_path
 from skenario.results.rundata import RunData
 
 WIDTH_PX = 1400
 HEIGHT_PX = 1100
 DPI = 100
-
-
-@contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path beside `path` to write to; it replaces `path` only if the block succeeds.
-
-    Readers (a browser refreshing, a CI artefact upload) never see half a file, and a failed
-    write leaves the previous file as it was.
-    """
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    temporary = Path(name)
-    try:
-        yield temporary
-        # mkstemp makes the file private; the result should be as readable as any other output.
-        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def _mark_events(ax: Axes, events: pd.DataFrame) -> None:

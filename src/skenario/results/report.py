@@ -18,10 +18,9 @@ import plotly.graph_objects as go  # type: ignore[import-untyped]
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
 
 from skenario.core.time import MILLISECOND, SECOND
-from skenario.errors import SkenarioError
 from skenario.results import analysis
-from skenario.results.plot import atomic_path
-from skenario.results.rundata import RunData
+from skenario.results.files import atomic_path
+from skenario.results.rundata import RunData, stated_objectives
 
 CHART_IDS = ("chart-replicas", "chart-requests", "chart-latency", "chart-cpu", "chart-decisions")
 # Fields a decision without `desired` (a VPA's, a CPU plugin's) is drawn by, in CPU millicores.
@@ -220,19 +219,6 @@ def _decisions_chart(run: RunData, events: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def scenario_objectives(run: RunData) -> dict[str, Any] | None:
-    """The run's own `spec.slo` as `analysis.slo` arguments; None if it states none or no longer parses."""
-    from skenario.scenario.loader import parse_scenario
-
-    try:
-        slo = parse_scenario(run.scenario, f"run {run.id}").spec.slo
-    except SkenarioError:
-        return None
-    if slo is None:
-        return None
-    return {"latency_ms": slo.latency / MILLISECOND, "percentile": slo.percentile, "error_rate": slo.error_rate}
-
-
 def _objectives_html(run: RunData, objectives: Mapping[str, Any] | None) -> str:
     if objectives is None:
         return "<p>No objectives: the scenario states no <code>spec.slo</code>.</p>"
@@ -250,7 +236,7 @@ def _chart_html(figure: go.Figure, div_id: str) -> str:
 
 def render_report(run: RunData, objectives: Mapping[str, Any] | None = None) -> str:
     """The page's HTML (write_report writes it)."""
-    objectives = scenario_objectives(run) if objectives is None else objectives
+    objectives = stated_objectives(run) if objectives is None else objectives
     events = analysis.events(run)
     charts = (
         _replicas_chart(run, events),

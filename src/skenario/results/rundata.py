@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from skenario.core.time import SECOND
+from skenario.core.time import MILLISECOND, SECOND
 from skenario.results.recorder import LIFECYCLE_COLUMNS, REPLICA_COLUMNS
 
 if TYPE_CHECKING:
@@ -67,6 +67,20 @@ class RunData:
             timeline=timeline_frame(simulation.timeline.entries()),
             scenario=simulation.scenario_text,
         )
+
+
+def stated_objectives(run: RunData) -> dict[str, Any] | None:
+    """The run's own `spec.slo`, as `analysis.slo` arguments; None if it states none or no longer parses."""
+    from skenario.errors import SkenarioError
+    from skenario.scenario.loader import parse_scenario
+
+    try:
+        slo = parse_scenario(run.scenario, f"run {run.id}").spec.slo
+    except SkenarioError:
+        return None
+    if slo is None:
+        return None
+    return {"latency_ms": slo.latency / MILLISECOND, "percentile": slo.percentile, "error_rate": slo.error_rate}
 
 
 def replica_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:

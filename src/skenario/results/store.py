@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from skenario import __version__
+from skenario.core.time import SECOND
 from skenario.errors import SkenarioError
 from skenario.results.recorder import COLUMNS, LIFECYCLE_COLUMNS, REPLICA_COLUMNS
 from skenario.results.rundata import RunData, replica_frame, timeline_frame
@@ -227,8 +228,6 @@ class RunStore:
 
 def _series_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The recorder's frame again: its columns in order, failure reasons after, missing counts as 0."""
-    from skenario.core.time import SECOND
-
     reasons = sorted({key for row in rows for key in row if key.startswith("failed_")})
     frame = pd.DataFrame(rows, columns=[*COLUMNS, *reasons])
     if reasons:

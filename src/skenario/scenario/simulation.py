@@ -20,7 +20,7 @@ import yaml
 from skenario.autoscalers.base import Autoscaler, ClusterContext
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
-from skenario.core.time import DAY, format_duration
+from skenario.core.time import DAY, format_duration, parse_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.results.recorder import Recorder
@@ -145,8 +145,6 @@ class Simulation:
     def _stop_at(self, until: int | str | None) -> int:
         end = self.end
         if until is not None:
-            from skenario.core.time import parse_duration
-
             at = parse_duration(until) if isinstance(until, str) else until
             if at < self.env.now():
                 raise ValueError(

@@ -1,7 +1,8 @@
 """The results timeline (KEP-140): what each scenario event did, and each autoscaler decision.
 
-Entries are appended in time order as the run makes them; the run store reads the new ones in
-batches (`since(n)`), so a long run never holds them twice.
+Entries are appended as the run makes them: events at their time, the built-in autoscalers'
+decisions in batches at each pause, so readers sort by time (`rundata.timeline_frame` does). The
+run store reads the new ones in batches (`since(n)`).
 """
 
 from __future__ import annotations
