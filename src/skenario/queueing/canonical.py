@@ -1,0 +1,96 @@
+"""Open classes: the canonical solution (PDQ's `canonical()` in `MVA_Canon.c`), with priorities.
+
+An open class's throughput is its arrival rate. At a single-server queueing centre its residence
+is D / (1 - U), U the centre's total utilisation; at a delay centre it is D. Unlike PDQ, which
+refuses several streams at a multi-server centre, an M/M/c centre uses Erlang C on the total load:
+R = D (1 + C(c, a) / (c (1 - U))), exact when the classes' service times there are equal. At a
+priority centre the formulas of `skenario.queueing.priority` apply per visit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skenario.queueing.erlang import erlang_c
+from skenario.queueing.network import Network, QueueingModelError, Scheduling
+from skenario.queueing.priority import (
+    Load,
+    nonpreemptive_mg1,
+    nonpreemptive_mmc,
+    preemptive_resume_mg1,
+    preemptive_resume_mmc,
+)
+from skenario.queueing.solution import demand_matrix
+
+
+def open_utilization(network: Network) -> np.ndarray:
+    """U[k]: per-server utilisation of each centre by the open classes; refuses saturation."""
+    demands = demand_matrix(network)
+    rates = np.array([c.arrival_rate or 0.0 for c in network.classes])
+    by_class = demands * rates  # U[k, c] over all servers
+    servers = np.array([1 if k.is_delay else k.servers for k in network.centres], dtype=float)
+    total = by_class.sum(axis=1) / servers
+    for k, centre in enumerate(network.centres):
+        if not centre.is_delay and total[k] >= 1:
+            j = int(np.argmax(by_class[k]))
+            cls = network.classes[j]
+            shares = ", ".join(f"{c.name} {by_class[k, i] / servers[k]:.4g}" for i, c in enumerate(network.classes))
+            raise QueueingModelError(
+                f"the open classes load centre {centre.name!r} to {total[k]:.4g} per server (>= 1, it saturates): "
+                f"{shares}",
+                field=f"classes.{j}.arrivalRate",
+                value=cls.arrival_rate,
+            )
+    return total
+
+
+def open_residence(network: Network, closed_queue: np.ndarray | None = None) -> np.ndarray:
+    """R[k, c] of the open classes (0 for closed ones).
+
+    `closed_queue[k]`, the closed classes' mean queue at centre k in a mixed network, adds
+    their work: R = D (1 + Q_closed) / (1 - U_open) (Lazowska et al., ch. 7).
+    """
+    utilization = open_utilization(network)
+    demands = demand_matrix(network)
+    residence = np.zeros_like(demands)
+    open_ = [j for j, c in enumerate(network.classes) if c.is_open]
+    for k, centre in enumerate(network.centres):
+        if centre.is_delay:
+            residence[k, open_] = demands[k, open_]
+            continue
+        if centre.scheduling.is_priority:
+            if closed_queue is not None and closed_queue[k] > 0:
+                raise QueueingModelError(
+                    "priorities at a centre shared by open and closed classes are not solved; "
+                    "give the closed classes a centre of their own or use the shadow server",
+                    field=f"centres.{k}.scheduling",
+                    value=centre.scheduling.value,
+                )
+            residence[k] = _priority_residence(network, k)
+            continue
+        factor = 1.0 / (1.0 - utilization[k])
+        if centre.servers > 1:
+            factor = 1.0 + erlang_c(centre.servers, utilization[k] * centre.servers) * factor / centre.servers
+        extra = 1.0 + (closed_queue[k] if closed_queue is not None else 0.0)
+        residence[k, open_] = demands[k, open_] * factor * extra
+    return residence
+
+
+def _priority_residence(network: Network, k: int) -> np.ndarray:
+    centre = network.centres[k]
+    present = [
+        (j, c, c.demands[centre.name]) for j, c in enumerate(network.classes) if c.is_open and c.demand(centre.name) > 0
+    ]
+    loads = [Load((c.arrival_rate or 0.0) * d.visits, d.service, d.second_moment, c.priority) for _, c, d in present]
+    preemptive = centre.scheduling is Scheduling.PRIORITY_PREEMPTIVE
+    try:
+        if centre.servers == 1:
+            per_visit = preemptive_resume_mg1(loads) if preemptive else nonpreemptive_mg1(loads)
+        else:
+            per_visit = (preemptive_resume_mmc if preemptive else nonpreemptive_mmc)(centre.servers, loads)
+    except ValueError as exc:
+        raise QueueingModelError(str(exc), field=f"centres.{k}", value=centre.name) from None
+    residence = np.zeros(len(network.classes))
+    for (j, _, demand), time in zip(present, per_visit, strict=True):
+        residence[j] = demand.visits * time
+    return residence
