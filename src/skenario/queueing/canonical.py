@@ -41,7 +41,7 @@ def open_utilization(network: Network) -> np.ndarray:
                 field=f"classes.{j}.arrivalRate",
                 value=cls.arrival_rate,
             )
-    return total
+    return np.asarray(total, dtype=float)
 
 
 def open_residence(network: Network, closed_queue: np.ndarray | None = None) -> np.ndarray:

@@ -24,7 +24,8 @@ def _log_factors(demand: float, servers: float, population: int) -> np.ndarray:
         out[0] = 0.0
         return out
     capacity = np.log(np.minimum(np.arange(1, population + 1), servers))
-    return j * np.log(demand) - np.concatenate(([0.0], np.cumsum(capacity)))
+    out = j * np.log(demand) - np.concatenate(([0.0], np.cumsum(capacity)))
+    return np.asarray(out, dtype=float)
 
 
 def _convolve(f: np.ndarray, g: np.ndarray) -> np.ndarray:

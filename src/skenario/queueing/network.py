@@ -155,11 +155,11 @@ def _check(network: Network) -> None:
             raise QueueingModelError("must not be negative", field=f"{where}.thinkTime", value=cls.think_time)
         if cls.is_open and cls.think_time:
             raise QueueingModelError("only a closed class thinks", field=f"{where}.thinkTime", value=cls.think_time)
-        for centre, demand in cls.demands.items():
-            at = f"{where}.demands.{centre}"
-            if centre not in network.index:
+        for target, demand in cls.demands.items():
+            at = f"{where}.demands.{target}"
+            if target not in network.index:
                 known = ", ".join(c.name for c in network.centres)
-                raise QueueingModelError(f"no centre is named {centre!r} (centres: {known})", field=at, value=centre)
+                raise QueueingModelError(f"no centre is named {target!r} (centres: {known})", field=at, value=target)
             for name, value in (("visits", demand.visits), ("service", demand.service), ("scv", demand.scv)):
                 if not (value >= 0 and math.isfinite(value)):
                     raise QueueingModelError("must be a finite number >= 0", field=f"{at}.{name}", value=value)
