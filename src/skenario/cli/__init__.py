@@ -12,6 +12,7 @@ from skenario import __version__
 from skenario.cli.run import run
 from skenario.cli.runs import compare, export, plot, report, runs, show
 from skenario.cli.schema import schema
+from skenario.cli.solve import solve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,7 +21,7 @@ def cli() -> None:
     """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
 
 
-for command in (run, runs, show, compare, export, plot, report, schema):
+for command in (run, runs, show, compare, export, plot, report, schema, solve):
     cli.add_command(command)
 
 

@@ -57,7 +57,7 @@ def _check_events(scenario: Scenario, root: yaml.Node | None, source: str) -> No
         if exc.file is None:
             exc.file = source
             path = [int(p) if p.isdigit() else p for p in (exc.field or "").split(".") if p]
-            exc.line = _line_of(root, path)
+            exc.line = line_of(root, path)
         raise
 
 
@@ -150,7 +150,7 @@ def _first_problem(exc: ValidationError, data: Any, root: yaml.Node | None, sour
         file=source,
         field=".".join(str(p) for p in path) or "(top level)",
         value=value,
-        line=_line_of(root, path),
+        line=line_of(root, path),
     )
 
 
@@ -200,7 +200,7 @@ def _is_tag(part: str) -> bool:
     return part.startswith(("function-", "tagged-union[", "json-or-python["))
 
 
-def _line_of(root: yaml.Node | None, path: list[int | str]) -> int | None:
+def line_of(root: yaml.Node | None, path: list[int | str]) -> int | None:
     """The 1-based line where `path` is written, or its nearest written parent."""
     node = root
     line = node.start_mark.line + 1 if node is not None else None
