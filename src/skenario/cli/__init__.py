@@ -13,6 +13,7 @@ from skenario.cli.run import run
 from skenario.cli.runs import compare, export, plot, report, runs, show
 from skenario.cli.schema import schema
 from skenario.cli.solve import solve
+from skenario.cli.validate import validate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,7 +22,7 @@ def cli() -> None:
     """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
 
 
-for command in (run, runs, show, compare, export, plot, report, schema, solve):
+for command in (run, runs, show, compare, export, plot, report, schema, solve, validate):
     cli.add_command(command)
 
 

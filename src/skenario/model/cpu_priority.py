@@ -19,7 +19,8 @@ urgent work first. Here the CPU is a station of `slots = max(1, ceil(cores))` se
 Each served job keeps its remaining work as a float that every event reduces (O(slots), and
 slots is small): unlike a shared virtual clock it never grows, so rounding stays below a
 nanosecond however long the run. The waiting line is a heap keyed (-priority, admission number),
-O(log n); a withdrawn waiter stays in it as a stale entry, dropped when it surfaces.
+O(log n); a withdrawn waiter stays in it as a stale entry, dropped when it surfaces (or when stale
+entries outnumber the live ones, by rebuilding the heap).
 
 One wake-up is pending at a time, for the earliest finish among the served at the current rate,
 rounded up so no job finishes early. When that changes it is replaced: on an Environment the

@@ -1,18 +1,24 @@
 """Open classes: the canonical solution (PDQ's `canonical()` in `MVA_Canon.c`), with priorities.
 
-An open class's throughput is its arrival rate. At a single-server queueing centre its residence
-is D / (1 - U), U the centre's total utilisation; at a delay centre it is D. Unlike PDQ, which
-refuses several streams at a multi-server centre, an M/M/c centre uses Erlang C on the total load:
-R = D (1 + C(c, a) / (c (1 - U))), exact when the classes' service times there are equal. At a
-priority centre the formulas of `skenario.queueing.priority` apply per visit.
+An open class's throughput is its arrival rate. At a single-server PS or LCFS centre its residence
+is D / (1 - U), U the centre's total utilisation, whatever the service distribution; at a delay
+centre it is D. At a single-server FCFS centre PDQ uses the same D / (1 - U), which is exact only
+for exponential service with equal means; here each visit waits the M/G/1 FCFS time
+W = sum lambda_i E[S_i^2] / (2 (1 - U)) (Pollaczek-Khinchine), exact for any service time and
+equal to PDQ's answer in PDQ's case. Unlike PDQ, which refuses several streams at a multi-server
+centre, an M/M/c centre uses Erlang C on the total load: R = D (1 + C(c, a) / (c (1 - U))),
+exact when service is exponential with equal means. At a priority centre the formulas of
+`skenario.queueing.priority` apply per visit.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from skenario.queueing.erlang import erlang_c
-from skenario.queueing.network import Network, QueueingModelError, Scheduling
+from skenario.queueing.network import Demand, Network, QueueingModelError, Scheduling, WorkloadClass
 from skenario.queueing.priority import (
     Load,
     nonpreemptive_mg1,
@@ -44,12 +50,15 @@ def open_utilization(network: Network) -> np.ndarray:
     return np.asarray(total, dtype=float)
 
 
-def open_residence(network: Network, closed_queue: np.ndarray | None = None) -> np.ndarray:
-    """R[k, c] of the open classes (0 for closed ones).
+def open_residence(
+    network: Network, closed_queue: np.ndarray | None = None, notes: list[str] | None = None
+) -> np.ndarray:
+    """R[k, c] of the open classes (0 for closed ones); what is approximate is added to `notes`.
 
     `closed_queue[k]`, the closed classes' mean queue at centre k in a mixed network, adds
     their work: R = D (1 + Q_closed) / (1 - U_open) (Lazowska et al., ch. 7).
     """
+    notes = [] if notes is None else notes
     utilization = open_utilization(network)
     demands = demand_matrix(network)
     residence = np.zeros_like(demands)
@@ -67,12 +76,39 @@ def open_residence(network: Network, closed_queue: np.ndarray | None = None) -> 
                     value=centre.scheduling.value,
                 )
             residence[k] = _priority_residence(network, k)
+            if centre.servers > 1 and not _exponential_alike(network, k):
+                notes.append(f"M/M/c priority formulas at {centre.name} with non-exponential service")
+            continue
+        if centre.servers == 1 and centre.scheduling is Scheduling.FCFS and closed_queue is None:
+            residence[k] = _fcfs_residence(network, k, utilization[k])
             continue
         factor = 1.0 / (1.0 - utilization[k])
         if centre.servers > 1:
             factor = 1.0 + erlang_c(centre.servers, utilization[k] * centre.servers) * factor / centre.servers
+            if not _exponential_alike(network, k):
+                notes.append(f"Erlang C at {centre.name}: exact only for exponential service with equal means")
         extra = 1.0 + (closed_queue[k] if closed_queue is not None else 0.0)
         residence[k, open_] = demands[k, open_] * factor * extra
+    return residence
+
+
+def _present(network: Network, k: int) -> list[tuple[int, WorkloadClass, Demand]]:
+    name = network.centres[k].name
+    return [(j, c, c.demands[name]) for j, c in enumerate(network.classes) if c.is_open and c.demand(name) > 0]
+
+
+def _exponential_alike(network: Network, k: int) -> bool:
+    present = _present(network, k)
+    return all(d.scv == 1 and math.isclose(d.service, present[0][2].service) for _, _, d in present)
+
+
+def _fcfs_residence(network: Network, k: int, utilization: float) -> np.ndarray:
+    """M/G/1 FCFS per visit: S + sum lambda_i E[S_i^2] / (2 (1 - U)) (Pollaczek-Khinchine)."""
+    present = _present(network, k)
+    wait = sum((c.arrival_rate or 0.0) * d.visits * d.second_moment for _, c, d in present) / (2 * (1 - utilization))
+    residence = np.zeros(len(network.classes))
+    for j, _, d in present:
+        residence[j] = d.visits * (d.service + wait)
     return residence
 
 

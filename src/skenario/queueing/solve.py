@@ -61,7 +61,9 @@ def solve(
             network, lambda n: solve(n, method, tolerance=tolerance, priorities=priorities)
         )
     if not closed:
-        return Solution.of(network, method, _rates(network), open_residence(network))
+        notes: list[str] = []
+        residence = open_residence(network, notes=notes)
+        return Solution.of(network, method, _rates(network), residence, approximations=notes)
     return _solve_closed(network, method, tolerance)
 
 
@@ -166,5 +168,5 @@ def _solve_closed(network: Network, method: Method, tolerance: float) -> Solutio
     residence[:, closed] = r
     if network.open_classes:
         closed_queue = (r * x).sum(axis=1)
-        residence += open_residence(network, np.where(delay, 0.0, closed_queue))
+        residence += open_residence(network, np.where(delay, 0.0, closed_queue), notes)
     return Solution.of(network, method, throughput, residence, iterations=iterations, approximations=notes)

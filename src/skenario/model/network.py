@@ -1,0 +1,195 @@
+"""A queueing network simulated on the kernel: the model the analytic solver solves, run as a DES.
+
+Each centre is a CPU of the model layer with `servers` cores: processor sharing for PS (and LCFS,
+whose mean values are the same), `PriorityCPU` for FCFS (one priority level) and for the priority
+disciplines, and a plain timer for a delay centre. A job of a class visits the centres it has
+demands at, in the order written, each `visits` times per cycle (a fractional part is a coin
+toss), with a service time of the given mean and squared coefficient of variation (0 constant,
+1 exponential, else lognormal). Open classes arrive as Poisson streams; closed ones think for an
+exponential time between cycles. Time is the model's unit scaled to integer nanoseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from skenario.core.environment import Environment
+from skenario.core.random import Constant, Distribution, Exponential, LogNormal, RandomStreams, sampler
+from skenario.model.cpu import ProcessorSharingCPU
+from skenario.model.cpu_priority import PriorityCPU
+from skenario.queueing.network import Centre, Demand, Network, Scheduling
+
+# One model time unit in ns: fine enough that rounding service times to whole ns costs nothing.
+UNIT = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class SimulatedMeans:
+    """One replication's means over the measured window (after the warm-up)."""
+
+    response: dict[str, float]  # per class: mean time per cycle at the centres (think excluded)
+    throughput: dict[str, float]  # per class: cycles completed per unit time
+    utilization: dict[str, float]  # per centre, per server
+    cycles: dict[str, int]
+
+
+class _Job:
+    __slots__ = ("cls", "position", "route", "started")
+
+    def __init__(self, cls: int) -> None:
+        self.cls = cls
+        self.position = 0
+        self.route: tuple[int, ...] = ()
+        self.started = 0
+
+
+def _distribution(demand: Demand) -> Distribution:
+    mean = demand.service * UNIT
+    if demand.scv == 0:
+        return Constant(mean)
+    if demand.scv == 1:
+        return Exponential(mean)
+    return LogNormal(mean, mean * math.sqrt(demand.scv))
+
+
+class NetworkSimulation:
+    """Simulate `network` for `duration` time units, measuring after `warmup`."""
+
+    def __init__(self, network: Network, *, duration: float, warmup: float, seed: int, stream: str = "") -> None:
+        if not 0 <= warmup < duration:
+            raise ValueError(f"need 0 <= warmup < duration, got warmup={warmup}, duration={duration}")
+        self.network = network
+        self.env = env = Environment(halt_at=round(duration * UNIT))
+        self._warmup = round(warmup * UNIT)
+        streams = RandomStreams(seed)
+        prefix = f"{stream}/" if stream else ""
+        self._stations: list[Any] = [self._station(k) for k in network.centres]
+        self._service: list[dict[int, Callable[[], int]]] = []
+        self._routes: list[list[tuple[int, float]]] = []
+        for cls in network.classes:
+            route = [(network.index[name], d.visits) for name, d in cls.demands.items() if d.demand > 0]
+            self._routes.append(route)
+            self._service.append(
+                {
+                    network.index[name]: sampler(
+                        _distribution(d), streams.generator(f"{prefix}service/{cls.name}/{name}")
+                    )
+                    for name, d in cls.demands.items()
+                    if d.demand > 0
+                }
+            )
+        self._coins = streams.generator(f"{prefix}visits")
+        self._priority = [c.priority for c in network.classes]
+        self._gaps: list[Callable[[], int] | None] = []
+        for cls in network.classes:
+            if cls.is_open:
+                rate = cls.arrival_rate or 0.0
+                self._gaps.append(sampler(Exponential(UNIT / rate), streams.generator(f"{prefix}arrivals/{cls.name}")))
+            elif cls.think_time > 0:
+                self._gaps.append(
+                    sampler(Exponential(cls.think_time * UNIT), streams.generator(f"{prefix}think/{cls.name}"))
+                )
+            else:
+                self._gaps.append(None)
+        classes = len(network.classes)
+        self._cycles = [0] * classes
+        self._time_sum = [0] * classes
+        self._busy_at_warmup: list[float] = [0.0] * len(network.centres)
+        for j, cls in enumerate(network.classes):
+            if cls.is_open:
+                self._arrive_later(j)
+            else:
+                for _ in range(round(cls.population or 0)):
+                    self._think(_Job(j))
+        if self._warmup:
+            env.call_at(self._warmup, self._mark_warmup)
+
+    def _station(self, centre: Centre) -> Any:
+        if centre.is_delay:
+            return None
+        millicores = 1000 * centre.servers
+        if centre.scheduling in (Scheduling.PS, Scheduling.LCFS):
+            return ProcessorSharingCPU(self.env, millicores, self._served, name=centre.name)
+        preemptive = centre.scheduling is Scheduling.PRIORITY_PREEMPTIVE
+        return PriorityCPU(self.env, millicores, self._served, name=centre.name, preemptive=preemptive)
+
+    def _arrive_later(self, cls: int) -> None:
+        gap = self._gaps[cls]
+        assert gap is not None
+        self.env.call_later(gap(), lambda: self._arrive(cls))
+
+    def _arrive(self, cls: int) -> None:
+        self._arrive_later(cls)
+        self._start(_Job(cls))
+
+    def _think(self, job: _Job) -> None:
+        gap = self._gaps[job.cls]
+        if gap is None:
+            self._start(job)
+        else:
+            self.env.call_later(gap(), lambda: self._start(job))
+
+    def _start(self, job: _Job) -> None:
+        job.started = self.env._now
+        job.position = 0
+        job.route = self._route(job.cls)
+        self._visit(job)
+
+    def _route(self, cls: int) -> tuple[int, ...]:
+        route: list[int] = []
+        for centre, visits in self._routes[cls]:
+            whole = math.floor(visits)
+            extra = 1 if visits > whole and self._coins.random() < visits - whole else 0
+            route.extend([centre] * (whole + extra))
+        return tuple(route)
+
+    def _visit(self, job: _Job) -> None:
+        if job.position == len(job.route):
+            self._finish(job)
+            return
+        centre = job.route[job.position]
+        work = max(1, self._service[job.cls][centre]())
+        station = self._stations[centre]
+        if station is None:
+            self.env.call_later(work, lambda: self._served(job))
+        elif isinstance(station, PriorityCPU):
+            station.admit(job, work, self._priority[job.cls])
+        else:
+            station.admit(job, work)
+
+    def _served(self, job: _Job) -> None:
+        job.position += 1
+        self._visit(job)
+
+    def _finish(self, job: _Job) -> None:
+        env = self.env
+        if job.started >= self._warmup:
+            self._cycles[job.cls] += 1
+            self._time_sum[job.cls] += env._now - job.started
+        if not self.network.classes[job.cls].is_open:
+            self._think(job)
+
+    def _mark_warmup(self) -> None:
+        self._busy_at_warmup = [s.busy_core_ns() if s is not None else 0.0 for s in self._stations]
+
+    def run(self) -> SimulatedMeans:
+        self.env.run()
+        window = (self.env.halt_at - self._warmup) / UNIT
+        classes = self.network.classes
+        busy = [s.busy_core_ns() if s is not None else 0.0 for s in self._stations]
+        return SimulatedMeans(
+            response={
+                c.name: self._time_sum[j] / self._cycles[j] / UNIT if self._cycles[j] else math.nan
+                for j, c in enumerate(classes)
+            },
+            throughput={c.name: self._cycles[j] / window for j, c in enumerate(classes)},
+            utilization={
+                k.name: (busy[i] - self._busy_at_warmup[i]) / UNIT / window / k.servers
+                for i, k in enumerate(self.network.centres)
+                if not k.is_delay
+            },
+            cycles=dict(zip((c.name for c in classes), self._cycles, strict=True)),
+        )
