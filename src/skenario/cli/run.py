@@ -13,7 +13,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.common import err, out, store_option, user_errors
-from skenario.cli.tables import ignored_table, summary_table
+from skenario.cli.tables import class_table, ignored_table, summary_table
 from skenario.core.time import SECOND, format_duration
 from skenario.errors import SkenarioError
 from skenario.results.files import atomic_path
@@ -133,6 +133,8 @@ def run(
         click.echo(json.dumps(document, indent=2))
         return
     out.print(summary_table(summary, wall))
+    if (classes := class_table(summary)) is not None:
+        out.print(classes)
     out.print(f"digest: [bold]{summary.digest}[/]", highlight=False)
     if simulation.phase is not Phase.COMPLETED:
         out.print(f"phase: {simulation.phase.value}: {simulation.message}", highlight=False)

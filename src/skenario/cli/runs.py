@@ -13,7 +13,7 @@ import click
 from rich.table import Table
 
 from skenario.cli.common import out, store_option, user_errors
-from skenario.cli.tables import summary_table
+from skenario.cli.tables import class_table, summary_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
 from skenario.results import analysis
@@ -91,7 +91,10 @@ def show(
     data = RunStore(store).load(run)
     out.print(f"run [bold]{data.id}[/]: {data.name}, seed {data.seed}, {data.phase}: {data.message or ''}")
     if data.summary:
-        out.print(summary_table(Summary(**data.summary), wall=None))
+        summary = Summary(**data.summary)
+        out.print(summary_table(summary, wall=None))
+        if (classes := class_table(summary)) is not None:
+            out.print(classes)
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
     if judged is not None:
         out.print(_slo_line(analysis.slo_summary(data, **judged)))

@@ -46,6 +46,29 @@ def summary_table(summary: Summary, wall: float | None) -> Table:
     return table
 
 
+def class_table(summary: Summary) -> Table | None:
+    """Per request class: counts and latency, highest priority first; None without classes."""
+    if not summary.classes:
+        return None
+    table = Table(title="request classes")
+    for column in ("class", "priority", "arrived", "completed", "failed", "p50", "p95", "p99", "mean"):
+        table.add_column(column, justify="left" if column == "class" else "right")
+    ordered = sorted(summary.classes.items(), key=lambda item: -item[1]["priority"])
+    for name, c in ordered:
+        table.add_row(
+            name,
+            str(c["priority"]),
+            f"{c['arrived']:,}",
+            f"{c['completed']:,}",
+            f"{c['failed']:,}",
+            _ms(c["latency_p50_ns"]),
+            _ms(c["latency_p95_ns"]),
+            _ms(c["latency_p99_ns"]),
+            _ms(c["latency_mean_ns"]),
+        )
+    return table
+
+
 def ignored_table(env: Environment) -> Table:
     """Ignored movements grouped by kind and reason, with one example route and the first time."""
     groups: Counter[tuple[str, str]] = Counter()

@@ -2,19 +2,21 @@
 
 It owns the stocks and the accounts that span replicas (CPU busy and capacity integrals); the
 logic lives in the stocks. Random quantities come from named streams of the scenario's seed:
-`cpu-time`, `io-time`, `routing` and `launch.<stage>`.
+`cpu-time`, `io-time` (`cpu-time/<class>`, `io-time/<class>` with request classes),
+`request-classes`, `routing` and `launch.<stage>`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
-from skenario.model.config import ClusterSpec
+from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
-from skenario.model.processing import RequestsProcessing
+from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
     Replica,
     ReplicasActive,
@@ -47,10 +49,7 @@ class ClusterModel:
         self.spec = spec
         replica = spec.replica
         requests = spec.requests
-        self._cpu_time = sampler(requests.cpu_time, streams.generator("cpu-time"))
-        self._io_time: Callable[[], int] | None = None
-        if requests.io_time is not None:
-            self._io_time = sampler(requests.io_time, streams.generator("io-time"))
+        self._work: Sequence[ClassWork] = class_work(requests, streams)
         uniform_rng = streams.generator("routing")
         uniforms = iter(())
 
@@ -80,7 +79,8 @@ class ClusterModel:
         )
 
         # Requests.
-        self.requests_complete = RequestsComplete(env)
+        classes = len(requests.classes)
+        self.requests_complete = RequestsComplete(env, classes)
         self.requests_failed = RequestsFailed()
         self.requests_buffered = RequestsBuffered(spec.routing.buffer_capacity)
         choose = make_chooser(spec.routing, self.replicas_active, uniform)
@@ -89,7 +89,8 @@ class ClusterModel:
         if requests.timeout is not None:
             self.timeouts = RequestTimeouts(env, requests.timeout, self._expire)
         watch = self.timeouts.watch if self.timeouts is not None else None
-        self.traffic_source = TrafficSource(env, arrivals, self.requests_routing, watch)
+        classify = _classifier(requests.classes, streams) if classes else None
+        self.traffic_source = TrafficSource(env, arrivals, self.requests_routing, watch, classify, classes)
 
         # Metrics.
         self.metrics_sink = MetricsSink()
@@ -120,12 +121,12 @@ class ClusterModel:
             f"RequestsProcessing[replica-{id}]",
             self.env,
             millicores=capacity,
-            cpu_time=self._cpu_time,
-            io_time=self._io_time,
+            work=self._work,
             complete=self.requests_complete,
             failed=self.requests_failed,
             concurrency=spec.concurrency,
             capacity=spec.queue_capacity,
+            scheduling=spec.cpu_scheduling,
         )
         replica = Replica(id, processing, self.env.now(), self.cpu_request, self.cpu_limit)
         self.replicas[id] = replica
@@ -194,12 +195,11 @@ class ClusterModel:
             self.replicas_terminating.crash(replica)
             self.replica_set.replace(replica)
 
-    def set_request_work(self, cpu_time: Callable[[], int], io_time: Callable[[], int] | None) -> None:
+    def set_request_work(self, work: Sequence[ClassWork]) -> None:
         """What each request needs from now on, on every replica (requests already admitted keep theirs)."""
-        self._cpu_time = cpu_time
-        self._io_time = io_time
+        self._work = work
         for replica in self.replicas.values():
-            replica.processing.set_work(cpu_time, io_time)
+            replica.processing.set_work(work)
 
     def set_spec(self, spec: ClusterSpec) -> None:
         """A new spec for what is made from now on: replicas' concurrency and queue, and the grace period."""
@@ -254,3 +254,43 @@ class ClusterModel:
 
     def replicas_in(self, state: ReplicaState) -> int:
         return sum(1 for r in self.replicas.values() if r.state is state)
+
+
+def class_work(requests: RequestSpec, streams: RandomStreams, tag: str = "") -> list[ClassWork]:
+    """Samplers of each request class's work (one entry when there are no classes).
+
+    `tag` tells apart the streams of work set by an event (`@<event id>`) from the initial ones.
+    """
+    if not requests.classes:
+        io = requests.io_time
+        return [
+            ClassWork(
+                sampler(requests.cpu_time, streams.generator(f"cpu-time{tag}")),
+                sampler(io, streams.generator(f"io-time{tag}")) if io is not None else None,
+            )
+        ]
+    work = []
+    for cls in requests.classes:
+        io = cls.io_time or requests.io_time
+        work.append(
+            ClassWork(
+                sampler(cls.cpu_time or requests.cpu_time, streams.generator(f"cpu-time/{cls.name}{tag}")),
+                sampler(io, streams.generator(f"io-time/{cls.name}{tag}")) if io is not None else None,
+                cls.priority,
+            )
+        )
+    return work
+
+
+def _classifier(classes: Sequence[RequestClass], streams: RandomStreams) -> Callable[[], int]:
+    """Each arrival's class index, drawn by share in numpy batches from the `request-classes` stream."""
+    rng = streams.generator("request-classes")
+    shares = [c.share for c in classes]
+    total = sum(shares)
+    weights = [share / total for share in shares]
+
+    def batches() -> Iterator[list[int]]:
+        while True:
+            yield rng.choice(len(weights), size=4096, p=weights).tolist()
+
+    return chain.from_iterable(batches()).__next__

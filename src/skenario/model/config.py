@@ -21,6 +21,14 @@ class LaunchStage:
     duration: Distribution
 
 
+class CpuScheduling(StrEnum):
+    """How a replica's CPU picks among the requests on it."""
+
+    PROCESSOR_SHARING = "ProcessorSharing"  # every request in its CPU phase progresses at once
+    PRIORITY_PREEMPTIVE = "PriorityPreemptive"  # a higher class takes a core from a lower one at once
+    PRIORITY_NON_PREEMPTIVE = "PriorityNonPreemptive"  # a higher class goes first when a core frees up
+
+
 @dataclass(frozen=True)
 class ReplicaSpec:
     """One replica: its CPU, how many requests it takes at once, how it starts and stops.
@@ -34,6 +42,7 @@ class ReplicaSpec:
     queue_capacity: int | None = None  # requests waiting for a slot; None is unbounded
     launch: tuple[LaunchStage, ...] = ()
     termination_grace: int = 30 * SECOND  # Kubernetes' terminationGracePeriodSeconds default
+    cpu_scheduling: CpuScheduling = CpuScheduling.PROCESSOR_SHARING
 
     @property
     def cpu_capacity(self) -> int:
@@ -41,12 +50,27 @@ class ReplicaSpec:
 
 
 @dataclass(frozen=True)
+class RequestClass:
+    """A kind of request: its share of arrivals, its priority on the CPU, and its own work if set."""
+
+    name: str
+    share: float
+    priority: int = 0  # a higher number is served first under the priority CPU schedulers
+    cpu_time: Distribution | None = None  # None: the workload's
+    io_time: Distribution | None = None  # None: the workload's
+
+
+@dataclass(frozen=True)
 class RequestSpec:
-    """What one request needs: CPU time on one full core, then IO time that uses no CPU."""
+    """What one request needs: CPU time on one full core, then IO time that uses no CPU.
+
+    With `classes`, each arrival is of one class, drawn by share; without, all are alike.
+    """
 
     cpu_time: Distribution
     io_time: Distribution | None = None
     timeout: int | None = 10 * SECOND  # the Go Skenario's default request timeout
+    classes: tuple[RequestClass, ...] = ()
 
 
 class RoutingPolicy(StrEnum):

@@ -97,7 +97,8 @@ class ProcessorSharingCPU(Generic[T]):
         n = self._live if n is None else n
         return min(1.0, self._cores / n) if n else 0.0
 
-    def admit(self, job: T, work_ns: int) -> None:
+    def admit(self, job: T, work_ns: int, priority: int = 0) -> None:
+        """Start `job`; `priority` is accepted for `PriorityCPU`'s sake and means nothing here."""
         env = self._env
         if env is not None and not self._live:
             self._last = env._now  # idle until now: nothing to integrate

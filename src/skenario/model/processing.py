@@ -10,12 +10,23 @@ which is the average concurrency Knative's autoscaler reads.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from sys import maxsize
+from typing import NamedTuple
 
 from skenario.core.environment import Environment
+from skenario.model.config import CpuScheduling
 from skenario.model.cpu import ProcessorSharingCPU
+from skenario.model.cpu_priority import PriorityCPU
 from skenario.model.requests import CPU, IO, WAITING, Request, RequestsComplete, RequestsFailed
+
+
+class ClassWork(NamedTuple):
+    """What requests of one class need (samplers of ns) and their priority on the CPU."""
+
+    cpu_time: Callable[[], int]
+    io_time: Callable[[], int] | None
+    priority: int = 0
 
 
 class RequestsProcessing:
@@ -25,14 +36,13 @@ class RequestsProcessing:
         "_area",
         "_area_at",
         "_complete",
-        "_cpu_time",
         "_env",
         "_failed",
         "_free",
-        "_io_time",
         "_items",
         "_on_drained",
         "_waiting",
+        "_work",
         "arrived",
         "capacity",
         "concurrency",
@@ -47,28 +57,30 @@ class RequestsProcessing:
         env: Environment,
         *,
         millicores: int,
-        cpu_time: Callable[[], int],
-        io_time: Callable[[], int] | None,
+        work: Sequence[ClassWork],
         complete: RequestsComplete,
         failed: RequestsFailed,
         concurrency: int | None = None,
         capacity: int | None = None,
+        scheduling: CpuScheduling = CpuScheduling.PROCESSOR_SHARING,
     ) -> None:
         self.name = name
         self.kind_stocked = "Request"
         self._env = env
         self._items: dict[Request, None] = {}
         self._waiting: deque[Request] = deque()
-        self._cpu_time = cpu_time
-        self._io_time = io_time
+        self._work = work  # by request class
         self._complete = complete
         self._failed = failed
         self.concurrency = concurrency
         self.capacity = capacity
         self._free = maxsize if concurrency is None else concurrency
-        self.cpu: ProcessorSharingCPU[Request] = ProcessorSharingCPU(
-            env, millicores, self._cpu_done, name=f"CPU[{name}]"
-        )
+        self.cpu: ProcessorSharingCPU[Request] | PriorityCPU[Request]
+        if scheduling is CpuScheduling.PROCESSOR_SHARING:
+            self.cpu = ProcessorSharingCPU(env, millicores, self._cpu_done, name=f"CPU[{name}]")
+        else:
+            preemptive = scheduling is CpuScheduling.PRIORITY_PREEMPTIVE
+            self.cpu = PriorityCPU(env, millicores, self._cpu_done, name=f"CPU[{name}]", preemptive=preemptive)
         self.arrived = 0
         self._area = 0
         self._area_at = env.now()
@@ -102,7 +114,8 @@ class RequestsProcessing:
         if self._free:
             self._free -= 1
             entity.stage = CPU
-            self.cpu.admit(entity, self._cpu_time())
+            work = self._work[entity.cls]
+            self.cpu.admit(entity, work.cpu_time(), work.priority)
         else:
             entity.stage = WAITING
             self._waiting.append(entity)
@@ -136,22 +149,23 @@ class RequestsProcessing:
             request = waiting.popleft()
             if request in items:
                 request.stage = CPU
-                self.cpu.admit(request, self._cpu_time())
+                work = self._work[request.cls]
+                self.cpu.admit(request, work.cpu_time(), work.priority)
                 return
         self._free += 1
 
     def _cpu_done(self, request: Request) -> None:
         env = self._env
         request.stage = IO  # off the CPU, which has already counted it out; it holds only its slot
-        if self._io_time is None:
+        io_time = self._work[request.cls].io_time
+        if io_time is None:
             env.schedule("complete_request", env._now, self, self._complete, request)
         else:
-            env.schedule("complete_request", env._now + self._io_time(), self, self._complete, request)
+            env.schedule("complete_request", env._now + io_time(), self, self._complete, request)
 
-    def set_work(self, cpu_time: Callable[[], int], io_time: Callable[[], int] | None) -> None:
-        """Draw the work of requests admitted from now on from these samplers."""
-        self._cpu_time = cpu_time
-        self._io_time = io_time
+    def set_work(self, work: Sequence[ClassWork]) -> None:
+        """Draw the work of requests admitted from now on from these samplers (by request class)."""
+        self._work = work
 
     def drain(self, on_drained: Callable[[], object]) -> None:
         """Call `on_drained` once no request is left (at once if none is)."""

@@ -36,12 +36,13 @@ DONE = 5
 class Request(Entity):
     """A request. `failure` names why it failed, if it did."""
 
-    __slots__ = ("arrived_at", "failure", "processing", "stage")
+    __slots__ = ("arrived_at", "cls", "failure", "processing", "stage")
     kind = "Request"
 
-    def __init__(self, id: int, arrived_at: int) -> None:
+    def __init__(self, id: int, arrived_at: int, cls: int = 0) -> None:
         self.id = id
         self.arrived_at = arrived_at
+        self.cls = cls  # index of its request class; 0 when the workload has none
         self.stage = ROUTING
         self.processing: RequestsProcessing | None = None
         self.failure: str | None = None
@@ -54,19 +55,24 @@ class RequestsComplete(Sink[Request]):
     that is folded into the whole run's histogram then, so each request is recorded once.
     """
 
-    __slots__ = ("_env", "_record", "_total", "window")
+    __slots__ = ("_env", "_record", "_total", "by_class", "window")
 
-    def __init__(self, env: Environment) -> None:
+    def __init__(self, env: Environment, classes: int = 0) -> None:
         super().__init__("RequestsComplete", "Request")
         self._env = env
         self._total = LatencyHistogram()
         self.window = LatencyHistogram()
         self._record = self.window.record
+        # With request classes, each class's latencies over the whole run as well.
+        self.by_class = [LatencyHistogram() for _ in range(classes)] if classes else None
 
     def add(self, entity: Request) -> None:
         entity.stage = DONE
         self._count += 1
-        self._record(self._env._now - entity.arrived_at)
+        latency = self._env._now - entity.arrived_at
+        self._record(latency)
+        if self.by_class is not None:
+            self.by_class[entity.cls].record(latency)
 
     def take_window(self) -> LatencyHistogram:
         """The latencies since the last call; they stay counted in `latency`."""
@@ -88,16 +94,18 @@ class RequestsComplete(Sink[Request]):
 class RequestsFailed(Sink[Request]):
     """Failed requests, counted by reason."""
 
-    __slots__ = ("reasons",)
+    __slots__ = ("by_class", "reasons")
 
     def __init__(self) -> None:
         super().__init__("RequestsFailed", "Request")
         self.reasons: Counter[str] = Counter()
+        self.by_class: Counter[int] = Counter()
 
     def add(self, entity: Request) -> None:
         entity.stage = DONE
         self._count += 1
         self.reasons[entity.failure or "unknown"] += 1
+        self.by_class[entity.cls] += 1
 
 
 class RequestsBuffered(KeyedStock[Request]):
@@ -184,7 +192,7 @@ class TrafficSource(Source[Request]):
     A new request is handed to `watch` (the timeouts) as it is made.
     """
 
-    __slots__ = ("_arrivals", "_env", "_routing", "_token", "_watch")
+    __slots__ = ("_arrivals", "_classify", "_env", "_routing", "_token", "_watch", "arrived_by_class")
 
     def __init__(
         self,
@@ -192,12 +200,16 @@ class TrafficSource(Source[Request]):
         arrivals: Iterator[int],
         routing: RequestsRouting,
         watch: Callable[[Request], object] | None = None,
+        classify: Callable[[], int] | None = None,
+        classes: int = 0,
     ) -> None:
         super().__init__("TrafficSource", "Request")
         self._env = env
         self._arrivals = arrivals
         self._routing = routing
         self._watch = watch
+        self._classify = classify  # draws each request's class; None when there are none
+        self.arrived_by_class = [0] * classes
         # Each scheduled arrival carries the token of the arrival stream that made it, so an
         # arrival of a stream since replaced finds nothing to give and is ignored.
         self._token: Any = object()
@@ -217,7 +229,12 @@ class TrafficSource(Source[Request]):
         if entity is not self._token:
             return None  # an arrival of a stream since replaced
         env = self._env
-        request = Request(self.emitted, env._now)
+        if self._classify is None:
+            request = Request(self.emitted, env._now)
+        else:
+            cls = self._classify()
+            self.arrived_by_class[cls] += 1
+            request = Request(self.emitted, env._now, cls)
         self.emitted += 1
         if self._watch is not None:
             self._watch(request)

@@ -39,6 +39,8 @@ class Summary:
     movements_ignored: int
     ignored: dict[str, int]
     digest: str = field(default="")
+    # With request classes: per class, its priority, counts and latency (see `class_figures`).
+    classes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -75,5 +77,32 @@ def summarize(name: str, seed: int, env: Environment, model: ClusterModel) -> Su
         "latency_total_ns": latency.total,
         "latency_buckets": list(latency.buckets()),
     }
+    classes = class_figures(model)
+    if classes:  # absent otherwise, so runs without classes keep their digests
+        material["classes"] = classes
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
-    return Summary(**facts, digest=digest)
+    return Summary(**facts, digest=digest, classes=classes)
+
+
+def class_figures(model: ClusterModel) -> dict[str, dict[str, Any]]:
+    """Per request class: priority, arrived, completed, failed, in flight and latency percentiles."""
+    complete = model.requests_complete
+    if complete.by_class is None:
+        return {}
+    figures = {}
+    for i, cls in enumerate(model.spec.requests.classes):
+        latency = complete.by_class[i]
+        arrived = model.traffic_source.arrived_by_class[i]
+        failed = model.requests_failed.by_class[i]
+        figures[cls.name] = {
+            "priority": cls.priority,
+            "arrived": arrived,
+            "completed": latency.count,
+            "failed": failed,
+            "in_flight": arrived - latency.count - failed,
+            "latency_p50_ns": latency.percentile(50),
+            "latency_p95_ns": latency.percentile(95),
+            "latency_p99_ns": latency.percentile(99),
+            "latency_mean_ns": latency.mean(),
+        }
+    return figures

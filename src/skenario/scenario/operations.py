@@ -19,10 +19,10 @@ from typing import Any, Protocol
 from pydantic import TypeAdapter, ValidationError
 
 from skenario.autoscalers.base import Autoscaler
-from skenario.core.random import RandomStreams, sampler
+from skenario.core.random import RandomStreams
 from skenario.core.time import format_duration
 from skenario.errors import ScenarioError
-from skenario.model.cluster import ClusterModel
+from skenario.model.cluster import ClusterModel, class_work
 from skenario.model.config import MetricsSpec
 from skenario.model.replicas import ReplicaState
 from skenario.scenario.autoscaling import AutoscalerSpec
@@ -178,10 +178,7 @@ class Planner:
         streams = self.streams
         work = None
         if before.request != after.request:
-            request = cluster.requests
-            cpu = sampler(request.cpu_time, streams.generator(f"cpu-time@{event.id}"))
-            io = None if request.io_time is None else sampler(request.io_time, streams.generator(f"io-time@{event.id}"))
-            work = (cpu, io)
+            work = class_work(cluster.requests, streams, f"@{event.id}")
 
         def apply(runtime: Runtime) -> str:
             model = runtime.model
@@ -189,7 +186,7 @@ class Planner:
             if "resources" in changed:
                 model.set_cpu(cluster.replica.cpu_request, cluster.replica.cpu_limit)
             if work is not None:
-                model.set_request_work(*work)
+                model.set_request_work(work)
             if "replicas" in changed:
                 model.scale_to(cluster.initial_replicas)
             return "changed " + (", ".join(_camel(f) for f in changed) if changed else "nothing")

@@ -31,9 +31,11 @@ from pydantic import Field, PrivateAttr, ValidatorFunctionWrapHandler, model_val
 from skenario.core.time import SECOND
 from skenario.model.config import (
     ClusterSpec,
+    CpuScheduling,
     LaunchStage,
     MetricsSpec,
     ReplicaSpec,
+    RequestClass,
     RequestSpec,
     RoutingPolicy,
     RoutingSpec,
@@ -80,6 +82,25 @@ class RequestWork(_Spec):
     timeout: Duration | None = Field(
         10 * SECOND, gt=0, description="From arrival; a request still unfinished then fails. null: never."
     )
+
+
+class RequestClassSpec(_Spec):
+    """One kind of request: its share of the traffic, its CPU priority, and its own work if it differs."""
+
+    name: str = Field(min_length=1)
+    share: float = Field(gt=0, description="Relative share of arrivals (shares need not add up to 1).")
+    priority: int = Field(0, description="Served first under a priority cpuScheduling when higher.")
+    cpu_time: RandomDuration | None = Field(None, description="CPU time of this class; the workload's when absent.")
+    io_time: RandomDuration | None = Field(None, description="IO time of this class; the workload's when absent.")
+
+    def build(self) -> RequestClass:
+        return RequestClass(
+            self.name,
+            self.share,
+            self.priority,
+            self.cpu_time.build() if self.cpu_time is not None else None,
+            self.io_time.build() if self.io_time is not None else None,
+        )
 
 
 class Launch(_Spec):
@@ -132,11 +153,22 @@ class Workload(_Spec):
     termination_grace_period: Duration = Field(
         30 * SECOND, ge=0, description="How long a stopping replica drains before its requests are cut off."
     )
+    cpu_scheduling: CpuScheduling = Field(
+        CpuScheduling.PROCESSOR_SHARING,
+        description="ProcessorSharing (every request on the CPU progresses), PriorityPreemptive or "
+        "PriorityNonPreemptive (by requestClasses' priority; FCFS within one).",
+    )
+    request_classes: list[RequestClassSpec] = Field(
+        default_factory=list, description="Kinds of request, drawn by share for each arrival; none: all alike."
+    )
 
     @model_validator(mode="after")
     def _replicas_from_somewhere(self) -> Workload:
         if self.replicas is None and self.deployment is None:
             raise ValueError("set 'replicas', or 'deployment' to read them from a Deployment manifest")
+        names = [c.name for c in self.request_classes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"requestClasses need distinct names, got {names}")
         return self
 
     def with_deployment(self, base_dir: Path) -> Workload:
@@ -171,6 +203,7 @@ class Workload(_Spec):
                 cpu_time=request.cpu_time.build(),
                 io_time=request.io_time.build() if request.io_time is not None else None,
                 timeout=request.timeout,
+                classes=tuple(c.build() for c in self.request_classes),
             ),
             replica=ReplicaSpec(
                 cpu_request=self.resources.requests.cpu,
@@ -179,6 +212,7 @@ class Workload(_Spec):
                 queue_capacity=self.queue_capacity,
                 launch=self.launch.stages(),
                 termination_grace=self.termination_grace_period,
+                cpu_scheduling=self.cpu_scheduling,
             ),
             initial_replicas=self.replicas,
             initial_ready=self.initial_ready,
