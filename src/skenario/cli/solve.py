@@ -8,9 +8,13 @@ from pathlib import Path
 import click
 
 from skenario.cli.common import out, user_errors
+from skenario.cli.validate import comparison_dict, comparison_table
 from skenario.queueing.modelfile import load_model
 from skenario.queueing.report import report, solution_dict
 from skenario.queueing.solution import Method
+from skenario.queueing.solve import Priorities
+from skenario.validation.models import Analytic, StandardModel
+from skenario.validation.replications import compare, replicate
 
 
 @click.command()
@@ -21,12 +25,50 @@ from skenario.queueing.solution import Method
     default=None,
     help="canonical (open), exact or approx (closed); default: the file's, else canonical or exact.",
 )
+@click.option(
+    "--priorities",
+    type=click.Choice([p.value for p in Priorities]),
+    default=None,
+    help="How priority centres are solved: formulas (Cobham, preemptive-resume; open only) or shadow.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the solution as one JSON object.")
+@click.option("--simulate", is_flag=True, help="Also simulate the model and show each value beside its 95% interval.")
+@click.option("--replications", type=click.IntRange(min=2), default=10, show_default=True, help="With --simulate.")
+@click.option(
+    "--length", type=click.FloatRange(min=1), default=20_000, show_default=True, help="Model time per replication."
+)
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="With --simulate.")
 @user_errors
-def solve(model_file: Path, method: str | None, as_json: bool) -> None:
+def solve(
+    model_file: Path,
+    method: str | None,
+    priorities: str | None,
+    as_json: bool,
+    simulate: bool,
+    replications: int,
+    length: float,
+    seed: int,
+) -> None:
     """Solve a queueing model file: throughput, response, residence, utilisation and queues."""
-    solution = load_model(model_file).solve(method)
+    model = load_model(model_file)
+    solution = model.solve(method, priorities=priorities)
     if as_json:
         click.echo(json.dumps(solution_dict(solution), indent=2))
     else:
         out.print(report(solution), highlight=False, markup=False, soft_wrap=True)
+    if simulate:
+        label = solution.method.value + (" (approximate)" if not solution.exact else "")
+        standard = StandardModel(
+            model.network.name,
+            "",
+            model.network,
+            lambda _: [Analytic(label, solution)],
+            duration=length + length / 40,
+            warmup=length / 40,
+        )
+        with out.status(f"simulating {replications} replications"):
+            comparisons = compare(standard, replicate(standard, replications=replications, seed=seed))
+        if as_json:
+            click.echo(json.dumps([comparison_dict(c) for c in comparisons], indent=2))
+        else:
+            out.print(comparison_table(comparisons, f"Simulation ({replications} replications, seed {seed})"))

@@ -61,7 +61,7 @@ def validate(replications: int, seed: int, length: float, only: tuple[str, ...],
     comparisons = widen_together(comparisons)
     failed = [c for c in comparisons if c.exact and not c.inside_together]
     if as_json:
-        click.echo(json.dumps([_as_dict(c) for c in comparisons], indent=2))
+        click.echo(json.dumps([comparison_dict(c) for c in comparisons], indent=2))
     else:
         _print(comparisons, replications, seed)
     if failed:
@@ -70,18 +70,7 @@ def validate(replications: int, seed: int, length: float, only: tuple[str, ...],
 
 
 def _print(comparisons: list[Comparison], replications: int, seed: int) -> None:
-    table = Table(title=f"Simulation ({replications} replications, seed {seed}) against theory", title_justify="left")
-    for name, justify in (("model", "left"), ("quantity", "left"), ("method", "left"), ("analytic", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    table.add_column("simulated, 95% interval", justify="right")
-    table.add_column("verdict")
-    previous = None
-    for c in comparisons:
-        interval = f"{c.simulated.mean:.4f} ± {c.simulated.half_width:.4f}"
-        model = c.model if c.model != previous else ""
-        table.add_row(model, c.quantity, c.method, f"{c.analytic:.4f}", interval, _verdict(c))
-        previous = c.model
-    out.print(table)
+    out.print(comparison_table(comparisons, f"Simulation ({replications} replications, seed {seed}) against theory"))
     exact = [c for c in comparisons if c.exact]
     approximate = [c for c in comparisons if not c.exact]
     inside = sum(c.inside for c in exact)
@@ -95,7 +84,23 @@ def _print(comparisons: list[Comparison], replications: int, seed: int) -> None:
     )
 
 
-def _as_dict(c: Comparison) -> dict[str, object]:
+def comparison_table(comparisons: list[Comparison], title: str) -> Table:
+    """Analytic values beside the simulated intervals, one row per value and method."""
+    table = Table(title=title, title_justify="left")
+    for name, justify in (("model", "left"), ("quantity", "left"), ("method", "left"), ("analytic", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    table.add_column("simulated, 95% interval", justify="right")
+    table.add_column("verdict")
+    previous = None
+    for c in comparisons:
+        interval = f"{c.simulated.mean:.4f} ± {c.simulated.half_width:.4f}"
+        model = c.model if c.model != previous else ""
+        table.add_row(model, c.quantity, c.method, f"{c.analytic:.4f}", interval, _verdict(c))
+        previous = c.model
+    return table
+
+
+def comparison_dict(c: Comparison) -> dict[str, object]:
     return {
         "model": c.model,
         "quantity": c.quantity,

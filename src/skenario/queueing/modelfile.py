@@ -106,10 +106,15 @@ class QueueingModel:
     source: str
     root: yaml.Node | None
 
-    def solve(self, method: Method | str | None = None) -> Solution:
+    def solve(self, method: Method | str | None = None, priorities: Priorities | str | None = None) -> Solution:
         """Solve as the file says (or with another method); errors name the file and line."""
         try:
-            return solve(self.network, method or self.method, tolerance=self.tolerance, priorities=self.priorities)
+            return solve(
+                self.network,
+                method or self.method,
+                tolerance=self.tolerance,
+                priorities=priorities or self.priorities,
+            )
         except QueueingModelError as exc:
             raise _locate(exc, self.source, self.root) from None
 
