@@ -56,3 +56,20 @@ def test_phases_example_prints_what_the_readme_says(monkeypatch: pytest.MonkeyPa
     promised = re.findall(r'print\(f"\{simulation\.phase\}: \{simulation\.message\}"\)\s+# (.*)', source)
     assert [lines[0], lines[2]] == promised
     assert int(lines[1]) >= 2  # the HPA's minReplicas holds at least two ready replicas
+
+
+def test_queueing_example_prints_what_the_readme_says() -> None:
+    text = README.read_text()
+    section = text[text.index("## Queueing theory") : text.index("## A tour of the kernel")]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code.group(1), "README.md", "exec"), {})
+    preemptive, shadow = (float(x) for x in printed.getvalue().split())
+    # Independently: preemptive-resume M/M/1, low class (S = 1, E[S^2] = 2, rho = 0.3 + 0.4):
+    # T = S / (1 - 0.3) + (0.3 + 0.4) * 2 / 2 / ((1 - 0.3) * (1 - 0.7)); FCFS: S / (1 - 0.7).
+    assert preemptive == pytest.approx(1 / 0.7 + 0.7 / (0.7 * 0.3))
+    assert shadow == pytest.approx(1 / 0.3)
+    for number in (preemptive, shadow):  # and the comments round them as printed
+        assert f"{number:.4f}" in code.group(1)
