@@ -30,7 +30,30 @@ T = TypeVar("T")
 _EPSILON = 1e-3
 
 
-class ProcessorSharingCPU(Generic[T]):
+class OwnWakeups:
+    """A CPU is its own stock for its wake-up movements: the entity is the wake-up's number.
+
+    Only the latest (`_armed`) fires; a superseded one arrives and does nothing.
+    """
+
+    __slots__ = ()
+    _armed: int
+
+    def remove(self, tick: Any = None) -> Any:
+        return tick
+
+    def add(self, tick: Any) -> None:
+        if tick == self._armed:
+            self._fire()
+
+    def count(self) -> int:
+        return 0
+
+    def _fire(self) -> None:
+        raise NotImplementedError
+
+
+class ProcessorSharingCPU(OwnWakeups, Generic[T]):
     """Egalitarian processor sharing with `millicores` of capacity and at most one core per job.
 
     `admit(job, work_ns)` starts a job needing `work_ns` of CPU time (on one full core); `done(job)`
@@ -182,18 +205,6 @@ class ProcessorSharingCPU(Generic[T]):
                 env.schedule("cpu_tick", at, self, self, self._armed)
         else:
             self._timer = self._clock.call_later(delay, self._fire)
-
-    # The CPU is its own stock for its wake-up movements: the entity is the wake-up's number.
-
-    def remove(self, tick: Any = None) -> Any:
-        return tick
-
-    def add(self, tick: Any) -> None:
-        if tick == self._armed:
-            self._fire()
-
-    def count(self) -> int:
-        return 0
 
     def _fire(self) -> None:
         self._timer = None

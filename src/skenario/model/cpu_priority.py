@@ -33,10 +33,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from skenario.core.clock import Clock, Timer
 from skenario.core.environment import Environment
+from skenario.model.cpu import OwnWakeups
 
 T = TypeVar("T")
 
@@ -58,7 +59,7 @@ class _Job(Generic[T]):
         self.state = _WAITING
 
 
-class PriorityCPU(Generic[T]):
+class PriorityCPU(OwnWakeups, Generic[T]):
     """Priority scheduling on `slots` servers sharing `millicores`; at most one core per job.
 
     `admit(job, work_ns, priority)` starts a job needing `work_ns` of CPU time (on one full core);
@@ -310,18 +311,6 @@ class PriorityCPU(Generic[T]):
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = self._clock.call_later(delay, self._fire)
-
-    # The CPU is its own stock for its wake-up movements: the entity is the wake-up's number.
-
-    def remove(self, tick: Any = None) -> Any:
-        return tick
-
-    def add(self, tick: Any) -> None:
-        if tick == self._armed:
-            self._fire()
-
-    def count(self) -> int:
-        return 0
 
     def _fire(self) -> None:
         self._timer = None
