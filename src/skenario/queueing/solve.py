@@ -111,9 +111,10 @@ def _solve_closed(network: Network, method: Method, tolerance: float) -> Solutio
                 field=f"classes.{j}",
                 value=network.classes[j].name,
             )
-    if network.open_classes:
-        notes.append("mixed network: closed classes solved on centres slowed by the open load, 1/(1 - U_open)")
     multi = (~delay) & (servers > 1)
+    if network.open_classes and multi.any():
+        # Slowing a centre by 1/(1 - U_open) is exact for single-server product-form centres only.
+        notes.append("mixed network with multi-server centres: the open load's slowdown is approximate there")
     iterations = None
     if method is Method.EXACT:
         whole = np.round(populations)

@@ -126,6 +126,24 @@ def standard_models() -> list[StandardModel]:
             warmup=500,
         ),
         StandardModel(
+            "mixed",
+            "an open and a closed class sharing two PS centres and a delay",
+            Network.of(
+                [
+                    Centre("CPU", scheduling=Scheduling.PS),
+                    Centre("disk", scheduling=Scheduling.PS),
+                    Centre("network", kind=CentreKind.DELAY),
+                ],
+                [
+                    WorkloadClass("web", {"CPU": _one(0.2), "disk": _one(0.1), "network": _one(0.3)}, arrival_rate=1.5),
+                    WorkloadClass("batch", {"CPU": _one(0.4), "disk": _one(0.5)}, population=5, think_time=2),
+                ],
+            ),
+            lambda n: [Analytic("mixed MVA", solve(n))],
+            duration=20_000,
+            warmup=500,
+        ),
+        StandardModel(
             "closed",
             "seed 001's O/S scheduler without priority: 2 closed classes, PS centres",
             _os_scheduler(Scheduling.PS),
