@@ -43,7 +43,7 @@ def row(label: str, figures: dict[str, str | float]) -> str:
     return f"  {label:<40}" + "".join(f"{cell:>16}" for cell in cells)
 
 
-def main() -> None:
+def main(replications: int = 10, duration: float = 20_000) -> None:
     closed = load_model(HERE / "os-scheduler.yaml").network
     before = with_cpu(closed, Scheduling.PS)
     print("O/S scheduler (closed), response time in seconds:     Production     Development")
@@ -52,14 +52,14 @@ def main() -> None:
         approx, exact = solve(network, "approx"), solve(network, "exact")
         print(row("PDQ (Bard-Schweitzer" + (", shadow CPU)" if network is closed else ")"), _r(approx)))
         print(row("exact MVA" + (" with the shadow CPU" if network is closed else ""), _r(exact)))
-        print(row("simulation, 95% interval", simulated(network)))
+        print(row("simulation, 95% interval", simulated(network, replications, duration)))
 
     web = load_model(HERE / "web-server.yaml").network
     print("\nWeb server (open), response time in seconds:         Production     Development")
     print(row("FCFS, no priority", _r(solve(with_cpu(web, Scheduling.FCFS)))))
     print(row("shadow server", _r(solve(web, priorities="shadow"))))
     print(row("Cobham (preemptive-resume)", _r(solve(web))))
-    print(row("simulation, 95% interval", simulated(web)))
+    print(row("simulation, 95% interval", simulated(web, replications, duration)))
 
 
 def _r(solution: Solution) -> dict[str, str | float]:
