@@ -150,8 +150,10 @@ def _round_half_away(x: float) -> int:
 def balanced_allocation(requested: Sequence[int], allocatable: Sequence[int]) -> int:
     """NodeResourcesBalancedAllocation: 100 x (1 - the spread of the resources' fractions used).
 
-    Mirrors `balancedResourceScorer`: fractions capped at 1; with two resources the spread is half
-    their difference, with more the population standard deviation; weights play no part.
+    Mirrors `balancedResourceScorer` as of v1.24-v1.35: fractions capped at 1; with two resources
+    the spread is half their difference, with more the population standard deviation; weights play
+    no part. (kubernetes PR #135573, Dec 2025, moves to comparing the balance with and without the
+    pod, in 50..100; not followed yet.)
     """
     fractions = [min(req / cap, 1.0) for req, cap in zip(requested, allocatable, strict=True) if cap != 0]
     std = 0.0
