@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, Distribution, Exponential, LogNormal, RandomStreams, sampler
@@ -66,7 +65,9 @@ class NetworkSimulation:
         self._warmup = round(warmup * UNIT)
         streams = RandomStreams(seed)
         prefix = f"{stream}/" if stream else ""
-        self._stations: list[Any] = [self._station(k) for k in network.centres]
+        self._stations: list[ProcessorSharingCPU[_Job] | PriorityCPU[_Job] | None] = [
+            self._station(k) for k in network.centres
+        ]
         self._service: list[dict[int, Callable[[], int]]] = []
         self._routes: list[list[tuple[int, float]]] = []
         for cls in network.classes:
@@ -107,7 +108,7 @@ class NetworkSimulation:
         if self._warmup:
             env.call_at(self._warmup, self._mark_warmup)
 
-    def _station(self, centre: Centre) -> Any:
+    def _station(self, centre: Centre) -> ProcessorSharingCPU[_Job] | PriorityCPU[_Job] | None:
         if centre.is_delay:
             return None
         millicores = 1000 * centre.servers
@@ -155,10 +156,8 @@ class NetworkSimulation:
         station = self._stations[centre]
         if station is None:
             self.env.call_later(work, lambda: self._served(job))
-        elif isinstance(station, PriorityCPU):
-            station.admit(job, work, self._priority[job.cls])
         else:
-            station.admit(job, work)
+            station.admit(job, work, self._priority[job.cls])  # the PS CPU ignores the priority
 
     def _served(self, job: _Job) -> None:
         job.position += 1
