@@ -143,6 +143,8 @@ class Environment:
         "_timers",
         "_pause_stock",
         "_running",
+        "_settled",
+        "_settling",
         "_switch_stock",
         "_timer_ids",
         "ignored",
@@ -171,6 +173,8 @@ class Environment:
         self._pause_stock = _SentinelStock("Pause", _Pause)
         self._switch_stock = _SentinelStock("Switch", _Switch)
         self._running = False
+        self._settled: list[tuple[int, int, Callable[[], object]]] = []
+        self._settling = False
         self._timer_ids = 0
         self.ignored: list[IgnoredMovement] = []
         self.ignored_counts: dict[IgnoredReason, int] = dict.fromkeys(IgnoredReason, 0)
@@ -221,6 +225,29 @@ class Environment:
         self._firsts += 1
         heappush(self._heap, (at, self._firsts, "call", self._timers, self._timers, timer, None))
         return timer
+
+    def call_when_settled(self, fn: Callable[[], object], order: int = 0) -> None:
+        """Call `fn` once every other movement of the current instant has run, including those
+        scheduled for this instant meanwhile (KEP-140's "after the step's operations" rule).
+
+        Callbacks waiting together run by `order`, then first come first served; one that schedules
+        more for the instant lets that run before the next callback.
+        """
+        heappush(self._settled, (order, self._seq, fn))
+        self._seq += 1  # counted like a movement, to keep the order of equal callbacks
+        if not self._settling:
+            self._settling = True
+            self.call_at(self._now, self._settle)
+
+    def _settle(self) -> None:
+        heap = self._heap
+        settled = self._settled
+        while settled:
+            if self._ready or (heap and heap[0][0] == self._now):
+                self.call_at(self._now, self._settle)  # wait behind what is still due now
+                return
+            heappop(settled)[2]()
+        self._settling = False
 
     # -- scheduling ----------------------------------------------------------------------------
 

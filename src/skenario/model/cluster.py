@@ -18,6 +18,7 @@ from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
+    Placement,
     Replica,
     ReplicasActive,
     ReplicasLaunching,
@@ -44,7 +45,14 @@ from skenario.model.timeouts import RequestTimeouts
 class ClusterModel:
     """One workload's replicas and requests on one Environment."""
 
-    def __init__(self, env: Environment, spec: ClusterSpec, arrivals: Iterator[int], streams: RandomStreams) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        spec: ClusterSpec,
+        arrivals: Iterator[int],
+        streams: RandomStreams,
+        placement: Placement | None = None,
+    ) -> None:
         self.env = env
         self.spec = spec
         replica = spec.replica
@@ -72,6 +80,7 @@ class ClusterModel:
             (stage.name, sampler(stage.duration, streams.generator(f"launch.{stage.name}"))) for stage in replica.launch
         ]
         self.replicas_launching = ReplicasLaunching(env, stages, self.replicas_active)
+        self.replicas_launching.placement = placement
         self.replicas_terminated = ReplicasTerminated(env)
         self.replicas_terminating = ReplicasTerminating(env, replica.termination_grace, self.replicas_terminated)
         self.replica_set = ReplicaSet(
@@ -105,7 +114,11 @@ class ClusterModel:
         self.replicas_active.on_activate.append(self._activated)
         self.replicas_terminated.on_terminated.append(self._terminated)
 
-        if spec.initial_ready:
+        if spec.initial_ready and placement is not None:
+            # Initial replicas still need nodes; once bound they are active at once.
+            self.replicas_launching.instant = set(range(spec.initial_replicas))
+            self.replica_set.scale_to(spec.initial_replicas)
+        elif spec.initial_ready:
             self.replica_set.start_active([self._new_replica() for _ in range(spec.initial_replicas)])
         else:
             self.replica_set.scale_to(spec.initial_replicas)

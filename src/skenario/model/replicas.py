@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import IntEnum
+from typing import Protocol
 
 from skenario.core.clock import Timer
 from skenario.core.entity import Entity
@@ -19,6 +20,15 @@ from skenario.core.stocks import FifoStock, KeyedStock, Sink, Source
 from skenario.model.processing import RequestsProcessing
 
 ReplicaHook = Callable[["Replica"], object]
+
+
+class Placement(Protocol):
+    """Where a new replica must first be placed (a scheduler binding its pod to a node).
+
+    `place` calls `placed` once the replica's pod is bound; until then the replica is Pending.
+    """
+
+    def place(self, replica: Replica, placed: Callable[[], object]) -> None: ...
 
 
 class ReplicaState(IntEnum):
@@ -80,20 +90,47 @@ class ReplicaSource(Source[Replica]):
         return super().remove(entity)
 
 
-class ReplicasLaunching(KeyedStock[Replica]):
-    """Replicas starting up; each stage is a self-loop movement, the last leads to active."""
+PENDING = -2  # Replica.stage while it waits to be placed
 
-    __slots__ = ("_active", "_env", "_stages")
+
+class ReplicasLaunching(KeyedStock[Replica]):
+    """Replicas starting up; each stage is a self-loop movement, the last leads to active.
+
+    With a `placement` (a scheduler), a new replica first waits, Pending, until its pod is bound;
+    those in `instant` (the initial replicas of a run that starts ready) then skip the stages.
+    """
+
+    __slots__ = ("_active", "_env", "_stages", "instant", "placement")
 
     def __init__(self, env: Environment, stages: list[tuple[str, Callable[[], int]]], active: ReplicasActive) -> None:
         super().__init__("ReplicasLaunching", "Replica")
         self._env = env
         self._stages = stages
         self._active = active
+        self.placement: Placement | None = None
+        self.instant: set[int] = set()
 
     def add(self, entity: Replica) -> None:
         self._items[entity] = None
         entity.state = ReplicaState.LAUNCHING
+        if entity.stage == -1 and self.placement is not None:
+            entity.stage = PENDING
+            self.placement.place(entity, lambda: self._placed(entity))
+            return
+        self._next_stage(entity)
+
+    def _placed(self, entity: Replica) -> None:
+        if entity not in self._items or entity.stage != PENDING:
+            return  # stopped while it waited
+        if entity.id in self.instant:
+            self.instant.discard(entity.id)
+            env = self._env
+            env.schedule("finish_launching", env.now(), self, self._active, entity)
+            return
+        entity.stage = -1
+        self._next_stage(entity)
+
+    def _next_stage(self, entity: Replica) -> None:
         entity.stage += 1
         stages = self._stages
         env = self._env
@@ -109,7 +146,11 @@ class ReplicasLaunching(KeyedStock[Replica]):
 
     def stage_of(self, replica: Replica) -> str | None:
         """The launch stage a launching replica is in."""
-        if replica not in self._items or not self._stages:
+        if replica not in self._items:
+            return None
+        if replica.stage == PENDING:
+            return "pending"
+        if not self._stages:
             return None
         return self._stages[min(replica.stage, len(self._stages) - 1)][0]
 

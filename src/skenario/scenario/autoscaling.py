@@ -24,9 +24,6 @@ A plugin is the only way a scenario runs user code, and only the code it names.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
@@ -42,6 +39,7 @@ from skenario.errors import ScenarioError
 from skenario.scenario.base import Spec
 from skenario.scenario.hpa_manifest import HorizontalPodAutoscalerManifest, HPASpecModel
 from skenario.scenario.kpa_manifest import KnativeServiceManifest, kpa_config
+from skenario.scenario.plugins import load_class
 from skenario.scenario.units import Duration
 from skenario.scenario.vpa_manifest import VerticalPodAutoscalerManifest, VPASpecModel
 
@@ -187,30 +185,7 @@ class PluginAutoscaler(_Autoscaler):
 
     def build(self, base_dir: Path, field: str) -> Autoscaler:
         field = f"{field}.plugin"
-        where, _, name = self.plugin.rpartition(":")
-        if where.endswith(".py"):
-            path = base_dir / where
-            if not path.is_file():
-                raise ScenarioError("no such plugin file", field=field, value=str(path))
-            module_name = f"skenario_plugin_{abs(hash(str(path.resolve())))}"
-            spec = importlib.util.spec_from_file_location(module_name, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[module_name] = module
-            spec.loader.exec_module(module)
-        else:
-            try:
-                module = importlib.import_module(where)
-            except ImportError as exc:
-                raise ScenarioError(f"cannot import the plugin's module: {exc}", field=field, value=where) from None
-        cls = getattr(module, name, None)
-        if cls is None:
-            raise ScenarioError(f"the plugin module has no '{name}'", field=field, value=self.plugin)
-        try:
-            instance = cls(**self.options)
-        except TypeError as exc:
-            message = f"the plugin does not take these options: {exc}"
-            raise ScenarioError(message, field=field, value=self.options) from None
+        instance = load_class(self.plugin, base_dir, field, self.options)
         if not isinstance(instance, Autoscaler):
             raise ScenarioError("a plugin needs a start(context) method", field=field, value=self.plugin)
         return instance

@@ -42,8 +42,10 @@ from skenario.model.config import (
 )
 from skenario.scenario.autoscaling import AutoscalerSpec
 from skenario.scenario.base import Spec as _Spec
+from skenario.scenario.cluster_schema import ByteQuantity, Cluster, PodTemplate
 from skenario.scenario.distributions import ConstantDistribution, RandomDuration
 from skenario.scenario.events import Event
+from skenario.scenario.scheduler_schema import SchedulerSpec
 from skenario.scenario.traffic import TrafficSpec
 from skenario.scenario.units import CpuQuantity, Duration, Ratio
 
@@ -57,6 +59,9 @@ def _constant(duration: str) -> ConstantDistribution:
 
 class CpuResources(_Spec):
     cpu: CpuQuantity = Field(gt=0, description="CPU, as Kubernetes writes it: '500m', 1, '0.5'.")
+    memory: ByteQuantity | None = Field(
+        None, description="Memory, such as '512Mi': only the scheduler reads it (with spec.cluster)."
+    )
 
 
 class Resources(_Spec):
@@ -160,6 +165,9 @@ class Workload(_Spec):
     )
     request_classes: list[RequestClassSpec] = Field(
         default_factory=list, description="Kinds of request, drawn by share for each arrival; none: all alike."
+    )
+    pod: PodTemplate | None = Field(
+        None, description="The pods' scheduling fields (priority, tolerations, affinity, spread); with spec.cluster."
     )
 
     @model_validator(mode="after")
@@ -266,6 +274,18 @@ class ScenarioSpec(_Spec):
     autoscalers: tuple[AutoscalerSpec, ...] = Field((), description="Autoscalers acting on the workload.")
     events: tuple[Event, ...] = Field((), description="The timeline: timed create, patch, delete and done operations.")
     slo: Slo | None = Field(None, description="Objectives to judge the run by.")
+    cluster: Cluster | None = Field(
+        None, description="Nodes (and node groups with a cluster autoscaler): replicas then need a node to start."
+    )
+    scheduler: SchedulerSpec | None = Field(None, description="How pods are placed on spec.cluster's nodes.")
+
+    @model_validator(mode="after")
+    def _scheduler_needs_nodes(self) -> ScenarioSpec:
+        if self.scheduler is not None and self.cluster is None:
+            raise ValueError("spec.scheduler places pods on spec.cluster's nodes: set spec.cluster too")
+        if self.workload.pod is not None and self.cluster is None:
+            raise ValueError("spec.workload.pod is for the scheduler: set spec.cluster too")
+        return self
 
     @property
     def end(self) -> int | None:

@@ -26,8 +26,11 @@ from skenario.model.cluster import ClusterModel
 from skenario.results.recorder import Recorder
 from skenario.results.summary import Summary, summarize
 from skenario.scenario.autoscaling import autoscaler_names, build_autoscalers
+from skenario.scenario.cluster_schema import PodTemplate
 from skenario.scenario.events import Event
 from skenario.scenario.operations import Objects, Planner, Step
+from skenario.scenario.placement import ClusterPlacement
+from skenario.scenario.scheduler_schema import SchedulerSpec
 from skenario.scenario.schema import Scenario
 from skenario.scenario.timeline import Operation, Timeline, as_detail
 from skenario.scenario.traffic import build_arrivals
@@ -92,7 +95,21 @@ class Simulation:
         self.env = Environment(halt_at=self.end if self.end is not None else OPEN_HORIZON)
         horizon = self.env.halt_at
         arrivals = build_arrivals(spec.traffic, duration=horizon, streams=self.streams, base_dir=base_dir)
-        self.model = ClusterModel(self.env, spec.cluster_spec(), arrivals, self.streams)
+        self.placement: ClusterPlacement | None = None
+        if spec.cluster is not None:
+            self.placement = ClusterPlacement(
+                self.env,
+                spec.cluster,
+                spec.scheduler or SchedulerSpec.model_validate({}),
+                spec.workload.pod or PodTemplate.model_validate({}),
+                scenario.metadata.name,
+                spec.workload.resources.requests.memory,
+                self.streams,
+                base_dir,
+            )
+        self.model = ClusterModel(self.env, spec.cluster_spec(), arrivals, self.streams, self.placement)
+        if self.placement is not None:
+            self.placement.attach(self.model)
         self.recorder = Recorder(self.env, self.model, spec.recording.interval)
         self.timeline = Timeline()
         self.phase = Phase.PENDING

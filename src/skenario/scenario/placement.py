@@ -1,0 +1,116 @@
+"""A scenario's cluster wired in: the workload's replicas become pods that the scheduler places on nodes.
+
+With `spec.cluster` set, a new replica is Pending until its pod is bound; then its launch stages
+run. A replica that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler
+scale-down) ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from skenario.core.environment import Environment
+from skenario.core.random import RandomStreams
+from skenario.model.cluster import ClusterModel
+from skenario.model.replicas import Replica
+from skenario.scenario.cluster_schema import Cluster, PodTemplate
+from skenario.scenario.scheduler_schema import SchedulerSpec
+from skenario.scheduling.analysis import SchedulingSummary
+from skenario.scheduling.cacontroller import ClusterAutoscalerController
+from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.framework import Framework
+from skenario.scheduling.pods import Pod, PodEnd
+from skenario.scheduling.replay import summarize
+from skenario.scheduling.snapshot import ClusterSnapshot
+
+
+class ClusterPlacement:
+    """The scheduler (and cluster autoscaler) for one scenario; the model's `Placement`."""
+
+    def __init__(
+        self,
+        env: Environment,
+        cluster: Cluster,
+        scheduler: SchedulerSpec,
+        template: PodTemplate,
+        app: str,
+        memory: int | None,
+        streams: RandomStreams,
+        base_dir: Path,
+    ) -> None:
+        self.env = env
+        self.template = template
+        self.app = app
+        self.memory = memory
+        self.snapshot = ClusterSnapshot(cluster.static_nodes())
+        profile = scheduler.build_profile(base_dir)
+        self.framework = Framework(profile, self.snapshot, streams.generator("scheduler.tie-break"))
+        self.controller = SchedulingController(
+            env, self.snapshot, self.framework, scheduler.settings(), streams.generator("scheduler.heartbeats")
+        )
+        self.cluster_autoscaler: ClusterAutoscalerController | None = None
+        groups = [g.build() for g in cluster.node_groups]
+        if cluster.autoscaler is None:  # the groups keep their initial size
+            for group, spec in zip(groups, cluster.node_groups, strict=True):
+                for i in range(spec.start_size):
+                    self.controller.add_node(group.new_node(i))
+        elif groups:
+            settings = cluster.autoscaler.build()
+            self.cluster_autoscaler = ClusterAutoscalerController(
+                env,
+                self.controller,
+                groups,
+                settings,
+                streams.generator("cluster-autoscaler"),
+                {g.name: g.start_size for g in cluster.node_groups},
+                on_evict=self._end_replica,
+            )
+        self._placed: dict[Pod, Callable[[], object]] = {}
+        self._pod_of: dict[Replica, Pod] = {}
+        self._model: ClusterModel | None = None
+        self.controller.on_bound = self._bound
+        self.controller.on_preempted = self._end_replica
+
+    def attach(self, model: ClusterModel) -> None:
+        """Follow the model's replicas as they stop."""
+        self._model = model
+        model.replicas_terminating.on_terminating.append(self._stopping)
+        model.replicas_terminated.on_terminated.append(self._stopped)
+
+    # -- the model's Placement -------------------------------------------------------------------
+
+    def place(self, replica: Replica, placed: Callable[[], object]) -> None:
+        spec = self.template.build(f"{self.app}-{replica.id}", replica.cpu_request, self.memory, self.app)
+        pod = self.controller.create(spec, owner=replica)
+        self._placed[pod] = placed
+        self._pod_of[replica] = pod
+
+    def _bound(self, pod: Pod) -> None:
+        placed = self._placed.pop(pod, None)
+        if placed is not None:
+            placed()
+
+    def _stopping(self, replica: Replica) -> None:
+        pod = self._pod_of.get(replica)
+        if pod is not None and pod.node is None:  # stopped while Pending: it leaves the queue
+            self._pod_of.pop(replica)
+            self._placed.pop(pod, None)
+            self.controller.delete(pod, PodEnd.DELETED)
+
+    def _stopped(self, replica: Replica) -> None:
+        pod = self._pod_of.pop(replica, None)
+        if pod is not None:
+            self._placed.pop(pod, None)
+            self.controller.delete(pod, PodEnd.COMPLETED)
+
+    def _end_replica(self, pod: Pod) -> None:
+        assert self._model is not None
+        replica = pod.owner
+        if isinstance(replica, Replica):
+            self._model.replica_set.replace(replica)
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def summary(self) -> SchedulingSummary:
+        return summarize(self.controller, self.env.now())

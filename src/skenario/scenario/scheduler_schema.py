@@ -1,0 +1,257 @@
+"""The scenario's `scheduler` section: a KubeSchedulerConfiguration-like profile, plus the simulation's own knobs.
+
+```yaml
+spec:
+  scheduler:
+    percentageOfNodesToScore: 0          # adaptive, as kube-scheduler
+    profiles:
+      - plugins:
+          score:
+            disabled: [{name: NodeResourcesBalancedAllocation}]
+            enabled: [{name: NodeResourcesFit, weight: 3}]
+        pluginConfig:
+          - name: NodeResourcesFit
+            args: {scoringStrategy: {type: MostAllocated}}
+    customPlugins:
+      - {name: PreferZoneA, plugin: plugins/zone.py:PreferZoneA, weight: 2}
+```
+
+Only one profile (the default scheduler) is modelled. Plugins skenario does not model (NodePorts,
+volume plugins, InterPodAffinity, ImageLocality) may be named in `disabled` and are otherwise refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from skenario.scenario.base import Spec as _Spec
+from skenario.scenario.plugins import load_class
+from skenario.scenario.units import Duration
+from skenario.scheduling.controller import SchedulerSettings
+from skenario.scheduling.framework import DEFAULT_WEIGHTS, Profile, WeightedScore
+from skenario.scheduling.plugins import (
+    BalancedAllocationScore,
+    FilterPlugin,
+    NodeAffinityPlugin,
+    NodeResourcesFitFilter,
+    NodeResourcesFitScore,
+    NodeUnschedulable,
+    ScorePlugin,
+    TaintTolerationPlugin,
+)
+from skenario.scheduling.scoring import ResourceSpec, ShapePoint
+from skenario.scheduling.spread import PodTopologySpreadPlugin
+from skenario.scheduling.userplugins import UserPlugin
+
+FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread")
+SCORES = tuple(DEFAULT_WEIGHTS)
+NOT_MODELLED = (
+    "PrioritySort",
+    "SchedulingGates",
+    "NodeName",
+    "NodePorts",
+    "VolumeRestrictions",
+    "EBSLimits",
+    "GCEPDLimits",
+    "NodeVolumeLimits",
+    "AzureDiskLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "InterPodAffinity",
+    "DefaultPreemption",
+    "ImageLocality",
+    "DefaultBinder",
+    "DynamicResources",
+)
+
+
+class PluginRef(_Spec):
+    name: str = Field(min_length=1)
+    weight: int | None = Field(None, ge=0, le=100, description="Score plugins: the weight; 0 turns it off.")
+
+
+class PluginSet(_Spec):
+    enabled: list[PluginRef] = Field(default_factory=list)
+    disabled: list[PluginRef] = Field(default_factory=list, description="'*' disables every default.")
+
+
+class Plugins(_Spec):
+    multi_point: PluginSet | None = None
+    filter: PluginSet | None = None
+    score: PluginSet | None = None
+
+
+class ResourceWeight(_Spec):
+    name: str = Field(min_length=1)
+    weight: int = Field(1, ge=1, le=100)
+
+
+class ShapeSpec(_Spec):
+    utilization: int = Field(ge=0, le=100)
+    score: int = Field(ge=0, le=10)
+
+
+class RequestedToCapacityRatioSpec(_Spec):
+    shape: list[ShapeSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _increasing(self) -> RequestedToCapacityRatioSpec:
+        points = [p.utilization for p in self.shape]
+        if points != sorted(set(points)):
+            raise ValueError("shape utilization values must increase")
+        return self
+
+
+class ScoringStrategy(_Spec):
+    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
+    resources: list[ResourceWeight] = Field(
+        default_factory=lambda: [ResourceWeight(name="cpu", weight=1), ResourceWeight(name="memory", weight=1)]
+    )
+    requested_to_capacity_ratio: RequestedToCapacityRatioSpec | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> ScoringStrategy:
+        if self.type == "RequestedToCapacityRatio" and self.requested_to_capacity_ratio is None:
+            raise ValueError("type RequestedToCapacityRatio needs requestedToCapacityRatio.shape")
+        return self
+
+
+class FitArgs(_Spec):
+    scoring_strategy: ScoringStrategy = Field(default_factory=ScoringStrategy)
+
+
+class BalancedArgs(_Spec):
+    resources: list[ResourceWeight] = Field(
+        default_factory=lambda: [ResourceWeight(name="cpu", weight=1), ResourceWeight(name="memory", weight=1)]
+    )
+
+
+class PluginConfig(_Spec):
+    name: Literal["NodeResourcesFit", "NodeResourcesBalancedAllocation"]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _args(self) -> PluginConfig:
+        (FitArgs if self.name == "NodeResourcesFit" else BalancedArgs).model_validate(self.args)
+        return self
+
+
+class ProfileSpec(_Spec):
+    scheduler_name: str = "default-scheduler"
+    plugins: Plugins | None = None
+    plugin_config: list[PluginConfig] = Field(default_factory=list)
+
+
+class CustomPlugin(_Spec):
+    """A user's Filter and/or Score plugin: a class with `filter(pod, node)` and/or `score(pod, node)`."""
+
+    name: str = Field(min_length=1)
+    plugin: str = Field(pattern=r"^[^:]+:[A-Za-z_][A-Za-z0-9_]*$", description="'file.py:Class' or 'module:Class'.")
+    weight: int = Field(1, ge=0, le=100, description="Its score's weight.")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class SchedulerSpec(_Spec):
+    """How pods are scheduled; every default is kube-scheduler's."""
+
+    percentage_of_nodes_to_score: int = Field(0, ge=0, le=100, description="0: adaptive (50 - nodes/125, >= 5%).")
+    tie_break: Literal["random", "first"] = Field("random", description="Among nodes with the best score.")
+    latency: Duration = Field(0, ge=0, description="From a pod's scheduling decision to its binding.")
+    heartbeat_interval: Duration = Field(0, ge=0, description="Node heartbeats; 0: freed room is seen at once.")
+    heartbeat_delay: Duration = Field(0, ge=0, description="How long a heartbeat takes to reach the scheduler.")
+    record_plugin_results: bool = Field(True, description="Keep every attempt's filter and score results.")
+    profiles: list[ProfileSpec] = Field(default_factory=lambda: [ProfileSpec()], min_length=1, max_length=1)
+    custom_plugins: list[CustomPlugin] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _known(self) -> SchedulerSpec:
+        plugins = self.profiles[0].plugins
+        custom = {c.name for c in self.custom_plugins}
+        for point in (plugins.multi_point, plugins.filter, plugins.score) if plugins is not None else ():
+            if point is None:
+                continue
+            for ref in point.enabled:
+                if ref.name not in (*FILTERS, *SCORES) and ref.name not in custom:
+                    raise ValueError(f"plugin {ref.name!r} is not one skenario models; known: {', '.join(SCORES)}")
+            for ref in point.disabled:
+                if ref.name != "*" and ref.name not in (*FILTERS, *SCORES, *NOT_MODELLED):
+                    raise ValueError(f"unknown plugin {ref.name!r} in disabled")
+        return self
+
+    def settings(self) -> SchedulerSettings:
+        return SchedulerSettings(
+            latency=self.latency,
+            heartbeat_interval=self.heartbeat_interval,
+            heartbeat_delay=self.heartbeat_delay,
+            record_attempts=self.record_plugin_results,
+        )
+
+    def build_profile(self, base_dir: Path, field: str = "spec.scheduler") -> Profile:
+        """The profile: the defaults, then each extension point's disabled and enabled lists, merged as upstream."""
+        spec = self.profiles[0]
+        config = {c.name: c.args for c in spec.plugin_config}
+        fit = FitArgs.model_validate(config.get("NodeResourcesFit", {})).scoring_strategy
+        balanced = BalancedArgs.model_validate(config.get("NodeResourcesBalancedAllocation", {}))
+        taints, affinity, spread = TaintTolerationPlugin(), NodeAffinityPlugin(), PodTopologySpreadPlugin()
+        filters: dict[str, FilterPlugin] = {
+            "NodeUnschedulable": NodeUnschedulable(),
+            "TaintToleration": taints,
+            "NodeAffinity": affinity,
+            "NodeResourcesFit": NodeResourcesFitFilter(),
+            "PodTopologySpread": spread,
+        }
+        shape = fit.requested_to_capacity_ratio.shape if fit.requested_to_capacity_ratio is not None else []
+        scores: dict[str, ScorePlugin] = {
+            "TaintToleration": taints,
+            "NodeAffinity": affinity,
+            "NodeResourcesFit": NodeResourcesFitScore(
+                fit.type,
+                tuple(ResourceSpec(r.name, r.weight) for r in fit.resources),
+                tuple(ShapePoint(p.utilization, p.score) for p in shape),
+            ),
+            "PodTopologySpread": spread,
+            "NodeResourcesBalancedAllocation": BalancedAllocationScore(
+                tuple(ResourceSpec(r.name, r.weight) for r in balanced.resources)
+            ),
+        }
+        weights = dict(DEFAULT_WEIGHTS)
+        filter_on = list(FILTERS)
+        score_on = list(SCORES)
+        for index, custom in enumerate(self.custom_plugins):
+            where = f"{field}.customPlugins.{index}.plugin"
+            instance = load_class(custom.plugin, base_dir, where, custom.options)
+            user = UserPlugin(custom.name, instance, where)
+            if user.filters:
+                filters[custom.name] = user
+                filter_on.append(custom.name)
+            if user.scores:
+                scores[custom.name] = user
+                score_on.append(custom.name)
+                weights[custom.name] = custom.weight
+        plugins = spec.plugins
+        if plugins is not None:
+            for point, names in ((plugins.multi_point, None), (plugins.filter, filter_on), (plugins.score, score_on)):
+                if point is None:
+                    continue
+                targets = [filter_on, score_on] if names is None else [names]
+                for ref in point.disabled:
+                    for target in targets:
+                        if ref.name == "*":
+                            target.clear()
+                        elif ref.name in target:
+                            target.remove(ref.name)
+                for ref in point.enabled:
+                    for target, known in ((filter_on, filters), (score_on, scores)):
+                        if target in targets and ref.name in known and ref.name not in target:
+                            target.append(ref.name)
+                    if ref.weight is not None:
+                        weights[ref.name] = ref.weight
+        return Profile(
+            filters=[filters[name] for name in filter_on],
+            scores=[WeightedScore(scores[name], weights[name]) for name in score_on if weights.get(name, 1) > 0],
+            percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
+            tie_break=self.tie_break,
+        )

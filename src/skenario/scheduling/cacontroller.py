@@ -1,0 +1,175 @@
+"""The cluster autoscaler on the clock: every scan interval, grow a node group for unschedulable pods
+and remove nodes that have been unneeded long enough.
+
+Mirrors `StaticAutoscaler.RunOnce`; the decisions are the pure functions of `clusterautoscaler`.
+A new node joins the scheduler's snapshot after its group's start-up delay. A removed node's pods
+are evicted first: a replica's pod is replaced by its ReplicaSet (`on_evict`), and a node holding a
+pod that cannot move is never chosen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from skenario.core.environment import Environment
+from skenario.scheduling.clusterautoscaler import (
+    CaSettings,
+    NodeGroup,
+    place_pods,
+    plan_scale_up,
+    ready_to_remove,
+    unneeded_nodes,
+    update_unneeded_since,
+)
+from skenario.scheduling.controller import SchedulingController, TimelineEvent
+from skenario.scheduling.objects import NodeSpec
+from skenario.scheduling.pods import Pod, PodEnd
+
+
+@dataclass
+class _Upcoming:
+    group: str
+    node: NodeSpec
+    ready_at: int
+
+
+class ClusterAutoscalerController:
+    """Ticks every `settings.scan_interval`; keeps the unneeded-since times and the cooldown clocks."""
+
+    def __init__(
+        self,
+        env: Environment,
+        scheduler: SchedulingController,
+        groups: list[NodeGroup],
+        settings: CaSettings,
+        rng: np.random.Generator,
+        initial_sizes: dict[str, int],
+        on_evict: Callable[[Pod], object] | None = None,
+    ) -> None:
+        self.env = env
+        self.scheduler = scheduler
+        self.groups = {g.name: g for g in groups}
+        self.settings = settings
+        self._rng = rng
+        self.on_evict = on_evict
+        self.node_group: dict[str, str] = {}  # node name -> group
+        self._next_index = dict.fromkeys(self.groups, 0)
+        self._upcoming: list[_Upcoming] = []
+        self._unneeded_since: dict[str, int] = {}
+        self.last_scale_up: int | None = None
+        self.last_scale_down: int | None = None
+        self.scale_ups = 0
+        self.scale_downs = 0
+        for name, size in initial_sizes.items():
+            for _ in range(size):
+                scheduler.add_node(self._new_node(name))
+        env.call_at(settings.scan_interval, self._tick)
+
+    def _new_node(self, group: str) -> NodeSpec:
+        index = self._next_index[group]
+        self._next_index[group] = index + 1
+        node = self.groups[group].new_node(index)
+        self.node_group[node.name] = group
+        return node
+
+    def size(self, group: str) -> int:
+        """Nodes of the group present or on their way."""
+        snap = self.scheduler.snapshot
+        present = sum(1 for name, g in self.node_group.items() if g == group and name in snap.index)
+        return present + sum(1 for u in self._upcoming if u.group == group)
+
+    def _tick(self) -> None:
+        # It looks at the cluster once the instant has settled, after the scheduler's pass.
+        self.env.call_when_settled(self._act, order=1)
+        self.env.call_later(self.settings.scan_interval, self._tick)
+
+    def _act(self) -> None:
+        now = self.env.now()
+        if not self._scale_up(now):
+            self._scale_down(now)
+
+    # -- scale-up --------------------------------------------------------------------------------
+
+    def _scale_up(self, now: int) -> bool:
+        scheduler = self.scheduler
+        waiting = [p for p in scheduler.pending if p.unschedulable_since is not None and p.node is None]
+        if not waiting:
+            return False
+        specs = [p.spec for p in sorted(waiting, key=lambda p: (-p.spec.priority, p.created_at, p.name))]
+        # Pods that will fit on nodes already on their way need no new ones (FilterOutSchedulable).
+        if self._upcoming:
+            where = place_pods(specs, [u.node for u in self._upcoming], {})
+            specs = [s for s, w in zip(specs, where, strict=True) if w is None]
+        if not specs:
+            return False
+        sizes = {name: self.size(name) for name in self.groups}
+        plan = plan_scale_up(
+            specs,
+            list(self.groups.values()),
+            sizes,
+            self.settings,
+            rng=self._rng,
+            cluster_size=len(scheduler.snapshot.order) + len(self._upcoming),
+        )
+        if plan is None:
+            return False
+        group = self.groups[plan.group]
+        for _ in range(plan.nodes):
+            node = self._new_node(plan.group)
+            upcoming = _Upcoming(plan.group, node, now + group.startup)
+            self._upcoming.append(upcoming)
+            self.env.call_at(upcoming.ready_at, lambda u=upcoming: self._ready(u))  # type: ignore[misc]
+        self.last_scale_up = now
+        self.scale_ups += 1
+        detail = f"{plan.nodes} node(s) for {len(plan.pods)} pod(s), ready in {group.startup / 1e9:g} s"
+        scheduler.timeline.append(TimelineEvent(now, "ScaleUp", plan.pods[0].name, plan.group, detail))
+        return True
+
+    def _ready(self, upcoming: _Upcoming) -> None:
+        self._upcoming.remove(upcoming)
+        self.scheduler.timeline.append(TimelineEvent(self.env.now(), "NodeAdded", "", upcoming.node.name))
+        self.scheduler.add_node(upcoming.node)
+
+    # -- scale-down ------------------------------------------------------------------------------
+
+    def _scale_down(self, now: int) -> None:
+        snap = self.scheduler.snapshot
+        nodes = [snap.nodes[i] for i in snap.order.tolist()]
+        pods_on = {snap.nodes[i].name: list(snap.pods_on[i].values()) for i in snap.order.tolist()}
+        candidates = [n.name for n in nodes if n.name in self.node_group]
+        unneeded = unneeded_nodes(
+            nodes, pods_on, self.settings, candidates=candidates, previously_unneeded=list(self._unneeded_since)
+        )
+        self._unneeded_since = update_unneeded_since(self._unneeded_since, unneeded, now)
+        groups = {name: self.groups[g] for name, g in self.node_group.items() if name in snap.index}
+        removable = ready_to_remove(
+            self._unneeded_since,
+            now,
+            self.settings,
+            node_groups=groups,
+            group_sizes={name: self.size(name) for name in self.groups},
+            empty=[name for name in unneeded if not pods_on[name]],
+            last_scale_up=self.last_scale_up,
+            last_scale_down=self.last_scale_down,
+        )
+        for name in removable:
+            self._remove(name, now)
+
+    def _remove(self, name: str, now: int) -> None:
+        scheduler = self.scheduler
+        snap = scheduler.snapshot
+        pods = [scheduler.pods[spec.name] for spec in snap.pods_on[snap.index[name]].values()]
+        for pod in pods:
+            pod.end = PodEnd.EVICTED
+            if self.on_evict is not None and pod.owner is not None:
+                self.on_evict(pod)
+            else:
+                scheduler.delete(pod, PodEnd.EVICTED)
+        self._unneeded_since.pop(name, None)
+        self.last_scale_down = now
+        self.scale_downs += 1
+        scheduler.timeline.append(TimelineEvent(now, "NodeRemoved", "", name, f"{len(pods)} pod(s) evicted"))
+        scheduler.remove_node(name)

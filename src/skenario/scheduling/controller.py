@@ -1,0 +1,327 @@
+"""The scheduler on the clock: a priority queue of pending pods, one pass per instant, and binding.
+
+Mirrors kube-scheduler's `SchedulingQueue` and `scheduleOne` loop with simulated time in place of
+goroutines. By default scheduling is instantaneous: at each instant, once every other movement of
+that instant has run (`Environment.call_when_settled`), the scheduler takes pending pods in queue
+order (priority, then creation time, then name) and binds all it can, so the outcome never depends
+on the order in which same-time events were written (KEP-140). A pod that fits nowhere waits among
+the unschedulable until something that could help happens (a node added or changed, resources
+freed on a node where it would fit), as upstream's queueing hints decide; the periodic 5-minute
+flush and the retry backoff are not modelled, since in simulated time they only delay.
+
+Freed resources are seen at once, or, with node heartbeats on (YARN SLS's NodeManagers), at the
+node's next heartbeat after the pod ends plus the network delay.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from skenario.core.environment import Environment
+from skenario.scheduling.framework import FilterOutcome, Framework
+from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.pods import Pod, PodEnd, PodsBound, PodsDone, PodSource, PodsPending
+from skenario.scheduling.preemption import eligible, pick_node, select_victims
+from skenario.scheduling.snapshot import ClusterSnapshot
+
+
+@dataclass(frozen=True)
+class SchedulerSettings:
+    latency: int = 0  # ns from the decision to the binding
+    heartbeat_interval: int = 0  # ns between a node's heartbeats; 0: freed resources are seen at once
+    heartbeat_delay: int = 0  # ns a heartbeat takes to reach the scheduler
+    record_attempts: bool = True  # keep every attempt's plugin results (KEP-140); off for huge traces
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEvent:
+    """KEP-140's PodScheduled / PodUnscheduled / PodPreempted, plus PodCreated / PodFinished."""
+
+    at: int
+    kind: str
+    pod: str
+    node: str | None = None
+    detail: str = ""
+
+
+class SchedulingController:
+    """Owns the pod stocks and the queue; runs the framework when there is something to do."""
+
+    def __init__(
+        self,
+        env: Environment,
+        snapshot: ClusterSnapshot,
+        framework: Framework,
+        settings: SchedulerSettings,
+        rng: np.random.Generator,
+    ) -> None:
+        self.env = env
+        self.snapshot = snapshot
+        self.framework = framework
+        self.settings = settings
+        self._rng = rng
+        self.pods: dict[str, Pod] = {}
+        self.source = PodSource("PodSource", "Pod")  # gives back the pod each create movement names
+        self.pending = PodsPending()
+        self.bound = PodsBound()
+        self.done = PodsDone()
+        self.pending.on_add = self._arrived
+        self.bound.on_add = self._bound
+        self.done.on_add = self._gone
+        self.timeline: list[TimelineEvent] = []
+        # (time, node, resource deltas) each time a node's requests change, for the analysis.
+        self.allocation_log: list[tuple[int, int, tuple[int, ...]]] = []
+        # (time, allocatable deltas) each time a node comes or goes.
+        self.capacity_log: list[tuple[int, tuple[int, ...]]] = [
+            (0, tuple(snapshot.allocatable[i].tolist())) for i in snapshot.order.tolist()
+        ]
+        self.on_bound: Callable[[Pod], object] | None = None  # a replica's launch
+        self.on_preempted: Callable[[Pod], object] | None = None  # a replica's graceful end
+        self._active: list[tuple[int, int, str, Pod]] = []
+        self._unschedulable: dict[tuple[int, ...] | None, dict[Pod, None]] = {}
+        self._pass_due = False
+        self._heartbeat_offsets: dict[int, int] = {}
+        self.passes = 0
+
+    # -- pods coming and going -------------------------------------------------------------------
+
+    def create(self, spec: PodSpec, at: int | None = None, duration: int | None = None, owner: Any = None) -> Pod:
+        """A pod that joins the queue at `at` (now by default)."""
+        if spec.name in self.pods:
+            raise ValueError(f"a pod named {spec.name!r} exists already")
+        at = self.env.now() if at is None else at
+        pod = Pod(len(self.pods), spec, at, duration, owner)
+        self.pods[spec.name] = pod
+        self.env.schedule("create_pod", max(at, 1), self.source, self.pending, pod)
+        return pod
+
+    def create_all(self, pods: Iterator[tuple[PodSpec, int, int | None]]) -> None:
+        """Many pods, sorted by creation time, fed to the schedule one at a time (the heap stays small)."""
+        feed = iter(pods)
+
+        def next_one() -> None:
+            item = next(feed, None)
+            if item is None:
+                return
+            spec, at, duration = item
+            self.create(spec, at, duration)
+            self.env.call_at(max(at, 1), next_one)
+
+        next_one()
+
+    def delete(self, pod: Pod, end: PodEnd = PodEnd.COMPLETED) -> None:
+        """The pod goes away now: from the queue if pending, off its node if bound (an end set before stays)."""
+        env = self.env
+        if pod.end is None:
+            pod.end = end
+        if pod in self.pending:
+            if pod.end is PodEnd.COMPLETED:
+                pod.end = PodEnd.DELETED
+            self._forget(pod)
+            env.schedule("delete_pod", env.now(), self.pending, self.done, pod)
+        elif pod in self.bound:
+            env.schedule("finish_pod", env.now(), self.bound, self.done, pod)
+
+    def _arrived(self, pod: Pod) -> None:
+        self.timeline.append(TimelineEvent(self.env.now(), "PodCreated", pod.name))
+        self._push(pod)
+
+    def _push(self, pod: Pod) -> None:
+        heapq.heappush(self._active, (-pod.spec.priority, pod.created_at, pod.name, pod))
+        self._want_pass()
+
+    def _forget(self, pod: Pod) -> None:
+        for pool in self._unschedulable.values():
+            pool.pop(pod, None)
+
+    def _bound(self, pod: Pod) -> None:
+        now = self.env.now()
+        pod.bound_at = now
+        self.timeline.append(TimelineEvent(now, "PodScheduled", pod.name, pod.node))
+        if self.on_bound is not None and pod.owner is not None:
+            self.on_bound(pod)
+        elif pod.duration is not None:
+            self.env.schedule("finish_pod", now + pod.duration, self.bound, self.done, pod)
+
+    def _gone(self, pod: Pod) -> None:
+        now = self.env.now()
+        pod.finished_at = now
+        if pod.end is None:
+            pod.end = PodEnd.COMPLETED
+        self.timeline.append(TimelineEvent(now, "PodFinished", pod.name, pod.node, str(pod.end)))
+        if pod.node is None or pod.node not in self.snapshot.index:
+            return
+        i = self.snapshot.index[pod.node]
+        if pod.end is PodEnd.PREEMPTED or not self.settings.heartbeat_interval:
+            self._release(pod, i)
+        else:
+            self.env.call_at(self._seen_at(i, now), lambda: self._release(pod, i))
+
+    def _seen_at(self, node: int, at: int) -> int:
+        """When the scheduler hears of a change on `node` at `at`: its next heartbeat, plus the delay."""
+        interval = self.settings.heartbeat_interval
+        offset = self._heartbeat_offsets.get(node)
+        if offset is None:
+            offset = int(self._rng.integers(interval))
+            self._heartbeat_offsets[node] = offset
+        beats = -(-(at - offset) // interval)
+        return offset + beats * interval + self.settings.heartbeat_delay
+
+    def _release(self, pod: Pod, i: int) -> None:
+        snap = self.snapshot
+        if not snap.present[i] or pod.name not in snap.pods_on[i]:
+            return
+        request = snap.request_of(pod.spec)
+        snap.release(pod.spec, i)
+        self.allocation_log.append((self.env.now(), i, tuple((-request).tolist())))
+        self._node_freed(i)
+
+    # -- nodes -----------------------------------------------------------------------------------
+
+    def add_node(self, node: NodeSpec) -> None:
+        i = self.snapshot.add_node(node)
+        self.capacity_log.append((self.env.now(), tuple(self.snapshot.allocatable[i].tolist())))
+        self.cluster_changed()
+
+    def remove_node(self, name: str) -> None:
+        """Take the node away; pods still counted on it stop counting (the caller ends them)."""
+        snap = self.snapshot
+        i = snap.index[name]
+        now = self.env.now()
+        for spec in list(snap.pods_on[i].values()):
+            self.allocation_log.append((now, i, tuple((-snap.request_of(spec)).tolist())))
+        snap.remove_node(name)
+        self.capacity_log.append((now, tuple((-snap.allocatable[i]).tolist())))
+        self.cluster_changed()
+
+    # -- the queue -------------------------------------------------------------------------------
+
+    def cluster_changed(self) -> None:
+        """A node joined or changed: every unschedulable pod is worth another try."""
+        for pool in self._unschedulable.values():
+            for pod in pool:
+                self._push(pod)
+        self._unschedulable.clear()
+
+    def _node_freed(self, i: int) -> None:
+        snap = self.snapshot
+        free = snap.allocatable[i] - snap.requested[i]
+        room = snap.pod_count[i] < snap.max_pods[i]
+        for key in list(self._unschedulable):
+            if key is not None and (not room or any(r > f for r, f in zip(key, free.tolist(), strict=False))):
+                continue
+            for pod in self._unschedulable.pop(key):
+                self._push(pod)
+
+    def _want_pass(self) -> None:
+        if not self._pass_due:
+            self._pass_due = True
+            self.env.call_when_settled(self._pass)
+
+    def _pass(self) -> None:
+        """Schedule every pod in the active queue, best first."""
+        self._pass_due = False
+        self.passes += 1
+        active = self._active
+        while active:
+            pod = heapq.heappop(active)[3]
+            if pod not in self.pending or pod.node is not None:
+                continue
+            self._schedule_one(pod)
+
+    def _schedule_one(self, pod: Pod) -> None:
+        now = self.env.now()
+        attempt, outcome = self.framework.schedule(pod.spec, now, pod.nominated)
+        if self.settings.record_attempts:
+            pod.attempts.append(attempt)
+        if attempt.selected is not None:
+            i = self.snapshot.index[attempt.selected]
+            self.snapshot.assume(pod.spec, i)
+            self.allocation_log.append((now, i, tuple(self.snapshot.request_of(pod.spec).tolist())))
+            pod.node = attempt.selected
+            pod.nominated = None
+            self.env.schedule("bind_pod", now + self.settings.latency, self.pending, self.bound, pod)
+            return
+        if pod.unschedulable_since is None:
+            pod.unschedulable_since = now
+        self.timeline.append(TimelineEvent(now, "PodUnscheduled", pod.name, None, attempt.message))
+        nominated = self._preempt(pod, outcome)
+        attempt.nominated = nominated
+        if nominated is not None:
+            pod.nominated = nominated
+            self._unschedulable.setdefault(None, {})[pod] = None  # retried as soon as anything frees up
+            return
+        key = self._hint(pod, outcome)
+        self._unschedulable.setdefault(key, {})[pod] = None
+
+    def _hint(self, pod: Pod, outcome: FilterOutcome) -> tuple[int, ...] | None:
+        """What could make this pod fit: its request free on some node, or (None) any change at all.
+
+        Only a pod that every examined node turned away for resources alone can wait for room; any
+        other refusal (taints, affinity, spread, a user's plugin) is retried on every change.
+        """
+        if outcome.resolvable.all() and set(outcome.messages) <= {"Too many pods"} | {
+            f"Insufficient {r}" for r in self.snapshot.resources
+        }:
+            return tuple(self.snapshot.request_of(pod.spec).tolist())
+        return None
+
+    # -- preemption ------------------------------------------------------------------------------
+
+    def _preempt(self, pod: Pod, outcome: FilterOutcome) -> str | None:
+        """DefaultPreemption's PostFilter: make room on one node by evicting lower-priority pods."""
+        spec = pod.spec
+        if not eligible(spec) or not len(outcome.failed):
+            return None
+        snap = self.snapshot
+        lowest = min(
+            (p.priority for i in outcome.failed[outcome.resolvable] for p in snap.pods_on[i].values()),
+            default=None,
+        )
+        if lowest is None or lowest >= spec.priority:
+            return None
+        candidates: dict[str, list[PodSpec]] = {}
+        started = {p.name: (p.bound_at or 0) for p in self.bound}
+        for i in outcome.failed[outcome.resolvable].tolist():
+            node = snap.nodes[i]
+            victims = select_victims(spec, node, list(snap.pods_on[i].values()), self._fits_without(i), started)
+            if victims is not None:
+                candidates[node.name] = victims
+        if not candidates:
+            return None
+        chosen = pick_node(candidates, started)
+        now = self.env.now()
+        for victim_spec in candidates[chosen]:
+            victim = self.pods[victim_spec.name]
+            victim.preempted_at = now
+            victim.preempted_by = pod.name
+            victim.end = PodEnd.PREEMPTED
+            self.timeline.append(TimelineEvent(now, "PodPreempted", victim.name, chosen, f"by {pod.name}"))
+            if self.on_preempted is not None and victim.owner is not None:
+                self.on_preempted(victim)  # the replica ends gracefully; its pod goes when it is gone
+            else:
+                self.delete(victim, PodEnd.PREEMPTED)
+        return chosen
+
+    def _fits_without(self, i: int) -> Callable[[PodSpec, Any, list[PodSpec]], bool]:
+        """Whether a pod would fit node `i` if only `remaining` of its pods were there (resources only)."""
+        snap = self.snapshot
+
+        def fits(pod: PodSpec, node: Any, remaining: list[PodSpec]) -> bool:
+            used = sum((snap.request_of(p) for p in remaining), start=np.zeros(len(snap.resources), dtype=np.int64))
+            request = snap.request_of(pod)
+            if len(remaining) + 1 > snap.max_pods[i]:
+                return False
+            return bool(np.all((request == 0) | (request <= snap.allocatable[i] - used)))
+
+        return fits
+
+    # -- what happened ---------------------------------------------------------------------------
+
+    def waiting(self) -> list[Pod]:
+        return list(self.pending)

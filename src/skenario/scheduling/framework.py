@@ -1,0 +1,226 @@
+"""One scheduling cycle, as kube-scheduler's framework runs it: filter, score, normalise, weigh, pick.
+
+Mirrors `schedule_one.go`: `findNodesThatFitPod` (the nominated node first; then the filters over
+nodes from a rotating start until `numFeasibleNodesToFind` pass), `prioritizeNodes` (each score
+plugin's raw score, its `NormalizeScore`, times its weight, summed) and `selectHost` (the best
+total; ties broken uniformly at random, from the scenario's seed). With one feasible node there is
+no scoring, as upstream. The cycle only decides; the controller assumes and binds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from skenario.scheduling.attempts import Attempt, FilterVerdicts, PluginScores
+from skenario.scheduling.objects import PodSpec
+from skenario.scheduling.plugins import (
+    BalancedAllocationScore,
+    FilterPlugin,
+    FilterResult,
+    NodeAffinityPlugin,
+    NodeResourcesFitFilter,
+    NodeResourcesFitScore,
+    NodeUnschedulable,
+    ScorePlugin,
+    TaintTolerationPlugin,
+)
+from skenario.scheduling.snapshot import ClusterSnapshot
+
+Ints = npt.NDArray[np.int64]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+# The default profile's score weights (`apis/config/v1/default_plugins.go`).
+DEFAULT_WEIGHTS = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "NodeResourcesFit": 1,
+    "PodTopologySpread": 2,
+    "NodeResourcesBalancedAllocation": 1,
+}
+
+
+def num_feasible_nodes_to_find(nodes: int, percentage: int) -> int:
+    """How many feasible nodes a cycle looks for. Mirrors `numFeasibleNodesToFind`.
+
+    Below 100 nodes, all; else `percentage` of them (adaptive when 0: 50 - nodes/125, at least
+    5%), and never fewer than 100.
+    """
+    if nodes < MIN_FEASIBLE_NODES_TO_FIND or percentage >= 100:
+        return nodes
+    adaptive = percentage
+    if adaptive <= 0:
+        adaptive = max(50 - nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(nodes * adaptive // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class WeightedScore:
+    plugin: ScorePlugin
+    weight: int
+
+
+@dataclass
+class Profile:
+    """A scheduler profile: filters in the order they run, weighted scores, and how many nodes to score."""
+
+    filters: list[FilterPlugin] = field(default_factory=list)
+    scores: list[WeightedScore] = field(default_factory=list)
+    percentage_of_nodes_to_score: int = 0
+    tie_break: str = "random"  # random (kube-scheduler's reservoir sampling) | first
+
+    def names(self) -> tuple[list[str], list[str]]:
+        return [f.name for f in self.filters], [s.plugin.name for s in self.scores]
+
+
+def default_profile(
+    fit_score: NodeResourcesFitScore | None = None,
+    balanced: BalancedAllocationScore | None = None,
+    spread: tuple[FilterPlugin, ScorePlugin] | None = None,
+    weights: dict[str, int] | None = None,
+) -> Profile:
+    """The default-scheduler profile's filters and scores (those skenario models), in upstream order."""
+    w = {**DEFAULT_WEIGHTS, **(weights or {})}
+    taints = TaintTolerationPlugin()
+    affinity = NodeAffinityPlugin()
+    filters: list[FilterPlugin] = [NodeUnschedulable(), taints, affinity, NodeResourcesFitFilter()]
+    scores = [
+        WeightedScore(taints, w["TaintToleration"]),
+        WeightedScore(affinity, w["NodeAffinity"]),
+        WeightedScore(fit_score or NodeResourcesFitScore(), w["NodeResourcesFit"]),
+    ]
+    if spread is not None:
+        filters.append(spread[0])
+        scores.append(WeightedScore(spread[1], w["PodTopologySpread"]))
+    scores.append(WeightedScore(balanced or BalancedAllocationScore(), w["NodeResourcesBalancedAllocation"]))
+    return Profile(filters=filters, scores=[s for s in scores if s.weight > 0])
+
+
+@dataclass
+class FilterOutcome:
+    """What the filters left, and for the nodes that failed whether preemption could help."""
+
+    feasible: Ints
+    failed: Ints
+    resolvable: npt.NDArray[np.bool_]  # parallel to failed
+    messages: dict[str, int]
+
+
+class Framework:
+    """Runs the profile's plugins for one pod at a time against a snapshot."""
+
+    def __init__(self, profile: Profile, snapshot: ClusterSnapshot, rng: np.random.Generator) -> None:
+        self.profile = profile
+        self.snapshot = snapshot
+        self._rng = rng
+        self.next_start = 0  # `nextStartNodeIndex`
+
+    def schedule(self, pod: PodSpec, now: int, nominated: str | None = None) -> tuple[Attempt, FilterOutcome]:
+        snap = self.snapshot
+        attempt = Attempt(
+            pod=pod.name,
+            at=now,
+            candidates=len(snap.order),
+            node_names=[n.name for n in snap.nodes],
+            examined=np.zeros(0, dtype=np.int64),
+            feasible=np.zeros(0, dtype=np.int64),
+        )
+        outcome = None
+        if nominated is not None and nominated in snap.index:
+            outcome = self._filter(pod, np.array([snap.index[nominated]], dtype=np.int64), attempt, limit=1)
+        if outcome is None or not len(outcome.feasible):
+            outcome = self._find_feasible(pod, attempt)
+        attempt.feasible = outcome.feasible
+        if not len(outcome.feasible):
+            attempt.message = _unschedulable_message(attempt.candidates, outcome.messages)
+            return attempt, outcome
+        if len(outcome.feasible) == 1:
+            attempt.selected = snap.nodes[int(outcome.feasible[0])].name
+            return attempt, outcome
+        total = np.zeros(len(outcome.feasible), dtype=np.int64)
+        for weighted in self.profile.scores:
+            plugin = weighted.plugin
+            raw = np.asarray(plugin.score(pod, snap, outcome.feasible), dtype=np.int64)
+            normalized = plugin.normalize(raw)
+            if normalized is None:
+                normalized = raw
+            attempt.scores.append(PluginScores(plugin.name, weighted.weight, raw, normalized))
+            total += normalized * weighted.weight
+        best = np.flatnonzero(total == total.max())
+        pick = best[0]
+        if len(best) > 1 and self.profile.tie_break == "random":
+            pick = best[int(self._rng.integers(len(best)))]
+        attempt.selected = snap.nodes[int(outcome.feasible[pick])].name
+        return attempt, outcome
+
+    def _find_feasible(self, pod: PodSpec, attempt: Attempt) -> FilterOutcome:
+        snap = self.snapshot
+        order = snap.order
+        n = len(order)
+        if n == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return FilterOutcome(empty, empty, np.zeros(0, dtype=np.bool_), {})
+        start = self.next_start % n
+        rotated = np.concatenate([order[start:], order[:start]])
+        want = num_feasible_nodes_to_find(n, self.profile.percentage_of_nodes_to_score)
+        outcome = self._filter(pod, rotated, attempt, limit=want)
+        self.next_start = (start + len(attempt.examined)) % n
+        return outcome
+
+    def _filter(self, pod: PodSpec, nodes: Ints, attempt: Attempt, limit: int) -> FilterOutcome:
+        """Run the filters over `nodes` in order, keeping the first `limit` that pass them all."""
+        snap = self.snapshot
+        first_fail = np.full(len(nodes), -1, dtype=np.int64)  # index of the plugin that rejected the node
+        codes = np.zeros(len(nodes), dtype=np.int64)
+        results: list[tuple[Ints, FilterResult] | None] = []
+        alive = np.arange(len(nodes))
+        for k, plugin in enumerate(self.profile.filters):
+            if not len(alive):
+                results.append(None)
+                continue
+            result = plugin.filter(pod, snap, nodes[alive])
+            results.append((alive, result))
+            failed = result.codes != 0
+            first_fail[alive[failed]] = k
+            codes[alive[failed]] = result.codes[failed]
+            alive = alive[~failed]
+        # The search stops at the `limit`-th feasible node: later nodes were never examined.
+        examined_count = len(nodes) if len(alive) <= limit else int(alive[limit - 1]) + 1
+        feasible_pos = alive[:limit]
+        attempt.examined = nodes[:examined_count]
+        messages: dict[str, int] = {}
+        failed_pos = np.flatnonzero(first_fail[:examined_count] >= 0)
+        resolvable = np.ones(len(failed_pos), dtype=np.bool_)
+        for k, entry in enumerate(results):
+            if entry is None:
+                continue
+            alive_k, result = entry
+            keep = alive_k < examined_count
+            attempt.filters.append(
+                FilterVerdicts(self.profile.filters[k].name, nodes[alive_k[keep]], result.codes[keep], result.reasons)
+            )
+            mine = first_fail[failed_pos] == k
+            for j in np.flatnonzero(mine):
+                code = int(codes[failed_pos[j]])
+                text = result.reasons[code]
+                messages[text] = messages.get(text, 0) + 1
+                if code in result.unresolvable:
+                    resolvable[j] = False
+        return FilterOutcome(nodes[feasible_pos], nodes[failed_pos], resolvable, messages)
+
+
+def _unschedulable_message(candidates: int, messages: dict[str, int]) -> str:
+    """kube-scheduler's FitError text: `0/3 nodes are available: 2 Insufficient cpu, 1 ...`."""
+    parts = sorted(f"{count} {text}" for text, count in messages.items())
+    head = f"0/{candidates} nodes are available"
+    return f"{head}: {', '.join(parts)}." if parts else f"{head}."
+
+
+def plugin_names(profile: Profile) -> Sequence[str]:
+    filters, scores = profile.names()
+    return [*filters, *(s for s in scores if s not in filters)]

@@ -1,0 +1,100 @@
+"""What the scheduler places and where: pod and node specs as plain, immutable data.
+
+The subset of `v1.Pod` and `v1.Node` that kube-scheduler's default plugins read. CPU is in
+millicores, memory in bytes, extended resources (such as `nvidia.com/gpu`) in whole units of
+whatever the node advertises. A request of `None` means the container sets none, which the
+scoring plugins count as the non-zero default (100m, 200 MiB) and the filter as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from skenario.scheduling.affinity import NodeAffinity, Requirement
+from skenario.scheduling.taints import Taint, Toleration
+
+DEFAULT_MAX_PODS = 110  # the kubelet's --max-pods default
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+NEVER = "Never"
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """`matchLabels` and `matchExpressions`, ANDed. An empty selector matches every pod."""
+
+    match_labels: Mapping[str, str] = field(default_factory=dict)
+    match_expressions: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if any(labels.get(k) != v for k, v in self.match_labels.items()):
+            return False
+        return all(r.matches(labels) for r in self.match_expressions)
+
+
+@dataclass(frozen=True)
+class TopologySpreadConstraint:
+    """One `topologySpreadConstraints` entry (v1.TopologySpreadConstraint)."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str = DO_NOT_SCHEDULE  # DoNotSchedule | ScheduleAnyway
+    label_selector: LabelSelector = field(default_factory=LabelSelector)
+    min_domains: int | None = None
+    node_affinity_policy: str = "Honor"  # Honor | Ignore
+    node_taints_policy: str = "Ignore"  # Honor | Ignore
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    """A pod as the scheduler sees it."""
+
+    name: str
+    cpu: int | None = None  # millicores requested
+    memory: int | None = None  # bytes requested
+    extended: Mapping[str, int] = field(default_factory=dict)
+    priority: int = 0
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+    namespace: str = "default"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    affinity: NodeAffinity = field(default_factory=NodeAffinity)
+    spread: tuple[TopologySpreadConstraint, ...] = ()
+    movable: bool = True  # False: the cluster autoscaler may not evict it to empty a node
+    controlled: bool = False  # owned by a controller (a ReplicaSet): PodTopologySpread's system defaults apply
+
+    @property
+    def cpu_request(self) -> int:
+        """What the NodeResourcesFit filter counts: an unset request is 0."""
+        return self.cpu or 0
+
+    @property
+    def memory_request(self) -> int:
+        return self.memory or 0
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """A node's allocatable resources, labels and taints.
+
+    `labels` always gains `kubernetes.io/hostname: <name>`, as the kubelet sets it.
+    """
+
+    name: str
+    cpu: int  # millicores allocatable
+    memory: int  # bytes allocatable
+    pods: int = DEFAULT_MAX_PODS
+    extended: Mapping[str, int] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+
+    def __post_init__(self) -> None:
+        if HOSTNAME_LABEL not in self.labels:
+            object.__setattr__(self, "labels", {**self.labels, HOSTNAME_LABEL: self.name})

@@ -1,0 +1,155 @@
+"""The scheduler's view of the cluster: every node's allocatable and requested resources as arrays.
+
+Mirrors the role of kube-scheduler's `framework.NodeInfo` list (the cache snapshot), laid out as
+numpy columns so a filter or score runs over a thousand nodes in one vector operation. A node
+keeps its row for the whole run (a removed node is marked absent), so arrays recorded in results
+stay valid. `order` lists the present nodes by name: the scheduler walks nodes in that order, so
+the result does not depend on the order in which same-time events added them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.scoring import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, non_zero_request
+
+Ints = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+
+CPU, MEMORY = 0, 1
+
+
+class ClusterSnapshot:
+    """Nodes and the pods assumed or bound on them."""
+
+    def __init__(self, nodes: Sequence[NodeSpec] = ()) -> None:
+        self.resources: list[str] = ["cpu", "memory"]
+        self._column: dict[str, int] = {"cpu": CPU, "memory": MEMORY}
+        self.nodes: list[NodeSpec] = []
+        self.index: dict[str, int] = {}
+        self.allocatable: Ints = np.zeros((0, 2), dtype=np.int64)
+        self.requested: Ints = np.zeros((0, 2), dtype=np.int64)
+        self.non_zero: Ints = np.zeros((0, 2), dtype=np.int64)  # cpu, memory with the scoring defaults
+        self.max_pods: Ints = np.zeros(0, dtype=np.int64)
+        self.pod_count: Ints = np.zeros(0, dtype=np.int64)
+        self.present: Bools = np.zeros(0, dtype=np.bool_)
+        self.unschedulable: Bools = np.zeros(0, dtype=np.bool_)
+        self.pods_on: list[dict[str, PodSpec]] = []
+        self.order: Ints = np.zeros(0, dtype=np.int64)
+        self.version = 0  # bumped whenever nodes come, go or change; caches of per-node facts key on it
+        for node in nodes:
+            self.add_node(node)
+
+    # -- nodes -----------------------------------------------------------------------------------
+
+    def add_node(self, node: NodeSpec) -> int:
+        if node.name in self.index and self.present[self.index[node.name]]:
+            raise ValueError(f"node {node.name!r} is already in the cluster")
+        for name in node.extended:
+            self.column(name)
+        row = np.zeros(len(self.resources), dtype=np.int64)
+        row[CPU], row[MEMORY] = node.cpu, node.memory
+        for name, amount in node.extended.items():
+            row[self._column[name]] = amount
+        i = len(self.nodes)
+        self.nodes.append(node)
+        self.index[node.name] = i
+        self.allocatable = np.vstack([self.allocatable, row])
+        self.requested = np.vstack([self.requested, np.zeros_like(row)])
+        self.non_zero = np.vstack([self.non_zero, np.zeros(2, dtype=np.int64)])
+        self.max_pods = np.append(self.max_pods, node.pods)
+        self.pod_count = np.append(self.pod_count, 0)
+        self.present = np.append(self.present, True)
+        self.unschedulable = np.append(self.unschedulable, node.unschedulable)
+        self.pods_on.append({})
+        self._changed()
+        return i
+
+    def remove_node(self, name: str) -> list[PodSpec]:
+        """Take a node out; returns the pods that were on it (the caller decides their fate)."""
+        i = self.index[name]
+        pods = list(self.pods_on[i].values())
+        for pod in pods:
+            self.release(pod, i)
+        self.present[i] = False
+        del self.index[name]
+        self._changed()
+        return pods
+
+    def cordon(self, name: str, unschedulable: bool = True) -> None:
+        self.unschedulable[self.index[name]] = unschedulable
+        self.version += 1
+
+    def column(self, resource: str) -> int:
+        """The column of a resource, added (0 everywhere) the first time anyone names it."""
+        col = self._column.get(resource)
+        if col is None:
+            col = len(self.resources)
+            self.resources.append(resource)
+            self._column[resource] = col
+            n = len(self.nodes)
+            self.allocatable = np.hstack([self.allocatable, np.zeros((n, 1), dtype=np.int64)])
+            self.requested = np.hstack([self.requested, np.zeros((n, 1), dtype=np.int64)])
+        return col
+
+    def _changed(self) -> None:
+        present = np.flatnonzero(self.present)
+        names = [self.nodes[i].name for i in present]
+        self.order = present[np.argsort(np.array(names, dtype=object), kind="stable")].astype(np.int64)
+        self.version += 1
+
+    # -- pods ------------------------------------------------------------------------------------
+
+    def request_of(self, pod: PodSpec) -> Ints:
+        """The pod's request as a row over the snapshot's resources (unset counts 0, as the filter does)."""
+        for name in pod.extended:
+            self.column(name)
+        row = np.zeros(len(self.resources), dtype=np.int64)
+        row[CPU], row[MEMORY] = pod.cpu_request, pod.memory_request
+        for name, amount in pod.extended.items():
+            row[self._column[name]] = amount
+        return row
+
+    @staticmethod
+    def non_zero_of(pod: PodSpec) -> tuple[int, int]:
+        """CPU and memory as the scoring plugins count them (`schedutil.GetNonzeroRequests`)."""
+        return (
+            non_zero_request(pod.cpu, DEFAULT_MILLI_CPU_REQUEST),
+            non_zero_request(pod.memory, DEFAULT_MEMORY_REQUEST),
+        )
+
+    def assume(self, pod: PodSpec, i: int) -> None:
+        """Count the pod on node `i` (kube-scheduler's `AssumePod`)."""
+        if pod.name in self.pods_on[i]:
+            raise ValueError(f"pod {pod.name!r} is already on node {self.nodes[i].name!r}")
+        self.pods_on[i][pod.name] = pod
+        self.requested[i] += self.request_of(pod)
+        cpu, memory = self.non_zero_of(pod)
+        self.non_zero[i, CPU] += cpu
+        self.non_zero[i, MEMORY] += memory
+        self.pod_count[i] += 1
+
+    def release(self, pod: PodSpec, i: int) -> None:
+        """The pod no longer counts on node `i`."""
+        del self.pods_on[i][pod.name]
+        self.requested[i] -= self.request_of(pod)
+        cpu, memory = self.non_zero_of(pod)
+        self.non_zero[i, CPU] -= cpu
+        self.non_zero[i, MEMORY] -= memory
+        self.pod_count[i] -= 1
+
+    # -- totals ----------------------------------------------------------------------------------
+
+    def allocation(self) -> dict[str, float]:
+        """Requested over allocatable, per resource, across present nodes."""
+        present = self.present
+        out = {}
+        for col, name in enumerate(self.resources):
+            total = int(self.allocatable[present, col].sum())
+            if total:
+                out[name] = float(self.requested[present, col].sum()) / total
+        return out
