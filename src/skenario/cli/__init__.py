@@ -11,6 +11,7 @@ import click
 from skenario import __version__
 from skenario.cli.run import run
 from skenario.cli.runs import compare, export, plot, report, runs, show
+from skenario.cli.schedule import schedule
 from skenario.cli.schema import schema
 from skenario.cli.solve import solve
 from skenario.cli.validate import validate
@@ -22,7 +23,7 @@ def cli() -> None:
     """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
 
 
-for command in (run, runs, show, compare, export, plot, report, schema, solve, validate):
+for command in (run, runs, show, compare, export, plot, report, schedule, schema, solve, validate):
     cli.add_command(command)
 
 

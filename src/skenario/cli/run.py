@@ -13,6 +13,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.common import err, out, store_option, user_errors
+from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table
 from skenario.core.time import SECOND, format_duration
 from skenario.errors import SkenarioError
@@ -80,6 +81,20 @@ class StopRequests:
     default=None,
     help="Also write the time series (one row per recording interval) to this CSV file.",
 )
+@click.option(
+    "--pods",
+    "pods_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With spec.cluster: write one row per pod (created, bound, node, wait, end) to this CSV file.",
+)
+@click.option(
+    "--results",
+    "results_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With spec.cluster: write KEP-140's PodResults (every attempt's plugin results) and the timeline as JSON.",
+)
 @user_errors
 def run(
     file: Path,
@@ -90,12 +105,15 @@ def run(
     no_store: bool,
     store: Path | None,
     series: Path | None,
+    pods_file: Path | None,
+    results_file: Path | None,
 ) -> None:
     """Run the scenario in FILE, print a summary of what happened and keep the run in the store."""
     text = read_text(file)
     scenario = load_scenario(file)
-    if series is not None and not series.parent.is_dir():
-        raise SkenarioError("no such directory for the time series", field="--series", value=str(series))
+    for option, path in (("--series", series), ("--pods", pods_file), ("--results", results_file)):
+        if path is not None and not path.parent.is_dir():
+            raise SkenarioError("no such directory for the output", field=option, value=str(path))
     simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
     if simulation.end is None:
         raise SkenarioError(
@@ -127,14 +145,22 @@ def run(
     if series is not None:
         with atomic_path(series) as partial:
             simulation.recorder.frame().to_csv(partial, index=False)
+    placement = simulation.placement
+    if placement is not None:
+        write_results(placement.controller, pods_file, results_file)
     if as_json:
         document = summary.as_dict() | {"wall_s": wall, "speedup": summary.simulated_ns / SECOND / wall}
+        if placement is not None:
+            document["scheduling"] = placement.summary().as_dict() | placement.autoscaler_figures()
         document |= {"phase": simulation.phase.value, "run": writer.run_id if writer else None}
         click.echo(json.dumps(document, indent=2))
         return
     out.print(summary_table(summary, wall))
     if (classes := class_table(summary)) is not None:
         out.print(classes)
+    if placement is not None:
+        extra = [(k, f"{v:,}") for k, v in placement.autoscaler_figures().items()]
+        out.print(scheduling_table(placement.summary(), extra=extra))
     out.print(f"digest: [bold]{summary.digest}[/]", highlight=False)
     if simulation.phase is not Phase.COMPLETED:
         out.print(f"phase: {simulation.phase.value}: {simulation.message}", highlight=False)

@@ -114,3 +114,14 @@ class ClusterPlacement:
 
     def summary(self) -> SchedulingSummary:
         return summarize(self.controller, self.env.now())
+
+    def autoscaler_figures(self) -> dict[str, int]:
+        """The cluster autoscaler's scale-ups and scale-downs, and the most nodes the cluster had."""
+        ca = self.cluster_autoscaler
+        if ca is None:
+            return {}
+        nodes = peak = 0
+        for _, delta in self.controller.capacity_log:
+            nodes += 1 if delta[0] > 0 else -1
+            peak = max(peak, nodes)
+        return {"scale-ups": ca.scale_ups, "scale-downs": ca.scale_downs, "nodes at the peak": peak}

@@ -1,0 +1,142 @@
+"""`skenario schedule`: replay a batch trace of pods through the scheduler on the event clock."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import click
+
+from skenario.cli.common import out, user_errors
+from skenario.cli.scheduling import scheduling_table, write_results
+from skenario.core.time import parse_duration
+from skenario.errors import SkenarioError
+from skenario.scenario.loader import load_document
+from skenario.scenario.scheduler_schema import SchedulerSpec
+from skenario.scenario.schema import MAX_SEED
+from skenario.scheduling.replay import BatchReplay
+from skenario.scheduling.traces import TRACE_KINDS, read_pod_trace
+
+
+def _duration(value: str | None, option: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise SkenarioError(str(exc), field=option, value=value) from None
+
+
+@click.command()
+@click.argument("trace", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--format", "kind", type=click.Choice(TRACE_KINDS), default="csv", show_default=True, help="The trace's format."
+)
+@click.option(
+    "--nodes",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The node list (SLS node file, openb node CSV, or a node CSV).",
+)
+@click.option(
+    "--scheduler",
+    "scheduler_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A YAML file with a scenario's `scheduler` section.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, MAX_SEED),
+    default=0,
+    show_default=True,
+    help="Seeds the tie-break and the heartbeat phases.",
+)
+@click.option(
+    "--hold",
+    is_flag=True,
+    help="Pods stay once bound (pack the cluster), instead of leaving after their trace lifetime.",
+)
+@click.option(
+    "--until", default=None, help="Stop at this simulated time, such as '30d'; default: when the last pod ends."
+)
+@click.option(
+    "--heartbeat",
+    default=None,
+    help="Node heartbeat interval, such as '1s' (YARN SLS's default); overrides the scheduler file.",
+)
+@click.option("--heartbeat-delay", default=None, help="How long a heartbeat takes to arrive, such as '100ms'.")
+@click.option(
+    "--no-plugin-results", is_flag=True, help="Keep no per-attempt plugin results (less memory on huge traces)."
+)
+@click.option(
+    "--pods",
+    "pods_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write one row per pod (CSV).",
+)
+@click.option(
+    "--results",
+    "results_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write KEP-140's PodResults and the timeline (JSON).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@user_errors
+def schedule(
+    trace: Path,
+    kind: str,
+    nodes: Path | None,
+    scheduler_file: Path | None,
+    seed: int,
+    hold: bool,
+    until: str | None,
+    heartbeat: str | None,
+    heartbeat_delay: str | None,
+    no_plugin_results: bool,
+    pods_file: Path | None,
+    results_file: Path | None,
+    as_json: bool,
+) -> None:
+    """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's)."""
+    for option, path in (("--pods", pods_file), ("--results", results_file)):
+        if path is not None and not path.parent.is_dir():
+            raise SkenarioError("no such directory", field=option, value=str(path))
+    shape = "a scheduler file is a mapping such as {percentageOfNodesToScore: 0, profiles: [...]}"
+    spec = (
+        load_document(scheduler_file, SchedulerSpec, shape)
+        if scheduler_file is not None
+        else SchedulerSpec.model_validate({})
+    )
+    base_dir = scheduler_file.parent if scheduler_file is not None else Path.cwd()
+    profile = spec.build_profile(base_dir, field=str(scheduler_file or "scheduler"))
+    settings = spec.settings()
+    interval, delay = _duration(heartbeat, "--heartbeat"), _duration(heartbeat_delay, "--heartbeat-delay")
+    settings = dataclasses.replace(
+        settings,
+        heartbeat_interval=settings.heartbeat_interval if interval is None else interval,
+        heartbeat_delay=settings.heartbeat_delay if delay is None else delay,
+        record_attempts=settings.record_attempts and not no_plugin_results,
+    )
+    started = time.perf_counter()
+    reader = read_pod_trace(kind, trace, nodes)
+    pods = reader.pods()
+    if hold:
+        pods = [dataclasses.replace(p, duration=None) for p in pods]
+    node_list = reader.nodes()
+    if not node_list:
+        raise SkenarioError("the trace gives no nodes: name a node file with --nodes", file=str(trace))
+    replay = BatchReplay(node_list, pods, profile, settings, seed=seed, until=_duration(until, "--until"))
+    summary = replay.run()
+    wall = time.perf_counter() - started
+    write_results(replay.controller, pods_file, results_file)
+    if as_json:
+        click.echo(json.dumps(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, indent=2))
+        return
+    simulated = replay.env.now() / 1e9
+    extra = [("simulated time", f"{simulated / 86400:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
+    out.print(scheduling_table(summary, title=f"{trace.name} ({kind}, seed {seed})", extra=extra))

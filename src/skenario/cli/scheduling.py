@@ -1,0 +1,56 @@
+"""Output shared by `run` (a scenario with spec.cluster) and `schedule` (a batch trace): the scheduling
+summary table and the KEP-140 result files (a per-pod CSV, and every attempt's plugin results as JSON)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from rich.table import Table
+
+from skenario.results.files import atomic_path
+from skenario.scheduling.analysis import SchedulingSummary, pod_table
+from skenario.scheduling.controller import SchedulingController
+
+
+def scheduling_table(
+    summary: SchedulingSummary, title: str = "scheduling", extra: Iterable[tuple[str, str]] = ()
+) -> Table:
+    table = Table(title=title, show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    rows = [
+        ("pods created", f"{summary.pods:,}"),
+        ("pods bound", f"{summary.bound:,}"),
+        ("pods pending at the end", f"{summary.pending:,}"),
+        ("pods preempted", f"{summary.preempted:,}"),
+        ("unschedulable attempts", f"{summary.unschedulable_attempts:,}"),
+        ("wait for a node, mean", f"{summary.mean_wait_s:,.2f} s"),
+        ("wait for a node, p99", f"{summary.p99_wait_s:,.2f} s"),
+    ]
+    for resource, mean in summary.allocation_mean.items():
+        peak = summary.allocation_peak.get(resource, 0.0)
+        rows.append((f"allocation of {resource}, mean / peak", f"{mean:.1%} / {peak:.1%}"))
+    rows.append(("nodes at the end", f"{summary.nodes:,}"))
+    rows.extend(extra)
+    for what, value in rows:
+        table.add_row(what, value)
+    return table
+
+
+def write_results(controller: SchedulingController, pods: Path | None, results: Path | None) -> None:
+    """The per-pod table as CSV, and KEP-140's PodResults with every attempt as JSON, each written whole."""
+    if pods is not None:
+        with atomic_path(pods) as partial:
+            pod_table(controller.pods.values()).to_csv(partial, index=False)
+    if results is not None:
+        document = {
+            "pods": [pod.result() for pod in controller.pods.values()],
+            "timeline": [
+                {"at": e.at, "kind": e.kind, "pod": e.pod or None, "node": e.node, "detail": e.detail}
+                for e in controller.timeline
+            ],
+        }
+        with atomic_path(results) as partial:
+            Path(partial).write_text(json.dumps(document, indent=1), encoding="utf-8")
