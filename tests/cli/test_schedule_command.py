@@ -1,0 +1,99 @@
+"""`skenario schedule` and `skenario run` with a cluster, as a user meets them."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from skenario.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACES = ROOT / "examples" / "traces"
+SLS = TRACES / "sls" / "inputsls.json"
+SLS_NODES = TRACES / "sls" / "nodes-with-resources.json"
+CLUSTER_EXAMPLE = ROOT / "examples" / "hpa-cluster-autoscaler.yaml"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_sls_sample_replays_every_task(tmp_path: Path) -> None:
+    pods = tmp_path / "pods.csv"
+    results = tmp_path / "results.json"
+    code, out, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--json", "--pods", str(pods), "--results", str(results),
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(out)
+    # The sample has 2 jobs with 3 + 2 tasks of the default 1 vcore / 1024 MB on 4 nodes: all fit.
+    assert summary["pods"] == 5 and summary["bound"] == 5 and summary["pending"] == 0
+    rows = list(csv.DictReader(pods.open()))
+    assert len(rows) == 5 and all(row["end"] == "completed" for row in rows)
+    document = json.loads(results.read_text())
+    first = document["pods"][0]
+    attempt = first["scheduleResult"][0]
+    # Four nodes are candidates; each filter verdict names a plugin and "passed" or a reason.
+    assert attempt["allCandidateNodes"] == 4
+    assert set(attempt["pluginResults"]["filter"]) <= {"node1", "node2", "node3", "node4"}
+    kinds = {event["kind"] for event in document["timeline"]}
+    assert {"PodCreated", "PodScheduled", "PodFinished"} <= kinds
+
+
+def test_heartbeats_delay_reuse_but_not_first_placement(tmp_path: Path) -> None:
+    # Two pods of a whole 1-core node: the second can start only when the first's node is seen free.
+    (tmp_path / "pods.csv").write_text("name,created,cpu,memory,duration\na,1s,1,1Gi,10s\nb,2s,1,1Gi,10s\n")
+    (tmp_path / "nodes.csv").write_text("name,cpu,memory\nn,1,2Gi\n")
+    args = ["schedule", str(tmp_path / "pods.csv"), "--nodes", str(tmp_path / "nodes.csv"), "--json"]
+    code, _, err = invoke(*args, "--pods", str(tmp_path / "now.csv"))
+    assert code == 0, err
+    code, _, err = invoke(
+        *args, "--heartbeat", "3s", "--heartbeat-delay", "500ms", "--pods", str(tmp_path / "hb.csv")
+    )
+    assert code == 0, err
+    now = {r["pod"]: r for r in csv.DictReader((tmp_path / "now.csv").open())}
+    beat = {r["pod"]: r for r in csv.DictReader((tmp_path / "hb.csv").open())}
+    assert float(now["b"]["bound_s"]) == 11.0  # a ends at 1 + 10 s and is seen at once
+    # With heartbeats every 3 s the end is seen at the next beat after 11 s, plus 0.5 s.
+    assert 11.0 < float(beat["b"]["bound_s"]) <= 11.0 + 3.0 + 0.5
+    assert float(beat["a"]["bound_s"]) == 1.0
+
+
+def test_malformed_traces_exit_2_naming_file_record_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"job.id": "j", "job.tasks": [{"container.start.ms": 10, "container.end.ms": 5}]}')
+    code, _, err = invoke("schedule", str(bad), "--format", "sls", "--nodes", str(SLS_NODES))
+    assert code == 2
+    assert "bad.json" in err and "task 0" in err and "container.end.ms" in err and "Traceback" not in err
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,created,cpu,memory\na,1s,lots,1Gi\n")
+    code, _, err = invoke("schedule", str(pods), "--nodes", str(tmp_path / "missing.csv"))
+    assert code == 2 and "Traceback" not in err
+    (tmp_path / "nodes.csv").write_text("name,cpu,memory\nn,1,2Gi\n")
+    code, _, err = invoke("schedule", str(pods), "--nodes", str(tmp_path / "nodes.csv"))
+    assert code == 2 and "pods.csv" in err and "cpu" in err and "lots" in err
+
+
+def test_bad_scheduler_file_exits_2(tmp_path: Path) -> None:
+    config = tmp_path / "scheduler.yaml"
+    config.write_text("profiles:\n  - plugins:\n      score:\n        enabled: [{name: NoSuchPlugin}]\n")
+    code, _, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES), "--scheduler", str(config)
+    )
+    assert code == 2 and "NoSuchPlugin" in err
+
+
+def test_run_with_a_cluster_writes_pod_results(tmp_path: Path) -> None:
+    pods = tmp_path / "pods.csv"
+    code, out, err = invoke("run", str(CLUSTER_EXAMPLE), "--no-store", "--json", "--pods", str(pods))
+    assert code == 0, err
+    scheduling = json.loads(out)["scheduling"]
+    assert scheduling["bound"] + scheduling["pending"] <= scheduling["pods"]
+    assert scheduling["scale-ups"] >= 1
+    rows = list(csv.DictReader(pods.open()))
+    assert len(rows) == scheduling["pods"]

@@ -1,0 +1,120 @@
+"""A scenario with spec.cluster: replicas as pods, the cluster autoscaler, and the schema's rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skenario.core.time import SECOND
+from skenario.errors import ScenarioError
+from skenario.model.replicas import ReplicaState
+from skenario.scenario.loader import load_scenario, parse_scenario
+from skenario.scenario.simulation import Simulation
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE = EXAMPLES / "hpa-cluster-autoscaler.yaml"
+STARTUP = 90 * SECOND  # the example's burst group
+
+
+@pytest.fixture(scope="module")
+def simulation() -> Simulation:
+    sim = Simulation(load_scenario(EXAMPLE), base_dir=EXAMPLES)
+    sim.run()
+    return sim
+
+
+def test_new_nodes_come_one_startup_after_a_scale_up(simulation: Simulation) -> None:
+    placement = simulation.placement
+    assert placement is not None
+    timeline = placement.controller.timeline
+    scale_ups = [e.at for e in timeline if e.kind == "ScaleUp"]
+    added = [e for e in timeline if e.kind == "NodeAdded"]
+    assert scale_ups and added
+    for event in added:
+        assert event.at - STARTUP in scale_ups
+
+
+def test_replicas_on_new_nodes_wait_for_them(simulation: Simulation) -> None:
+    placement = simulation.placement
+    assert placement is not None
+    added = {e.node: e.at for e in placement.controller.timeline if e.kind == "NodeAdded"}
+    waited = 0
+    for pod in placement.controller.pods.values():
+        if pod.node in added and pod.bound_at is not None:
+            # Bound no sooner than its node joined: the wait includes the node's start-up.
+            assert pod.bound_at >= added[pod.node] >= pod.created_at
+            replica = pod.owner
+            if replica.activated_at is not None:
+                assert replica.activated_at >= pod.bound_at
+            waited += pod.bound_at > pod.created_at
+    assert waited > 0
+
+
+def test_every_live_replica_has_one_pod_on_a_present_node(simulation: Simulation) -> None:
+    placement = simulation.placement
+    assert placement is not None
+    model = simulation.model
+    controller = placement.controller
+    owners = [p.owner for p in controller.pods.values() if p.end is None]
+    live = [r for r in model.replicas.values() if r.state != ReplicaState.TERMINATED]
+    assert sorted(r.id for r in owners) == sorted(r.id for r in live)
+    snapshot = placement.snapshot
+    for pod in controller.bound:
+        assert pod.node in snapshot.index
+        assert pod.name in snapshot.pods_on[snapshot.index[pod.node]]
+    # No node is ever over-committed.
+    assert (snapshot.requested[snapshot.present] <= snapshot.allocatable[snapshot.present]).all()
+
+
+def test_same_seed_same_bindings() -> None:
+    runs = []
+    for _ in range(2):
+        sim = Simulation(load_scenario(EXAMPLE), base_dir=EXAMPLES)
+        sim.run(until="12m")
+        assert sim.placement is not None
+        runs.append([(p.name, p.node, p.bound_at) for p in sim.placement.controller.pods.values()])
+    assert runs[0] == runs[1]
+
+
+BASE = """
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: c}
+spec:
+  duration: 1m
+  workload: {replicas: 1, request: {cpuTime: 10ms}}
+  traffic: {type: poisson, rate: 1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("  cluster: {nodeGroups: [{name: g, minSize: 3, maxSize: 2, node: {cpu: 1, memory: 1Gi}}]}\n", "minSize"),
+        ("  cluster: {}\n", "nodes or nodeGroups"),
+        ("  scheduler: {}\n", "spec.cluster"),
+        ("  cluster: {nodes: [{name: a, cpu: 1, memory: 1Gi}, {name: a, cpu: 1, memory: 1Gi}]}\n", "unique"),
+        (
+            "  cluster: {nodes: [{name: a, cpu: 1, memory: 1Gi}]}\n"
+            "  scheduler: {profiles: [{plugins: {score: {enabled: [{name: Nope}]}}}]}\n",
+            "Nope",
+        ),
+        ("  cluster: {nodes: [{name: a, cpu: 1, memory: lots}]}\n", "lots"),
+    ],
+)
+def test_bad_cluster_sections_are_refused(extra: str, words: str) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(BASE + extra, "c.yaml")
+    assert words in str(caught.value) and "c.yaml" in str(caught.value)
+
+
+def test_a_replica_that_fits_nowhere_stays_pending() -> None:
+    text = BASE + "  cluster: {nodes: [{name: small, cpu: 500m, memory: 1Gi}]}\n"
+    sim = Simulation(parse_scenario(text, "c.yaml"))
+    sim.run()
+    assert sim.placement is not None
+    assert sim.model.replicas_active.count() == 0
+    assert sim.model.replicas_launching.count() == 1  # the default 1000m request: Pending
+    (pod,) = sim.placement.controller.pods.values()
+    assert pod.node is None and pod.attempts and "Insufficient cpu" in pod.attempts[0].message
