@@ -52,9 +52,7 @@ def test_heartbeats_delay_reuse_but_not_first_placement(tmp_path: Path) -> None:
     args = ["schedule", str(tmp_path / "pods.csv"), "--nodes", str(tmp_path / "nodes.csv"), "--json"]
     code, _, err = invoke(*args, "--pods", str(tmp_path / "now.csv"))
     assert code == 0, err
-    code, _, err = invoke(
-        *args, "--heartbeat", "3s", "--heartbeat-delay", "500ms", "--pods", str(tmp_path / "hb.csv")
-    )
+    code, _, err = invoke(*args, "--heartbeat", "3s", "--heartbeat-delay", "500ms", "--pods", str(tmp_path / "hb.csv"))
     assert code == 0, err
     now = {r["pod"]: r for r in csv.DictReader((tmp_path / "now.csv").open())}
     beat = {r["pod"]: r for r in csv.DictReader((tmp_path / "hb.csv").open())}
@@ -97,3 +95,35 @@ def test_run_with_a_cluster_writes_pod_results(tmp_path: Path) -> None:
     assert scheduling["scale-ups"] >= 1
     rows = list(csv.DictReader(pods.open()))
     assert len(rows) == scheduling["pods"]
+
+
+def test_a_users_filter_plugin_keeps_pods_off_a_node(tmp_path: Path) -> None:
+    (tmp_path / "avoid.py").write_text(
+        "class Avoid:\n"
+        "    def __init__(self, node):\n"
+        "        self.node = node\n"
+        "    def filter(self, pod, node):\n"
+        "        return 'kept clear' if node.name == self.node else None\n"
+    )
+    config = tmp_path / "scheduler.yaml"
+    config.write_text("customPlugins:\n  - {name: Avoid, plugin: avoid.py:Avoid, options: {node: node1}}\n")
+    pods, results = tmp_path / "pods.csv", tmp_path / "results.json"
+    code, _, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES), "--scheduler", str(config),
+        "--pods", str(pods), "--results", str(results),
+    )  # fmt: skip
+    assert code == 0, err
+    nodes = {row["node"] for row in csv.DictReader(pods.open())}
+    assert "node1" not in nodes and nodes
+    attempt = json.loads(results.read_text())["pods"][0]["scheduleResult"][0]
+    assert attempt["pluginResults"]["filter"]["node1"]["Avoid"] == "kept clear"
+    assert "node1" not in attempt["allFilteredNodes"]
+
+
+def test_the_gpu_last_example_plugin_loads() -> None:
+    code, out, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--scheduler", str(ROOT / "examples" / "scheduling" / "gpu-last.yaml"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["bound"] == 5  # no GPUs anywhere: the plugin scores every node alike
