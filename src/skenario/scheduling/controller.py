@@ -63,6 +63,7 @@ class SchedulingController:
         self.env = env
         self.snapshot = snapshot
         self.framework = framework
+        framework.record = settings.record_attempts
         self.settings = settings
         self._rng = rng
         self.pods: dict[str, Pod] = {}
@@ -94,10 +95,10 @@ class SchedulingController:
         """A pod that joins the queue at `at` (now by default)."""
         if spec.name in self.pods:
             raise ValueError(f"a pod named {spec.name!r} exists already")
-        at = self.env.now() if at is None else at
+        at = max(self.env.now() if at is None else at, 1)  # 0 belongs to the run's start
         pod = Pod(len(self.pods), spec, at, duration, owner)
         self.pods[spec.name] = pod
-        self.env.schedule("create_pod", max(at, 1), self.source, self.pending, pod)
+        self.env.schedule("create_pod", at, self.source, self.pending, pod)
         return pod
 
     def create_all(self, pods: Iterator[tuple[PodSpec, int, int | None]]) -> None:
@@ -262,12 +263,11 @@ class SchedulingController:
     def _hint(self, pod: Pod, outcome: FilterOutcome) -> tuple[int, ...] | None:
         """What could make this pod fit: its request free on some node, or (None) any change at all.
 
-        Only a pod that every examined node turned away for resources alone can wait for room; any
-        other refusal (taints, affinity, spread, a user's plugin) is retried on every change.
+        Only a pod that every examined node turned away for resources alone can wait for room (a node
+        too small for it never has that much free); any other refusal (taints, affinity, spread, a
+        user's plugin) is retried on every change.
         """
-        if outcome.resolvable.all() and set(outcome.messages) <= {"Too many pods"} | {
-            f"Insufficient {r}" for r in self.snapshot.resources
-        }:
+        if set(outcome.messages) <= {"Too many pods"} | {f"Insufficient {r}" for r in self.snapshot.resources}:
             return tuple(self.snapshot.request_of(pod.spec).tolist())
         return None
 

@@ -119,6 +119,7 @@ class Framework:
         self.snapshot = snapshot
         self._rng = rng
         self.next_start = 0  # `nextStartNodeIndex`
+        self.record = True  # keep each plugin's verdicts and scores in the Attempt
 
     def schedule(self, pod: PodSpec, now: int, nominated: str | None = None) -> tuple[Attempt, FilterOutcome]:
         snap = self.snapshot
@@ -126,7 +127,7 @@ class Framework:
             pod=pod.name,
             at=now,
             candidates=len(snap.order),
-            node_names=[n.name for n in snap.nodes],
+            node_names=snap.names,
             examined=np.zeros(0, dtype=np.int64),
             feasible=np.zeros(0, dtype=np.int64),
         )
@@ -149,8 +150,11 @@ class Framework:
             normalized = plugin.normalize(raw)
             if normalized is None:
                 normalized = raw
-            attempt.scores.append(PluginScores(plugin.name, weighted.weight, raw, normalized))
             total += normalized * weighted.weight
+            if self.record:
+                attempt.scores.append(
+                    PluginScores(plugin.name, weighted.weight, raw, normalized.astype(np.int16, copy=False))
+                )
         best = np.flatnonzero(total == total.max())
         pick = best[0]
         if len(best) > 1 and self.profile.tie_break == "random":
@@ -193,25 +197,61 @@ class Framework:
         examined_count = len(nodes) if len(alive) <= limit else int(alive[limit - 1]) + 1
         feasible_pos = alive[:limit]
         attempt.examined = nodes[:examined_count]
-        messages: dict[str, int] = {}
         failed_pos = np.flatnonzero(first_fail[:examined_count] >= 0)
-        resolvable = np.ones(len(failed_pos), dtype=np.bool_)
+        if not len(feasible_pos):  # only an unschedulable pod needs the reasons counted
+            return self._diagnose(nodes, results, first_fail, codes, failed_pos, attempt, examined_count)
+        if self.record:
+            self._record_verdicts(nodes, results, attempt, examined_count)
+        return FilterOutcome(nodes[feasible_pos], nodes[failed_pos], np.ones(len(failed_pos), dtype=np.bool_), {})
+
+    def _record_verdicts(
+        self, nodes: Ints, results: list[tuple[Ints, FilterResult] | None], attempt: Attempt, examined: int
+    ) -> None:
         for k, entry in enumerate(results):
             if entry is None:
                 continue
             alive_k, result = entry
-            keep = alive_k < examined_count
-            attempt.filters.append(
-                FilterVerdicts(self.profile.filters[k].name, nodes[alive_k[keep]], result.codes[keep], result.reasons)
+            keep = alive_k < examined
+            verdicts = FilterVerdicts(
+                self.profile.filters[k].name,
+                nodes[alive_k[keep]].astype(np.int32),
+                result.codes[keep].astype(np.int16),
+                result.reasons,
             )
-            mine = first_fail[failed_pos] == k
-            for j in np.flatnonzero(mine):
-                code = int(codes[failed_pos[j]])
+            attempt.filters.append(verdicts)
+
+    def _diagnose(
+        self,
+        nodes: Ints,
+        results: list[tuple[Ints, FilterResult] | None],
+        first_fail: Ints,
+        codes: Ints,
+        failed_pos: Ints,
+        attempt: Attempt,
+        examined: int,
+    ) -> FilterOutcome:
+        """Why no node fits: how many nodes each reason turned away, and where preemption could help."""
+        if self.record:
+            self._record_verdicts(nodes, results, attempt, examined)
+        messages: dict[str, int] = {}
+        resolvable = np.ones(len(failed_pos), dtype=np.bool_)
+        plugin_of = first_fail[failed_pos]
+        code_of = codes[failed_pos]
+        for k, entry in enumerate(results):
+            if entry is None:
+                continue
+            result = entry[1]
+            mine = plugin_of == k
+            if not mine.any():
+                continue
+            found, counts = np.unique(code_of[mine], return_counts=True)
+            for code, count in zip(found.tolist(), counts.tolist(), strict=True):
                 text = result.reasons[code]
-                messages[text] = messages.get(text, 0) + 1
-                if code in result.unresolvable:
-                    resolvable[j] = False
-        return FilterOutcome(nodes[feasible_pos], nodes[failed_pos], resolvable, messages)
+                messages[text] = messages.get(text, 0) + count
+            if result.unresolvable:
+                final = np.isin(code_of, list(result.unresolvable)) & mine
+                resolvable[final] = False
+        return FilterOutcome(nodes[:0], nodes[failed_pos], resolvable, messages)
 
 
 def _unschedulable_message(candidates: int, messages: dict[str, int]) -> str:

@@ -130,14 +130,14 @@ class NodeResourcesFitFilter:
         for col in np.flatnonzero(request > 0):
             short = (codes == 0) & (request[col] > free[:, col])
             if short.any():
-                resource = snap.resources[col]
-                reasons.append(f"Insufficient {resource}")
+                reasons.append(f"Insufficient {snap.resources[col]}")
                 codes[short] = len(reasons) - 1
-                never = short & (request[col] > allocatable[:, col])
-                if never.any():
-                    reasons.append(f"Insufficient {resource}")  # the same words; only the status differs
-                    codes[never] = len(reasons) - 1
-                    unresolvable.add(len(reasons) - 1)
+        # A request above a node's whole allocatable, for any resource, no preemption can meet.
+        never = ((request > allocatable) & (request > 0)).any(axis=1) & (codes != 0)
+        for code in np.unique(codes[never]).tolist():
+            reasons.append(reasons[code])  # the same words; only the status differs
+            unresolvable.add(len(reasons) - 1)
+            codes[never & (codes == code)] = len(reasons) - 1
         return FilterResult(codes, reasons, frozenset(unresolvable))
 
 
@@ -233,11 +233,11 @@ def _scoring_columns(
     A resource the pod does not request, beyond cpu and memory, is left out for that pod, as upstream
     bypasses it; one no node has is left out too (allocatable 0 everywhere).
     """
+    cols = [snap.column(resource.name) for resource in resources]  # first: naming a resource adds its column
     request = snap.request_of(pod)
     nz_cpu, nz_memory = snap.non_zero_of(pod)
     requested_cols, allocatable_cols, weights = [], [], []
-    for resource in resources:
-        col = snap.column(resource.name)
+    for resource, col in zip(resources, cols, strict=True):
         if non_zero and col in (CPU, MEMORY):
             own = nz_cpu if col == CPU else nz_memory
             requested = snap.non_zero[nodes, col] + own
@@ -322,17 +322,20 @@ class BalancedAllocationScore:
     name: str = "NodeResourcesBalancedAllocation"
 
     def score(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> Ints:
+        cols = [snap.column(r.name) for r in self.resources]
         request = snap.request_of(pod)
-        if all(request[snap.column(r.name)] == 0 for r in self.resources):
+        if all(request[col] == 0 for col in cols):
             return np.zeros(len(nodes), dtype=np.int64)
         requested, allocatable, _ = _scoring_columns(pod, snap, nodes, self.resources, non_zero=False)
         valid = allocatable != 0
         fractions = np.where(valid, np.minimum(requested / np.maximum(allocatable, 1), 1.0), 0.0)
         count = valid.sum(axis=1)
         std = np.zeros(len(nodes))
-        if fractions.shape[1] == 2:
-            two = count == 2
-            std[two] = np.abs((fractions[two, 0] - fractions[two, 1]) / 2)
+        two = count == 2  # upstream takes |f0 - f1| / 2 for exactly two resources counted
+        if two.any():
+            high = np.where(valid, fractions, -np.inf).max(axis=1)
+            low = np.where(valid, fractions, np.inf).min(axis=1)
+            std[two] = (high[two] - low[two]) / 2
         many = count > 2
         if many.any():
             f, v, c = fractions[many], valid[many], count[many]

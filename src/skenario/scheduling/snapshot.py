@@ -30,6 +30,7 @@ class ClusterSnapshot:
         self.resources: list[str] = ["cpu", "memory"]
         self._column: dict[str, int] = {"cpu": CPU, "memory": MEMORY}
         self.nodes: list[NodeSpec] = []
+        self.names: list[str] = []  # by row; only ever appended to, so attempts may keep it
         self.index: dict[str, int] = {}
         self.allocatable: Ints = np.zeros((0, 2), dtype=np.int64)
         self.requested: Ints = np.zeros((0, 2), dtype=np.int64)
@@ -57,6 +58,7 @@ class ClusterSnapshot:
             row[self._column[name]] = amount
         i = len(self.nodes)
         self.nodes.append(node)
+        self.names.append(node.name)
         self.index[node.name] = i
         self.allocatable = np.vstack([self.allocatable, row])
         self.requested = np.vstack([self.requested, np.zeros_like(row)])
