@@ -300,6 +300,23 @@ def test_balanced_allocation_matches_the_pure_function_on_actual_requests(
     assert got.tolist() == want
 
 
+def test_balanced_allocation_with_three_resources_on_a_node_lacking_one_uses_the_other_two() -> None:
+    """Upstream's 3-resource profile (cpu, memory, GPU) on a node without GPUs (§2.4).
+
+    The GPU entry has allocatable 0 and is skipped, leaving two fractions: cpu 500/1000 = 0.5 and
+    memory 100/1000 = 0.1, so std = |0.5 - 0.1| / 2 = 0.2 and the score is int(100 * 0.8) = 80,
+    exactly what the same node scores when only cpu and memory are configured.
+    """
+    node = NodeSpec("no-gpu", cpu=1000, memory=1000)
+    pod = PodSpec("p", cpu=500, memory=100, extended={GPU: 1})
+    three = (ResourceSpec("cpu"), ResourceSpec("memory"), ResourceSpec(GPU))
+    snap = ClusterSnapshot([node])
+    snap.column(GPU)
+    assert balanced_allocation([500, 100, 1], [1000, 1000, 0]) == 80
+    assert BalancedAllocationScore().score(pod, snap, np.arange(1)).tolist() == [80]
+    assert BalancedAllocationScore(three).score(pod, snap, np.arange(1)).tolist() == [80]
+
+
 def test_balanced_allocation_scores_zero_everywhere_for_a_best_effort_pod() -> None:
     nodes = [NodeSpec("a", cpu=4000, memory=8 * GIB), NodeSpec("b", cpu=1000, memory=GIB)]
     snap = ClusterSnapshot(nodes)

@@ -31,7 +31,7 @@ class PluginScores:
 
     @property
     def final(self) -> Ints:
-        return self.normalized * self.weight
+        return self.normalized.astype(np.int64) * self.weight
 
 
 @dataclass(frozen=True, slots=True)

@@ -289,6 +289,10 @@ class SchedulingController:
         started = {p.name: (p.bound_at or 0) for p in self.bound}
         for i in outcome.failed[outcome.resolvable].tolist():
             node = snap.nodes[i]
+            # Pods already on their way out (earlier victims) are gone as far as a dry run is concerned,
+            # and their room is promised to whoever evicted them: neither is offered again.
+            if any(self.pods[p.name].preempted_at is not None for p in snap.pods_on[i].values()):
+                continue
             victims = select_victims(spec, node, list(snap.pods_on[i].values()), self._fits_without(i), started)
             if victims is not None:
                 candidates[node.name] = victims
