@@ -137,6 +137,6 @@ def schedule(
     if as_json:
         click.echo(json.dumps(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, indent=2))
         return
-    simulated = replay.env.now() / 1e9
+    simulated = replay.end / 1e9
     extra = [("simulated time", f"{simulated / 86400:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
     out.print(scheduling_table(summary, title=f"{trace.name} ({kind}, seed {seed})", extra=extra))

@@ -1,5 +1,8 @@
-"""Scheduling pods onto nodes the way kube-scheduler does (issue #7; in progress).
+"""Scheduling pods onto nodes the way kube-scheduler does, and the cluster autoscaler (issue #7).
 
-So far: the score calculators of the resource plugins and score normalisation, pure functions
-that mirror `pkg/scheduler/framework/plugins/noderesources` and `.../helper`.
+Pure calculators that mirror upstream plugins and functions (`scoring`, `taints`, `affinity`,
+`topology`, `preemption`, `clusterautoscaler`), the framework that runs them over a numpy
+snapshot of the nodes (`snapshot`, `plugins`, `spread`, `userplugins`, `framework`, `attempts`),
+the controllers that drive them on the clock (`controller`, `cacontroller`), batch trace readers
+(`traces`), trace replay (`replay`) and the analysis of what happened (`analysis`).
 """

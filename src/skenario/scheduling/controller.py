@@ -9,6 +9,11 @@ the unschedulable until something that could help happens (a node added or chang
 freed on a node where it would fit), as upstream's queueing hints decide; the periodic 5-minute
 flush and the retry backoff are not modelled, since in simulated time they only delay.
 
+Preemption follows DefaultPreemption's victim choice and node choice; the preemptor is nominated
+and retried once the victims are gone. Nominated pods do not reserve their room against other
+pods (the queue's priority order mostly does that), and a node whose victims are still leaving is
+not offered to another preemptor.
+
 Freed resources are seen at once, or, with node heartbeats on (YARN SLS's NodeManagers), at the
 node's next heartbeat after the pod ends plus the network delay.
 """
@@ -324,8 +329,3 @@ class SchedulingController:
             return bool(np.all((request == 0) | (request <= snap.allocatable[i] - used)))
 
         return fits
-
-    # -- what happened ---------------------------------------------------------------------------
-
-    def waiting(self) -> list[Pod]:
-        return list(self.pending)

@@ -9,7 +9,6 @@ no scoring, as upstream. The cycle only decides; the controller assumes and bind
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,9 +72,6 @@ class Profile:
     scores: list[WeightedScore] = field(default_factory=list)
     percentage_of_nodes_to_score: int = 0
     tie_break: str = "random"  # random (kube-scheduler's reservoir sampling) | first
-
-    def names(self) -> tuple[list[str], list[str]]:
-        return [f.name for f in self.filters], [s.plugin.name for s in self.scores]
 
 
 def default_profile(
@@ -259,8 +255,3 @@ def _unschedulable_message(candidates: int, messages: dict[str, int]) -> str:
     parts = sorted(f"{count} {text}" for text, count in messages.items())
     head = f"0/{candidates} nodes are available"
     return f"{head}: {', '.join(parts)}." if parts else f"{head}."
-
-
-def plugin_names(profile: Profile) -> Sequence[str]:
-    filters, scores = profile.names()
-    return [*filters, *(s for s in scores if s not in filters)]

@@ -21,6 +21,8 @@ from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.traces import TracePod
 
+HORIZON = 100 * 365 * 86_400 * SECOND  # far beyond any trace: the replay stops when nothing is left
+
 
 @dataclass
 class BatchReplay:
@@ -37,11 +39,12 @@ class BatchReplay:
         if not self.nodes:
             raise ValueError("a replay needs nodes: give a node file or nodes in the scenario")
         streams = RandomStreams(self.seed)
+        self.end = 0
         self.snapshot = ClusterSnapshot(self.nodes)
         self.framework = Framework(self.profile or default_profile(), self.snapshot, streams.generator("tie-break"))
-        last = max((p.created_at + (p.duration or 0) for p in self.pods), default=0)
-        self.end = self.until if self.until is not None else last + SECOND
-        self.env = Environment(halt_at=max(self.end, 2))
+        self._last_created = max((p.created_at for p in self.pods), default=0)
+        # Without `until`, the run goes on until nothing more can happen (see `run`).
+        self.env = Environment(halt_at=max(self.until if self.until is not None else HORIZON, 2))
         self.controller = SchedulingController(
             self.env, self.snapshot, self.framework, self.settings, streams.generator("heartbeats")
         )
@@ -51,11 +54,25 @@ class BatchReplay:
         )
 
     def run(self) -> SchedulingSummary:
-        self.env.run()
+        """Run to `until`, or until every pod has arrived and nothing is left to happen."""
+        env = self.env
+        if self.until is not None:
+            env.run()
+            self.end = env.now()
+            return self.summary()
+        stop = self._last_created + SECOND
+        while True:
+            env.run(until=min(stop, env.halt_at - 1))
+            if env.pending <= 1 or env.now() >= env.halt_at - 1:  # only the halt movement is left
+                break
+            stop = 2 * stop
+        pods = self.controller.pods.values()
+        self.end = max((max(p.created_at, p.bound_at or 0, p.finished_at or 0) for p in pods), default=0) + 1
         return self.summary()
 
     def summary(self) -> SchedulingSummary:
-        return summarize(self.controller, self.env.now(), start=min((p.created_at for p in self.pods), default=0))
+        start = min((p.created_at for p in self.pods), default=0)
+        return summarize(self.controller, self.end, start=start)
 
 
 def _order(pod: TracePod) -> tuple[int, str]:
