@@ -35,6 +35,13 @@ def user_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def check_output_dirs(*outputs: tuple[str, Path | None]) -> None:
+    """Refuse, before any work, an output file (option, path) whose folder does not exist."""
+    for option, path in outputs:
+        if path is not None and not path.parent.is_dir():
+            raise SkenarioError("no such directory for the output", field=option, value=str(path))
+
+
 def one_line(text: str) -> str:
     """User text made safe to print as one line of Rich markup: brackets escaped, line breaks shown as \\n."""
     return escape(text.replace("\r", "\\r").replace("\n", "\\n"))

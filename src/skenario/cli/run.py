@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from skenario.cli.common import err, out, store_option, user_errors
+from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table
 from skenario.core.time import SECOND, format_duration
@@ -111,9 +111,7 @@ def run(
     """Run the scenario in FILE, print a summary of what happened and keep the run in the store."""
     text = read_text(file)
     scenario = load_scenario(file)
-    for option, path in (("--series", series), ("--pods", pods_file), ("--results", results_file)):
-        if path is not None and not path.parent.is_dir():
-            raise SkenarioError("no such directory for the output", field=option, value=str(path))
+    check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))
     simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
     if simulation.end is None:
         raise SkenarioError(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from skenario.cli.common import out, user_errors
+from skenario.cli.common import check_output_dirs, out, user_errors
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.core.time import parse_duration
 from skenario.errors import SkenarioError
@@ -103,9 +103,7 @@ def schedule(
     as_json: bool,
 ) -> None:
     """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's)."""
-    for option, path in (("--pods", pods_file), ("--results", results_file)):
-        if path is not None and not path.parent.is_dir():
-            raise SkenarioError("no such directory", field=option, value=str(path))
+    check_output_dirs(("--pods", pods_file), ("--results", results_file))
     shape = "a scheduler file is a mapping such as {percentageOfNodesToScore: 0, profiles: [...]}"
     spec = (
         load_document(scheduler_file, SchedulerSpec, shape)

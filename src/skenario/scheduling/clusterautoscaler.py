@@ -36,7 +36,7 @@ import numpy as np
 
 from skenario.core.time import MINUTE, SECOND
 from skenario.scheduling.objects import HOSTNAME_LABEL, NodeSpec, PodSpec
-from skenario.scheduling.taints import Taint, TaintEffect, taints_filter
+from skenario.scheduling.taints import UNSCHEDULABLE_TAINT, taints_filter
 
 StaticFits = Callable[[PodSpec, NodeSpec], bool]
 Movable = Callable[[PodSpec], bool]
@@ -44,7 +44,6 @@ Movable = Callable[[PodSpec], bool]
 EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes")
 # `nvidia.com/gpu` is upstream's GPU resource; `alibaba.com/gpu-milli` is the pooled GPU of the openb traces.
 DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "alibaba.com/gpu-milli")
-UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", TaintEffect.NO_SCHEDULE)
 
 
 def node_filters(pod: PodSpec, node: NodeSpec) -> bool:

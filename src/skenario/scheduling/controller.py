@@ -291,8 +291,9 @@ class SchedulingController:
         if lowest is None or lowest >= spec.priority:
             return None
         candidates: dict[str, list[PodSpec]] = {}
-        started = {p.name: (p.bound_at or 0) for p in self.bound}
-        for i in outcome.failed[outcome.resolvable].tolist():
+        nodes = outcome.failed[outcome.resolvable].tolist()
+        started = {name: self.pods[name].bound_at or 0 for i in nodes for name in snap.pods_on[i]}
+        for i in nodes:
             node = snap.nodes[i]
             # Pods already on their way out (earlier victims) are gone as far as a dry run is concerned,
             # and their room is promised to whoever evicted them: neither is offered again.

@@ -26,11 +26,9 @@ from skenario.scheduling.scoring import (
     broken_linear,
 )
 from skenario.scheduling.snapshot import CPU, MEMORY, ClusterSnapshot
-from skenario.scheduling.taints import TaintEffect, Toleration, taints_filter, taints_score
+from skenario.scheduling.taints import UNSCHEDULABLE_TAINT, Toleration, taints_filter, taints_score
 
 Ints = npt.NDArray[np.int64]
-
-UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 
 @dataclass
@@ -100,10 +98,7 @@ class NodeUnschedulable:
     name = "NodeUnschedulable"
 
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
-        from skenario.scheduling.taints import Taint
-
-        taint = Taint(UNSCHEDULABLE_TAINT, TaintEffect.NO_SCHEDULE)
-        if any(t.tolerates(taint) for t in pod.tolerations):
+        if any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
             return FilterResult(np.zeros(len(nodes), dtype=np.int64))
         codes = snap.unschedulable[nodes].astype(np.int64)
         return FilterResult(codes, ("", "node(s) were unschedulable"), frozenset({1}))

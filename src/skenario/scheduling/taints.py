@@ -50,6 +50,10 @@ class Toleration:
         return False
 
 
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", TaintEffect.NO_SCHEDULE)
+"""What a cordoned node carries for the NodeUnschedulable filter (`v1.TaintNodeUnschedulable`)."""
+
+
 def untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration], effects: set[TaintEffect]) -> list[Taint]:
     """The taints with one of `effects` that no toleration tolerates."""
     return [t for t in taints if t.effect in effects and not any(tol.tolerates(t) for tol in tolerations)]
