@@ -1,11 +1,14 @@
-"""Properties of the cluster model over random small configurations, checked at every pause.
+"""Properties of the cluster model over random small configurations.
 
-(a) Requests are conserved: arrived = completed + failed + in flight, and every request in flight
-    is in exactly one stock (the buffer or one replica's processing stock).
-(b) Replicas are conserved: every replica made is launching, active, terminating or terminated,
-    each live one in exactly one stock that matches its state; launching + active ends at desired.
-(c) No request completes sooner than its CPU time (at the most its replica can give one request)
-    plus its IO time after arriving, nor later than its timeout.
+(a) Requests are conserved after every movement: arrived = completed + failed + in flight, the
+    counts of the stocks adding up to what an observer saw arrive and finish. At every pause, each
+    request in flight is in exactly one stock (the buffer or one replica's processing stock).
+(b) Replicas are conserved after every movement: every replica made is launching, active,
+    terminating or terminated. At every pause each live one is in exactly one stock that matches its
+    state; launching + active ends at desired.
+(c) No request completes sooner than its own CPU time (at the most its replica can give one
+    request) plus its own IO time after arriving, nor later than its timeout. The work each request
+    drew is recorded as the CPU admits it and as its IO starts, so random work is checked too.
 (d) CPU utilisation is in [0, 1]: a replica's busy core-time never exceeds its cores times the
     time it held them, and the recorder's cpu_utilisation column stays in [0, 1].
 (e) The same seed gives identical results twice, and pausing and observing change nothing.
@@ -13,9 +16,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from unittest.mock import patch
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +41,9 @@ from skenario.model.config import (
     RoutingPolicy,
     RoutingSpec,
 )
+from skenario.model.cpu import ProcessorSharingCPU
 from skenario.model.metrics import Sample
+from skenario.model.processing import RequestsProcessing
 from skenario.model.replicas import Replica, ReplicaState
 from skenario.model.requests import Request
 from skenario.results.recorder import Recorder
@@ -55,8 +64,9 @@ class Config:
     scale_events: tuple[tuple[int, int], ...]  # (time in ms, desired replicas)
     rate: float
     cpu_ms: int
-    random_cpu: bool  # exponential CPU time of mean cpu_ms (then no lower bound on latency)
+    random_cpu: bool  # exponential CPU time of mean cpu_ms
     io_ms: int | None
+    random_io: bool  # exponential IO time of mean io_ms
     timeout_ms: int | None
     grace_ms: int
     buffer_capacity: int
@@ -73,7 +83,7 @@ class Config:
         return ClusterSpec(
             requests=RequestSpec(
                 Exponential(self.cpu_ms * MS) if self.random_cpu else Constant(self.cpu_ms * MS),
-                None if self.io_ms is None else Constant(self.io_ms * MS),
+                None if self.io_ms is None else RecordedDraws(self.io_ms * MS, self.random_io),
                 None if self.timeout_ms is None else self.timeout_ms * MS,
             ),
             replica=ReplicaSpec(
@@ -108,6 +118,7 @@ def configs(draw: st.DrawFn) -> Config:
         cpu_ms=draw(st.integers(1, 300)),
         random_cpu=draw(st.booleans()),
         io_ms=draw(st.one_of(st.none(), st.integers(0, 200))),
+        random_io=draw(st.booleans()),
         timeout_ms=draw(st.one_of(st.none(), st.integers(100, 5000))),
         grace_ms=draw(st.integers(0, 3000)),
         buffer_capacity=draw(st.integers(0, 20)),
@@ -122,20 +133,70 @@ def configs(draw: st.DrawFn) -> Config:
     )
 
 
+class RecordedDraws:
+    """An IO-time distribution (constant or exponential) that keeps every value it hands out, in order.
+
+    The model draws IO times from one stream, one value per request as its CPU part ends, so the
+    n-th IO start gets the n-th value (rounded to whole ns, as every duration is).
+    """
+
+    def __init__(self, mean_ns: float, random: bool) -> None:
+        self.inner = Exponential(mean_ns) if random else Constant(mean_ns)
+        self.values: list[int] = []
+
+    def batch(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        values = self.inner.batch(rng, size)
+        self.values.extend(np.rint(values).astype(np.int64).tolist())
+        return values
+
+    def mean(self) -> float:
+        return self.inner.mean()
+
+
+class WorkLog:
+    """Each request's CPU work as the CPU admits it, and its IO time as its IO starts."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[Any, int] = {}
+        self.io: dict[Any, int] = {}
+        self.io_draws: RecordedDraws | None = None
+
+    @contextmanager
+    def recording(self, io_draws: RecordedDraws | None) -> Iterator[None]:
+        self.io_draws = io_draws
+        admit = ProcessorSharingCPU.admit
+        cpu_done = RequestsProcessing._cpu_done
+        log = self
+
+        def logged_admit(cpu: ProcessorSharingCPU[Any], job: Any, work_ns: int, priority: int = 0) -> None:
+            log.cpu[job] = work_ns
+            admit(cpu, job, work_ns, priority)
+
+        def logged_cpu_done(processing: RequestsProcessing, request: Request) -> None:
+            cpu_done(processing, request)  # draws the IO time (a whole batch at first)
+            if log.io_draws is not None:
+                log.io[request] = log.io_draws.values[len(log.io)]
+
+        with (
+            patch.object(ProcessorSharingCPU, "admit", logged_admit),
+            patch.object(RequestsProcessing, "_cpu_done", logged_cpu_done),
+        ):
+            yield
+
+
 class Tracker:
     """Follows every request and replica through the movements, independently of the counters."""
 
-    def __init__(self, model: ClusterModel, config: Config) -> None:
+    def __init__(self, model: ClusterModel, config: Config, work: WorkLog) -> None:
         self.model = model
         self.config = config
+        self.work = work
         self.arrived: dict[Request, None] = {}
         self.completed: set[Request] = set()
         self.failed: set[Request] = set()
         self.replicas: dict[Replica, None] = {}
         self.problems: list[str] = []
-        cores = model.spec.replica.cpu_capacity / 1000
-        cpu = config.cpu_ms * MS / min(1.0, cores)  # a request gets at most one core
-        self.fastest = 0.0 if config.random_cpu else cpu + (config.io_ms or 0) * MS
+        self.speed = min(1.0, model.spec.replica.cpu_capacity / 1000)  # a request gets at most one core
         self.timeout = None if config.timeout_ms is None else config.timeout_ms * MS
 
     def on_movement(self, movement: Movement, entity: Entity) -> None:
@@ -150,8 +211,9 @@ class Tracker:
                 self.problems.append(f"{entity} finished twice")
             self.completed.add(entity)
             latency = movement.occurs_at - entity.arrived_at
-            if latency < self.fastest - 1:
-                self.problems.append(f"{entity} completed in {latency} ns, faster than {self.fastest}")
+            fastest = self.work.cpu[entity] / self.speed + self.work.io.get(entity, 0)
+            if latency < fastest - 1:
+                self.problems.append(f"{entity} completed in {latency} ns, faster than {fastest}")
             if self.timeout is not None and latency > self.timeout:
                 self.problems.append(f"{entity} completed in {latency} ns, after its timeout {self.timeout}")
         elif movement.to_stock is model.requests_failed:
@@ -159,6 +221,21 @@ class Tracker:
             if entity in self.completed or entity in self.failed:
                 self.problems.append(f"{entity} finished twice")
             self.failed.add(entity)
+        self.check_counts()
+
+    def check_counts(self) -> None:
+        """(a) and (b) by counts, after every movement."""
+        model = self.model
+        held = model.requests_routing.count() + model.requests_buffered.count()
+        held += sum(replica.processing.count() for replica in self.replicas)
+        finished = model.requests_complete.count() + model.requests_failed.count()
+        if model.traffic_source.emitted != len(self.arrived) or held + finished != len(self.arrived):
+            self.problems.append(f"{len(self.arrived)} arrived but {held} held and {finished} finished")
+        if finished != len(self.completed) + len(self.failed):
+            self.problems.append(f"{finished} finished but {len(self.completed) + len(self.failed)} seen to finish")
+        live = model.replicas_launching.count() + model.replicas_active.count() + model.replicas_terminating.count()
+        if live + model.replicas_terminated.count() != len(self.replicas):
+            self.problems.append(f"{len(self.replicas)} replicas made but {live} live, the rest not terminated")
 
     def on_ignored(self, ignored: IgnoredMovement) -> None:
         pass
@@ -269,9 +346,25 @@ def fingerprint(env: Environment, model: ClusterModel, recorder: Recorder, sampl
 
 @settings(max_examples=300, deadline=None)
 @given(config=configs())
-def test_cluster_invariants_hold_at_every_pause(config: Config) -> None:
-    env, model, recorder, samples = build(config)
-    tracker = Tracker(model, config)
+def test_cluster_invariants_hold_at_every_step(config: Config) -> None:
+    work = WorkLog()
+    with work.recording(None):
+        env, model, recorder, samples = build(config)
+        io_draws = model.spec.requests.io_time
+        work.io_draws = io_draws if isinstance(io_draws, RecordedDraws) else None
+        run_checked(config, env, model, recorder, samples, work)
+    # (e) once more with the same seed, without pauses, observers or logs: the very same run.
+    first = fingerprint(env, model, recorder, samples)
+    env2, model2, recorder2, samples2 = build(config)
+    env2.run()
+    recorder2.record()
+    assert fingerprint(env2, model2, recorder2, samples2) == first
+
+
+def run_checked(
+    config: Config, env: Environment, model: ClusterModel, recorder: Recorder, samples: list[Sample], work: WorkLog
+) -> None:
+    tracker = Tracker(model, config, work)
     env.observe(tracker)
     delivered: list[tuple[int, Sample, ReplicaState]] = []
     model.metrics_sink.subscribe(lambda sample: delivered.append((env.now(), sample, sample.replica.state)))
@@ -302,9 +395,5 @@ def test_cluster_invariants_hold_at_every_pause(config: Config) -> None:
     assert sum(recorder.columns["requests_arrived"]) == model.requests_arrived
     assert sum(recorder.columns["requests_completed"]) == model.requests_complete.count()
     assert sum(recorder.columns["requests_failed"]) == model.requests_failed.count()
-    # (e) once more with the same seed, without pauses or observers: the very same run.
-    first = fingerprint(env, model, recorder, samples)
-    env2, model2, recorder2, samples2 = build(config)
-    env2.run()
-    recorder2.record()
-    assert fingerprint(env2, model2, recorder2, samples2) == first
+    # Every completed request had its work logged (so (c) was checked for each one).
+    assert all(request in work.cpu for request in tracker.completed)
