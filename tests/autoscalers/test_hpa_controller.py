@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skenario.autoscalers.base import ClusterContext
-from skenario.autoscalers.hpa import HPAControllerConfig, ResourceMetricSource, UtilizationTarget
+from skenario.autoscalers.hpa import AverageValueTarget, HPAControllerConfig, ResourceMetricSource, UtilizationTarget
 from skenario.autoscalers.hpa_controller import HorizontalPodAutoscaler, HPASpec
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, RandomStreams
@@ -104,8 +104,21 @@ def test_an_absent_min_replicas_defaults_to_one() -> None:
         (("periodSeconds: 30", "periodSeconds: 1801"), "spec.behavior.scaleDown.policies.0.periodSeconds", "1800"),
         (("stabilizationWindowSeconds: 60", "stabilizationWindowSeconds: 3601"), "spec.behavior.scaleDown", "3600"),
         (("averageUtilization: 70", "averageUtilization: 0"), "spec.metrics.0.resource.target", "greater than 0"),
-        (("type: Utilization, averageUtilization: 70", "type: Value, value: 5"), "spec.metrics.0", "AverageValue"),
-        (("type: Utilization", "type: Value"), "spec.metrics.0.resource.target", "must set value"),
+        # validateResourceSource: a utilization or a raw average value, and not both.
+        (
+            ("type: Utilization, averageUtilization: 70", "type: Value, value: 5"),
+            "spec.metrics.0.resource",
+            "must set either a target raw value or a target utilization",
+        ),
+        (
+            ("averageUtilization: 70", "averageUtilization: 70, averageValue: 300m"),
+            "spec.metrics.0.resource",
+            "may not set both a target raw value and a target utilization",
+        ),
+        # validatePodsSource: an average value.
+        (("type: AverageValue, averageValue: 500m", "type: Value, value: 1"), "spec.metrics.1.pods", "averageValue"),
+        # validateMetricTarget: the type is one of three.
+        (("type: Utilization", "type: Percent"), "spec.metrics.0.resource.target.type", "Percent"),
     ],
 )
 def test_invalid_manifests_are_rejected_naming_the_field(change: tuple[str, str], field: str, needle: str) -> None:
@@ -115,6 +128,60 @@ def test_invalid_manifests_are_rejected_naming_the_field(change: tuple[str, str]
     assert error.file == "hpa.yaml"
     assert error.field is not None and error.field.startswith(field), error.field
     assert needle in str(error), str(error)
+
+
+def _one_metric(metric: str) -> str:
+    return MANIFEST.replace(
+        "  - type: Pods\n    pods: {metric: {name: requests_per_second},"
+        " target: {type: AverageValue, averageValue: 500m}}\n",
+        metric,
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "field", "needle"),
+    [
+        # validateExternalSource: a value or a per-pod average, not both.
+        (
+            "  - type: External\n    external: {metric: {name: in_flight},"
+            " target: {type: Value, value: 2, averageValue: 1}}\n",
+            "spec.metrics.1.external",
+            "may not set both a target value for metric and a per-pod target",
+        ),
+        # validateObjectSource: a value or an average value.
+        (
+            "  - type: Object\n    object: {describedObject: {kind: Service, name: web}, metric: {name: in_flight},"
+            " target: {type: Value, averageUtilization: 5}}\n",
+            "spec.metrics.1.object",
+            "must set either a target value or averageValue",
+        ),
+        # Valid to the API server, but computeStatusForObjectMetric uses only the field the type names.
+        (
+            "  - type: Object\n    object: {describedObject: {kind: Service, name: web}, metric: {name: in_flight},"
+            " target: {type: Value, averageValue: 5}}\n",
+            "spec.metrics.1.object",
+            "neither a value target nor an average value target was set",
+        ),
+    ],
+)
+def test_object_and_external_targets_are_checked_as_upstream(metric: str, field: str, needle: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_document(_one_metric(metric), HorizontalPodAutoscalerManifest, "hpa.yaml", SHAPE)
+    assert info.value.field is not None and info.value.field.startswith(field), info.value.field
+    assert needle in str(info.value)
+
+
+def test_the_fields_set_choose_the_target_not_its_type() -> None:
+    """The API server checks only that the type is one of three; the controller reads the fields set."""
+    text = MANIFEST.replace("type: Utilization, averageUtilization: 70", "type: Value, averageUtilization: 70")
+    spec = parse_document(text, HorizontalPodAutoscalerManifest, "hpa.yaml", SHAPE).spec.build()
+    assert spec.metrics[0] == ResourceMetricSource("cpu", UtilizationTarget(70))
+    text = MANIFEST.replace("type: Utilization, averageUtilization: 70", "type: Utilization, averageValue: 300m")
+    spec = parse_document(text, HorizontalPodAutoscalerManifest, "hpa.yaml", SHAPE).spec.build()
+    assert spec.metrics[0] == ResourceMetricSource("cpu", AverageValueTarget(300))
+    external = "  - type: External\n    external: {metric: {name: in_flight}, target: {type: Value, averageValue: 2}}\n"
+    spec = parse_document(_one_metric(external), HorizontalPodAutoscalerManifest, "hpa.yaml", SHAPE).spec.build()
+    assert spec.metrics[1].target == AverageValueTarget(2000)  # type: ignore[union-attr]
 
 
 SCENARIO = """\
@@ -214,3 +281,93 @@ def test_an_unimportable_plugin_module_is_a_user_error() -> None:
     with pytest.raises(ScenarioError) as info:
         Simulation(scenario)
     assert "no_such_package" in str(info.value)
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+      - {name: istio-proxy, resources: {requests: {cpu: 100m}}}
+      - {name: nginx, resources: {requests: {cpu: 500m}}}
+"""
+
+CONTAINER_HPA = """\
+  - type: hpa
+    spec:
+      maxReplicas: 10
+      metrics:
+      - type: ContainerResource
+        containerResource: {name: cpu, container: nginx, target: {type: Utilization, averageUtilization: 70}}
+"""
+
+
+def test_a_container_resource_metric_reads_the_container_the_workload_names(tmp_path: Path) -> None:
+    """The simulated pod's container carries the Deployment container's name, so the HPA finds it."""
+    (tmp_path / "deployment.yaml").write_text(DEPLOYMENT)
+    text = SCENARIO.replace("    replicas: 1\n    resources: {requests: {cpu: 500m}}\n", "") + CONTAINER_HPA
+    text = text.replace("  workload:\n", "  workload:\n    deployment: deployment.yaml\n    container: nginx\n")
+    simulation = Simulation(parse_scenario(text), base_dir=tmp_path)
+    assert simulation.model.cpu_request == 500
+    simulation.run()
+    hpa = simulation.autoscalers["hpa"]
+    assert isinstance(hpa, HorizontalPodAutoscaler)
+    assert all(decision.error is None for decision in hpa.decisions)
+    assert simulation.model.desired >= 6  # ceil(2000m / 350m), as with a Resource metric
+
+
+@pytest.mark.parametrize(
+    ("workload", "field"),
+    [
+        ("    container: envoy\n", "spec.autoscalers.0.spec.metrics.0.containerResource.container"),
+        ("", "spec.autoscalers.0.spec.metrics.0.containerResource.container"),  # the default container is 'app'
+    ],
+)
+def test_a_container_the_pods_do_not_have_is_refused(workload: str, field: str) -> None:
+    text = (SCENARIO + CONTAINER_HPA).replace("    replicas: 1\n", "    replicas: 1\n" + workload)
+    with pytest.raises(ScenarioError) as info:
+        Simulation(parse_scenario(text))
+    assert info.value.field == field
+    assert info.value.value == "nginx"
+
+
+@pytest.mark.parametrize(
+    ("metric", "field", "value"),
+    [
+        (
+            "{type: Resource, resource: {name: memory, target: {type: Utilization, averageUtilization: 70}}}",
+            "spec.autoscalers.0.spec.metrics.0.resource.name",
+            "memory",
+        ),
+        (
+            "{type: Pods, pods: {metric: {name: http_requests}, target: {type: AverageValue, averageValue: 10}}}",
+            "spec.autoscalers.0.spec.metrics.0.pods.metric.name",
+            "http_requests",
+        ),
+        (
+            "{type: External, external: {metric: {name: queue_depth}, target: {type: Value, value: 10}}}",
+            "spec.autoscalers.0.spec.metrics.0.external.metric.name",
+            "queue_depth",
+        ),
+    ],
+)
+def test_a_metric_skenario_does_not_produce_is_refused(metric: str, field: str, value: str) -> None:
+    """Upstream such an HPA would fail every sync; here the scenario says so before it runs."""
+    text = SCENARIO + f"  - {{type: hpa, spec: {{maxReplicas: 5, metrics: [{metric}]}}}}\n"
+    with pytest.raises(ScenarioError) as info:
+        Simulation(parse_scenario(text))
+    assert info.value.field == field
+    assert info.value.value == value
+
+
+def test_a_manifest_file_error_names_the_file_and_the_field_in_it(tmp_path: Path) -> None:
+    (tmp_path / "hpa.yaml").write_text(MANIFEST.replace("name: requests_per_second", "name: rps"))
+    with pytest.raises(ScenarioError) as info:
+        Simulation(parse_scenario(SCENARIO + "  - {type: hpa, manifest: hpa.yaml}\n"), base_dir=tmp_path)
+    assert info.value.file == str(tmp_path / "hpa.yaml")
+    assert info.value.field == "spec.metrics.1.pods.metric.name"
+    assert "in_flight" in info.value.message  # it lists what skenario does produce

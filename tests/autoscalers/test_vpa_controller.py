@@ -86,6 +86,43 @@ def test_a_real_manifest_reads_its_cpu_policy() -> None:
     assert (spec.policy.min_allowed, spec.policy.max_allowed) == (50, 2000)
 
 
+@pytest.mark.parametrize(
+    ("policies", "container", "minimum", "mode"),
+    [
+        # GetContainerResourcePolicy: the policy naming the container wins over '*', wherever it is.
+        (
+            '[{containerName: "*", minAllowed: {cpu: 50m}}, {containerName: web, minAllowed: {cpu: 70m}}]',
+            "web",
+            70,
+            None,
+        ),
+        (
+            '[{containerName: "*", minAllowed: {cpu: 50m}}, {containerName: web, minAllowed: {cpu: 70m}}]',
+            "app",
+            50,
+            None,
+        ),
+        # A policy for another container only: none applies.
+        ("[{containerName: sidecar, minAllowed: {cpu: 70m}}]", "app", None, None),
+        # A container's mode Off, or CPU outside controlledResources: the VPA leaves its CPU alone.
+        ("[{containerName: web, mode: 'Off'}]", "web", None, UpdateMode.OFF),
+        ("[{containerName: web, controlledResources: [memory]}]", "web", None, UpdateMode.OFF),
+    ],
+)
+def test_the_policy_of_the_workloads_container_applies(
+    policies: str, container: str, minimum: int | None, mode: UpdateMode | None
+) -> None:
+    text = MANIFEST.replace(
+        """    containerPolicies:
+    - {containerName: "*", minAllowed: {cpu: 50m, memory: 64Mi}, maxAllowed: {cpu: "2"}}
+""",
+        f"    containerPolicies: {policies}\n",
+    )
+    spec = parse_document(text, VerticalPodAutoscalerManifest, "vpa.yaml", "a manifest").spec.build(container)
+    assert (spec.policy.min_allowed if spec.policy is not None else None) == minimum
+    assert spec.update_mode is (mode or UpdateMode.INITIAL)
+
+
 def test_the_update_mode_defaults_to_auto() -> None:
     text = MANIFEST.replace("  updatePolicy: {updateMode: Initial}\n", "")
     spec = parse_document(text, VerticalPodAutoscalerManifest, "vpa.yaml", "a manifest").spec.build()
@@ -132,6 +169,10 @@ spec:
     hpa, vpa = simulation.autoscalers.values()
     assert len(hpa.decisions) == 30 * 60 // 15 - 1  # type: ignore[attr-defined]
     assert vpa.recommendation is not None  # type: ignore[attr-defined]
+    # Both tick on the same instants: every VPA recommendation (each minute) falls on an HPA sync.
+    hpa_ticks = {decision.at for decision in hpa.decisions}  # type: ignore[attr-defined]
+    vpa_ticks = [decision.at for decision in vpa.decisions]  # type: ignore[attr-defined]
+    assert len(vpa_ticks) == 29 and set(vpa_ticks) <= hpa_ticks
     assert simulation.model.cpu_request > 100  # 50/s × 20 ms = 1 core over 2-6 pods: more than 100m each
     assert 2 <= simulation.model.desired <= 6
     assert simulation.recorder.frame()["cpu_request_millicores"].iloc[-1] == simulation.model.cpu_request

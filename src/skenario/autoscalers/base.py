@@ -20,6 +20,8 @@ from skenario.model.cluster import ClusterModel
 from skenario.model.metrics import Sample
 from skenario.model.replicas import ReplicaState
 
+DEFAULT_CONTAINER = "app"  # the simulated pod's one container, unless the workload names it
+
 
 @dataclass(frozen=True)
 class PodView:
@@ -27,7 +29,7 @@ class PodView:
 
     `ready` is the Ready condition; `ready_since` its last transition (None while never ready);
     `started_at` when the pod was created. `phase` is Pending while launching, Running when
-    active, Terminating while it drains.
+    active, Terminating while it drains. A simulated pod has one container, `container`.
     """
 
     id: int
@@ -38,6 +40,7 @@ class PodView:
     ready_since: int | None
     cpu_request: int
     cpu_limit: int | None
+    container: str = DEFAULT_CONTAINER
 
 
 @dataclass(frozen=True)
@@ -122,11 +125,18 @@ class ClusterContext:
     calls and subscriptions do nothing from then on and its levers are ignored, so any
     autoscaler, a plugin too, can be stopped without knowing how. `on_action`, when set, hears
     every lever pulled (what the run records for autoscalers that keep no decisions of their own).
+    `container` names the pods' one container, as their manifests do.
     """
 
-    def __init__(self, model: ClusterModel, on_action: Callable[..., object] | None = None) -> None:
+    def __init__(
+        self,
+        model: ClusterModel,
+        on_action: Callable[..., object] | None = None,
+        container: str = DEFAULT_CONTAINER,
+    ) -> None:
         self._model = model
         self._on_action = on_action
+        self._container = container
         self.closed = False
         self._clock = _ClosableClock(model.env, self)
 
@@ -152,6 +162,7 @@ class ClusterContext:
                     ready_since=replica.activated_at,
                     cpu_request=replica.cpu_request,
                     cpu_limit=replica.cpu_limit,
+                    container=self._container,
                 )
             )
         return views

@@ -44,15 +44,14 @@ from skenario.autoscalers.hpa_behavior import Behavior, tolerances_for_hpa
 from skenario.autoscalers.hpa_reconcile import HPAHistory, reconcile_desired_replicas
 from skenario.model.metrics import Sample
 
-CONTAINER = "app"  # the one container of a simulated pod
-
 # Per-pod metrics a sample offers, in the units the metrics APIs serve (milli-units).
 _POD_METRICS: dict[str, Callable[[Sample], float]] = {
     "in_flight": lambda s: s.in_flight * 1000,
     "concurrency": lambda s: s.concurrency * 1000,
     "requests_per_second": lambda s: s.rps * 1000,
 }
-METRIC_NAMES = (*_POD_METRICS, "buffered_requests")
+POD_METRIC_NAMES = tuple(_POD_METRICS)  # what a Pods metric can name
+METRIC_NAMES = (*_POD_METRICS, "buffered_requests")  # what an Object or External metric can name
 
 
 @dataclass(frozen=True)
@@ -168,7 +167,7 @@ class HorizontalPodAutoscaler:
 
 
 def _pod(view: PodView, now: int) -> Pod:
-    """A pod as the HPA's lister shows it: one container whose request is the pod's."""
+    """A pod as the HPA's lister shows it: its one container, whose request is the pod's."""
     return Pod(
         name=view.name,
         phase=PodPhase.PENDING if view.phase == "Pending" else PodPhase.RUNNING,
@@ -176,7 +175,7 @@ def _pod(view: PodView, now: int) -> Pod:
         ready_transition_time=view.ready_since if view.ready_since is not None else view.started_at,
         start_time=view.started_at,
         deletion_time=now if view.phase == "Terminating" else None,
-        containers=(Container(CONTAINER, {CPU: view.cpu_request}),),
+        containers=(Container(view.container, {CPU: view.cpu_request}),),
     )
 
 

@@ -36,8 +36,6 @@ from skenario.autoscalers.vpa_updater import (
 from skenario.core.time import MINUTE
 from skenario.model.metrics import Sample
 
-CONTAINER = "app"
-
 
 @dataclass(frozen=True)
 class VPASpec:
@@ -122,12 +120,15 @@ class VerticalPodAutoscaler:
             now = context.clock.now()
             views = {p.name: p for p in context.pods() if p.phase != "Terminating"}
             pods = [
-                PodState(name, {CONTAINER: {"cpu": view.cpu_request}}, view.started_at, pending=view.phase == "Pending")
+                PodState(
+                    name, {view.container: {"cpu": view.cpu_request}}, view.started_at, pending=view.phase == "Pending"
+                )
                 for name, view in views.items()
             ]
+            containers = {view.container for view in views.values()}
             evict = pods_to_evict(
                 pods,
-                {CONTAINER: rec.as_resources()},
+                {container: rec.as_resources() for container in containers},
                 self.spec.update_mode,
                 now,
                 configured_replicas=context.desired,

@@ -59,7 +59,8 @@ class _Autoscaler(Spec):
         description="How events refer to it (autoscaler/<name>); by default its type, or its manifest's name.",
     )
 
-    def build(self, base_dir: Path, field: str) -> Autoscaler:
+    def build(self, base_dir: Path, field: str, container: str) -> Autoscaler:
+        """The autoscaler, for a workload whose pods' one container is named `container`."""
         raise NotImplementedError
 
 
@@ -90,6 +91,14 @@ class _ManifestOrSpec(_Autoscaler):
         manifest: Any = read_manifest(self.manifest, base_dir, document, shape, f"{field}.manifest")
         return manifest.spec
 
+    def _where(self, base_dir: Path, field: str) -> tuple[str | None, str]:
+        """The file and the field path prefix that name a place in the spec, for errors found after reading."""
+        if isinstance(self.manifest, str):
+            return str(base_dir / self.manifest), "spec"
+        if self.manifest is not None:
+            return None, f"{field}.manifest.spec"
+        return None, f"{field}.spec"
+
 
 class HpaAutoscaler(_ManifestOrSpec):
     """A HorizontalPodAutoscaler, from a manifest file or an inline `spec`."""
@@ -105,13 +114,18 @@ class HpaAutoscaler(_ManifestOrSpec):
     cpu_initialization_period: Duration = Field(5 * MINUTE, ge=0, description="...-cpu-initialization-period")
     initial_readiness_delay: Duration = Field(30 * SECOND, ge=0, description="...-initial-readiness-delay")
 
-    def build(self, base_dir: Path, field: str) -> HorizontalPodAutoscaler:
+    def build(self, base_dir: Path, field: str, container: str) -> HorizontalPodAutoscaler:
         spec: HPASpecModel = self._spec(
             base_dir,
             HorizontalPodAutoscalerManifest,
             "a manifest is a mapping with apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler and spec",
             field,
         )
+        problem = spec.unsimulated_metric(container)
+        if problem is not None:
+            path, message, value = problem
+            file, prefix = self._where(base_dir, field)
+            raise ScenarioError(message, file=file, field=f"{prefix}.{path}", value=value)
         config = HPAControllerConfig(
             sync_period=self.sync_period,
             tolerance=self.tolerance,
@@ -133,7 +147,7 @@ class VpaAutoscaler(_ManifestOrSpec):
     recommender_interval: Duration = Field(MINUTE, gt=0, description="The recommender's --recommender-interval.")
     updater_interval: Duration = Field(MINUTE, gt=0, description="The updater's --updater-interval.")
 
-    def build(self, base_dir: Path, field: str) -> VerticalPodAutoscaler:
+    def build(self, base_dir: Path, field: str, container: str) -> VerticalPodAutoscaler:
         spec: VPASpecModel = self._spec(
             base_dir,
             VerticalPodAutoscalerManifest,
@@ -141,7 +155,9 @@ class VpaAutoscaler(_ManifestOrSpec):
             field,
         )
         return VerticalPodAutoscaler(
-            spec.build(), recommender_interval=self.recommender_interval, updater_interval=self.updater_interval
+            spec.build(container),
+            recommender_interval=self.recommender_interval,
+            updater_interval=self.updater_interval,
         )
 
 
@@ -156,7 +172,7 @@ class KpaAutoscaler(_Autoscaler):
     config: dict[str, Any] = Field(default_factory=dict, description="Keys of the config-autoscaler ConfigMap.")
     container_concurrency: int | None = Field(None, ge=0, description="The revision's containerConcurrency.")
 
-    def build(self, base_dir: Path, field: str) -> KnativePodAutoscaler:
+    def build(self, base_dir: Path, field: str, container: str) -> KnativePodAutoscaler:
         annotations = dict(self.annotations)
         concurrency = self.container_concurrency
         file = None
@@ -183,7 +199,7 @@ class PluginAutoscaler(_Autoscaler):
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the class.")
 
-    def build(self, base_dir: Path, field: str) -> Autoscaler:
+    def build(self, base_dir: Path, field: str, container: str) -> Autoscaler:
         field = f"{field}.plugin"
         instance = load_class(self.plugin, base_dir, field, self.options)
         if not isinstance(instance, Autoscaler):
@@ -215,6 +231,6 @@ def autoscaler_names(specs: tuple[AutoscalerSpec, ...] | list[AutoscalerSpec]) -
     return names
 
 
-def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path) -> list[Autoscaler]:
+def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path, container: str) -> list[Autoscaler]:
     """Every autoscaler of the scenario, built (manifests read, plugins loaded) before the run."""
-    return [spec.build(base_dir, f"spec.autoscalers.{index}") for index, spec in enumerate(specs)]
+    return [spec.build(base_dir, f"spec.autoscalers.{index}", container) for index, spec in enumerate(specs)]

@@ -64,6 +64,10 @@ class DeploymentManifest(Spec):
     kind: Literal["Deployment"]
     spec: DeploymentSpec
 
+    def container_name(self, container: str | None) -> str:
+        """The container the simulation models: the one named, else the first."""
+        return container if container is not None else self.spec.template.spec.containers[0].name
+
     def cpu(self, container: str | None, *, file: str) -> tuple[int | None, int | None]:
         """The named (or only / first) container's CPU request and limit, in millicores."""
         containers = self.spec.template.spec.containers

@@ -10,7 +10,7 @@ loosely: skenario scales the scenario's one workload.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -27,7 +27,8 @@ from skenario.autoscalers.hpa import (
     ValueTarget,
 )
 from skenario.autoscalers.hpa_behavior import Behavior, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy
-from skenario.autoscalers.hpa_controller import HPASpec
+from skenario.autoscalers.hpa_controller import METRIC_NAMES, POD_METRIC_NAMES, HPASpec
+from skenario.autoscalers.hpa_types import CPU
 from skenario.scenario.base import Loose, Spec
 from skenario.scenario.units import MilliQuantity
 
@@ -36,31 +37,21 @@ MAX_STABILIZATION_WINDOW_SECONDS = 3600  # validation.go: MaxStabilizationWindow
 
 
 class MetricTargetSpec(Spec):
+    """A target as `validateMetricTarget` checks it; which field counts is the source's business."""
+
     type: Literal["Utilization", "Value", "AverageValue"]
     average_utilization: int | None = Field(None, gt=0, description="Percent of the pods' requests.")
     average_value: MilliQuantity | None = None
     value: MilliQuantity | None = None
 
     @model_validator(mode="after")
-    def _the_type_names_its_field(self) -> MetricTargetSpec:
-        needed = {"Utilization": "averageUtilization", "Value": "value", "AverageValue": "averageValue"}[self.type]
-        given = {"Utilization": self.average_utilization, "Value": self.value, "AverageValue": self.average_value}
-        if given[self.type] is None:
-            raise ValueError(f"must set {needed} when type is {self.type}")
+    def _some_positive_value(self) -> MetricTargetSpec:
+        if self.average_utilization is None and self.average_value is None and self.value is None:
+            raise ValueError("set at least one of averageUtilization, averageValue and value")
         for quantity in (self.value, self.average_value):
             if quantity is not None and quantity <= 0:
                 raise ValueError("must be positive")
         return self
-
-    def build(self) -> MetricTarget:
-        if self.type == "Utilization":
-            assert self.average_utilization is not None
-            return UtilizationTarget(self.average_utilization)
-        if self.type == "AverageValue":
-            assert self.average_value is not None
-            return AverageValueTarget(self.average_value)
-        assert self.value is not None
-        return ValueTarget(self.value)
 
 
 class MetricIdentifier(Spec):
@@ -69,28 +60,84 @@ class MetricIdentifier(Spec):
 
 
 class ResourceSource(Spec):
+    """`validateResourceSource`: a utilization or a raw average value, not both (the type is not consulted)."""
+
     name: str = Field(min_length=1)
     target: MetricTargetSpec
 
+    @model_validator(mode="after")
+    def _utilization_or_value(self) -> Self:
+        target = self.target
+        if target.average_utilization is None and target.average_value is None:
+            raise ValueError("target: must set either a target raw value or a target utilization")
+        if target.average_utilization is not None and target.average_value is not None:
+            raise ValueError("target.averageValue: may not set both a target raw value and a target utilization")
+        return self
+
+    def build_target(self) -> MetricTarget:
+        """`computeStatusForResourceMetricGeneric`: a raw value when set, else the utilization."""
+        if self.target.average_value is not None:
+            return AverageValueTarget(self.target.average_value)
+        assert self.target.average_utilization is not None
+        return UtilizationTarget(self.target.average_utilization)
+
 
 class ContainerResourceSource(ResourceSource):
-    container: str = Field(min_length=1)
+    container: str = Field(min_length=1, max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 class PodsSource(Spec):
+    """`validatePodsSource`: an average value per pod."""
+
     metric: MetricIdentifier
     target: MetricTargetSpec
 
+    @model_validator(mode="after")
+    def _average_value(self) -> Self:
+        if self.target.average_value is None:
+            raise ValueError("target.averageValue: must specify a positive target averageValue")
+        return self
+
 
 class ObjectSource(Spec):
+    """`validateObjectSource`, and what `computeStatusForObjectMetric` can use: the field its type names."""
+
     described_object: Loose
     metric: MetricIdentifier
     target: MetricTargetSpec
 
+    @model_validator(mode="after")
+    def _value_or_average(self) -> Self:
+        target = self.target
+        if target.value is None and target.average_value is None:
+            raise ValueError("target: must set either a target value or averageValue")
+        # The API server accepts these; the controller then fails every sync with this message.
+        usable = (target.type == "Value" and target.value is not None) or (
+            target.type == "AverageValue" and target.average_value is not None
+        )
+        if not usable:
+            raise ValueError(
+                f"target.type {target.type}: the HPA controller would fail every sync with 'invalid object metric "
+                "source: neither a value target nor an average value target was set'; set type Value with value, "
+                "or AverageValue with averageValue"
+            )
+        return self
+
 
 class ExternalSource(Spec):
+    """`validateExternalSource`: a value or an average value per pod, not both."""
+
     metric: MetricIdentifier
     target: MetricTargetSpec
+
+    @model_validator(mode="after")
+    def _value_or_average(self) -> Self:
+        target = self.target
+        if target.value is None and target.average_value is None:
+            raise ValueError("target: must set either a target value for metric or a per-pod target")
+        if target.value is not None and target.average_value is not None:
+            raise ValueError("target.value: may not set both a target value for metric and a per-pod target")
+        return self
 
 
 _SOURCE_FIELDS = {
@@ -99,14 +146,6 @@ _SOURCE_FIELDS = {
     "Pods": "pods",
     "Object": "object",
     "External": "external",
-}
-# validation.go: which target types each source allows.
-_TARGETS = {
-    "Resource": ("Utilization", "AverageValue"),
-    "ContainerResource": ("Utilization", "AverageValue"),
-    "Pods": ("AverageValue",),
-    "Object": ("Value", "AverageValue"),
-    "External": ("Value", "AverageValue"),
 }
 
 
@@ -125,25 +164,57 @@ class MetricSpecModel(Spec):
             raise ValueError(f"must populate information for the given metric source: {_SOURCE_FIELDS[self.type]}")
         if len(given) > 1:
             raise ValueError("must populate the given metric source only")
-        source = getattr(self, _snake(_SOURCE_FIELDS[self.type]))
-        if source.target.type not in _TARGETS[self.type]:
-            allowed = " or ".join(_TARGETS[self.type])
-            raise ValueError(f"target.type must be {allowed} for a {self.type} metric, not {source.target.type}")
         return self
 
     def build(self) -> MetricSpec:
         if self.resource is not None:
-            return ResourceMetricSource(self.resource.name, self.resource.target.build())
+            return ResourceMetricSource(self.resource.name, self.resource.build_target())
         if self.container_resource is not None:
             source = self.container_resource
-            return ContainerResourceMetricSource(source.name, source.container, source.target.build())
+            return ContainerResourceMetricSource(source.name, source.container, source.build_target())
         if self.pods is not None:
-            return PodsMetricSource(self.pods.metric.name, self.pods.target.build())
+            assert self.pods.target.average_value is not None
+            return PodsMetricSource(self.pods.metric.name, AverageValueTarget(self.pods.target.average_value))
         if self.object is not None:
             kind = str((self.object.described_object.model_extra or {}).get("kind", ""))
-            return ObjectMetricSource(self.object.metric.name, self.object.target.build(), kind)
+            return ObjectMetricSource(self.object.metric.name, _value_or_average(self.object.target), kind)
         assert self.external is not None
-        return ExternalMetricSource(self.external.metric.name, self.external.target.build())
+        return ExternalMetricSource(self.external.metric.name, _value_or_average(self.external.target))
+
+    def unsimulated(self, container: str) -> tuple[str, str, str] | None:
+        """Why skenario cannot produce this metric, as (field path, message, value); None when it can."""
+        source = _SOURCE_FIELDS[self.type]
+        if self.resource is not None or self.container_resource is not None:
+            resource = self.resource or self.container_resource
+            assert resource is not None
+            if resource.name != CPU:
+                message = "skenario simulates CPU only, so the HPA would never get this metric"
+                return f"{source}.name", message, resource.name
+            if self.container_resource is not None and self.container_resource.container != container:
+                return (
+                    f"{source}.container",
+                    f"the workload's pods have one container, '{container}' (set workload.container to name it); "
+                    "the HPA would find no such container and never scale",
+                    self.container_resource.container,
+                )
+            return None
+        metric = (self.pods or self.object or self.external).metric  # type: ignore[union-attr]
+        names = POD_METRIC_NAMES if self.pods is not None else METRIC_NAMES
+        if metric.name not in names:
+            return (
+                f"{source}.metric.name",
+                f"skenario produces the {self.type} metrics {', '.join(names)}; the HPA would never get this one",
+                metric.name,
+            )
+        return None
+
+
+def _value_or_average(target: MetricTargetSpec) -> MetricTarget:
+    """An Object or External target: the average per pod when that is what counts, else the value."""
+    if target.average_value is not None and (target.type == "AverageValue" or target.value is None):
+        return AverageValueTarget(target.average_value)
+    assert target.value is not None
+    return ValueTarget(target.value)
 
 
 class PolicyModel(Spec):
@@ -197,6 +268,15 @@ class HPASpecModel(Spec):
         if minimum is not None and value < minimum:
             raise ValueError(f"must be greater than or equal to minReplicas ({minimum})")
         return value
+
+    def unsimulated_metric(self, container: str) -> tuple[str, str, str] | None:
+        """The first metric skenario cannot produce (field path within the spec, message, value), if any."""
+        for index, metric in enumerate(self.metrics):
+            problem = metric.unsimulated(container)
+            if problem is not None:
+                path, message, value = problem
+                return f"metrics.{index}.{path}", message, value
+        return None
 
     def build(self) -> HPASpec:
         return HPASpec(

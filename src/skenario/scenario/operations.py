@@ -281,7 +281,7 @@ class Planner:
         spec = _validated(_AUTOSCALER, entry, where)
         if not self.build:
             return lambda runtime: ""
-        autoscaler = spec.build(self.base_dir, where)
+        autoscaler = spec.build(self.base_dir, where, self.spec.workload.container_name)
 
         def apply(runtime: Runtime) -> str:
             if operation == "patch":

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
+from skenario.autoscalers.base import DEFAULT_CONTAINER
 from skenario.core.time import SECOND
 from skenario.model.config import (
     ClusterSpec,
@@ -144,7 +145,13 @@ class Workload(_Spec):
         description="An apps/v1 Deployment giving replicas and the container's CPU resources: a YAML file, "
         "or the manifest inline.",
     )
-    container: str | None = Field(None, description="Which container of the Deployment; the first when absent.")
+    container: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        max_length=63,
+        description="The container the simulation models (an HPA's ContainerResource or a VPA's containerName "
+        "names it): which container of the Deployment, its first when absent; 'app' without a Deployment.",
+    )
     initial_ready: bool = Field(True, description="Initial replicas start active instead of launching.")
     resources: Resources = Field(default_factory=lambda: Resources.model_validate({}))
     concurrency: int | None = Field(
@@ -194,13 +201,18 @@ class Workload(_Spec):
             path = "the Deployment at spec.workload.deployment"
             manifest = validate_document(self.deployment, DeploymentManifest, path, shape)
         request, limit = manifest.cpu(self.container, file=path)
-        update: dict[str, object] = {}
+        update: dict[str, object] = {"container": manifest.container_name(self.container)}
         if self.replicas is None:
             update["replicas"] = manifest.spec.replicas
         if "resources" not in self.model_fields_set and request is not None:
             cpu = {"requests": {"cpu": f"{request}m"}} | ({"limits": {"cpu": f"{limit}m"}} if limit else {})
             update["resources"] = Resources.model_validate(cpu)
         return self.model_copy(update=update)
+
+    @property
+    def container_name(self) -> str:
+        """The simulated pod's one container (after `with_deployment`, the Deployment's)."""
+        return self.container if self.container is not None else DEFAULT_CONTAINER
 
     def cluster_spec(self, routing: Routing, metrics: Metrics) -> ClusterSpec:
         request = self.request

@@ -89,6 +89,7 @@ class Simulation:
         self.base_dir = base_dir
         spec = scenario.spec.with_deployment(base_dir)
         self.spec = spec
+        self._container = spec.workload.container_name
         self.seed = spec.seed if seed is None else seed
         self.streams = RandomStreams(self.seed)
         self.end = spec.end
@@ -118,7 +119,7 @@ class Simulation:
         self._contexts: dict[str, ClusterContext] = {}
         self._decisions_taken: dict[str, int] = {}  # by autoscaler name: decisions already in the timeline
         names = autoscaler_names(spec.autoscalers)
-        for name, autoscaler in zip(names, build_autoscalers(spec.autoscalers, base_dir), strict=True):
+        for name, autoscaler in zip(names, build_autoscalers(spec.autoscalers, base_dir, self._container), strict=True):
             self.start_autoscaler(name, autoscaler)
         self._planner = Planner(spec, base_dir, self.streams, horizon)
         self._objects = Objects.of(scenario.document, names)
@@ -259,7 +260,7 @@ class Simulation:
                 detail["action"] = action
                 self.timeline.add(self.env.now(), name, Operation.DECISION, "workload", action, detail)
 
-        context = ClusterContext(self.model, on_action=record)
+        context = ClusterContext(self.model, on_action=record, container=self._container)
         self.autoscalers[name] = autoscaler
         self._decisions_taken[name] = 0
         self._contexts[name] = context

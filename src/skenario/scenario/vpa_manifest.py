@@ -1,9 +1,10 @@
 """An autoscaling.k8s.io/v1 VerticalPodAutoscaler, read as the VPA's CRD validation reads it.
 
 Only CPU is simulated: `minAllowed.cpu` / `maxAllowed.cpu` of the container policy that applies
-(the one named `*`, or the only one), `controlledValues`, and `updatePolicy.updateMode` (default
-`Auto`, which today behaves as `Recreate`). Other resources in the policies are accepted and
-ignored; `metadata`, `targetRef` and `status` are read loosely.
+(the one naming the workload's container, else the one named `*`), its `mode`,
+`controlledResources` (without `cpu` the VPA leaves CPU alone), `controlledValues`, and
+`updatePolicy.updateMode` (default `Auto`, which today behaves as `Recreate`). Other resources in
+the policies are accepted and ignored; `metadata`, `targetRef` and `status` are read loosely.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from skenario.autoscalers.base import DEFAULT_CONTAINER
 from skenario.autoscalers.vpa_controller import VPASpec
 from skenario.autoscalers.vpa_recommender import ContainerResourcePolicy
 from skenario.autoscalers.vpa_updater import UpdateMode
@@ -59,9 +61,11 @@ class VPASpecModel(Spec):
     resource_policy: ResourcePolicy | None = None
     recommenders: list[Loose] | None = None
 
-    def build(self) -> VPASpec:
-        policy = self._policy()
-        if policy is not None and policy.mode == "Off":
+    def build(self, container: str = DEFAULT_CONTAINER) -> VPASpec:
+        """The VPA for a workload whose pods' one container is `container`."""
+        policy = self._policy(container)
+        cpu_controlled = policy is None or policy.controlled_resources is None or "cpu" in policy.controlled_resources
+        if policy is not None and (policy.mode == "Off" or not cpu_controlled):
             mode = UpdateMode.OFF
         else:
             mode = UpdateMode(self.update_policy.update_mode)
@@ -74,12 +78,16 @@ class VPASpecModel(Spec):
         controlled = policy.controlled_values if policy is not None else "RequestsAndLimits"
         return VPASpec(update_mode=mode, policy=limits, controlled_values=controlled)
 
-    def _policy(self) -> ContainerPolicy | None:
+    def _policy(self, container: str) -> ContainerPolicy | None:
+        """`GetContainerResourcePolicy`: the policy naming the container, else the `*` one."""
         policies = self.resource_policy.container_policies if self.resource_policy is not None else []
+        default = None
         for policy in policies:
-            if policy.container_name == "*":
+            if policy.container_name == container:
                 return policy
-        return policies[0] if len(policies) == 1 else None
+            if policy.container_name == "*":
+                default = policy
+        return default
 
 
 class VerticalPodAutoscalerManifest(Spec):
