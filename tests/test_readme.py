@@ -30,16 +30,32 @@ def test_kernel_tour_prints_what_the_readme_says() -> None:
     assert "serve from_stock_empty" in printed.getvalue()
 
 
-def test_hpa_calculator_example_prints_what_the_readme_says() -> None:
+def _run_autoscaler_examples() -> list[str]:
     text = README.read_text()
-    section = text[text.index("## Autoscalers") : text.index("## A tour of the kernel")]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
-    assert code is not None
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(code.group(1), "README.md", "exec"), {})
+    section = text[text.index("## Autoscalers") : text.index("## Timelines: events during a run")]
+    outputs = []
+    for code in re.findall(r"```python\n(.*?)```", section, re.S):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(compile(code, "README.md", "exec"), {})
+        outputs.append(printed.getvalue())
+    return outputs
+
+
+def test_calculator_examples_print_what_the_readme_says() -> None:
+    hpa, vpa, kpa = _run_autoscaler_examples()
     # The comment's formula, independently: ceil(3 pods × 90% used / 60% target) = 5.
-    assert printed.getvalue().split() == ["5"]
+    assert hpa.split() == ["5"]
+    # VPA: the p90 of a steady 300m is the end of 300m's histogram bucket (buckets grow by 5%),
+    # plus the 15% margin; eight days of samples give confidence 8, so the upper bound is the
+    # target × (1 + 1/8) and the lower the target × (1 + 0.001/8)^-2, each truncated to whole millicores.
+    target, lower, upper = (int(x) for x in vpa.split())
+    assert 300 * 1.15 <= target <= 300 * 1.05 * 1.15
+    assert upper == int(target * (1 + 1 / 8))
+    assert lower == int(target * (1 + 0.001 / 8) ** -2)
+    # KPA: target 10 at the default 70% utilisation is 7 per pod; ceil(35 / 7) = 5 pods wanted, and
+    # 5 / 2 ready = 2.5 is over the 200% panic threshold.
+    assert kpa.split() == ["5", "True"]
 
 
 def test_phases_example_prints_what_the_readme_says(monkeypatch: pytest.MonkeyPatch) -> None:

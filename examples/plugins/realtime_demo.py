@@ -14,8 +14,6 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -36,10 +34,11 @@ class LiveLookingContext:
         self._load = load_cores
         self.log: list[tuple[float, int, int]] = []
 
-    def samples(self) -> dict[int, Any]:
+    def metric(self, name: str) -> dict[int, float]:
+        assert name == "cpu_millicores", "the only metric this stand-in serves"
         seconds = self.clock.now() / SECOND
         per_pod = self._load(seconds) * 1000 / self.desired
-        return {i: SimpleNamespace(cpu_millicores=per_pod) for i in range(self.desired)}
+        return dict.fromkeys(range(self.desired), per_pod)
 
     def scale_to(self, replicas: int) -> None:
         seconds = self.clock.now() / SECOND

@@ -2,7 +2,7 @@
 
 Run it with `skenario run examples/plugin.yaml`. A plugin is any class with `start(context)`;
 the context (skenario.autoscalers.base.AutoscalerContext) gives it the clock, the pods, the
-metrics samples and the levers. It only ever uses the clock it is given, so the same class runs
+metrics it asks for by name and the levers. It only ever uses the clock it is given, so the same class runs
 against a live cluster's context on the real-time clock.
 """
 
@@ -27,9 +27,9 @@ class TargetTracking:
         context.clock.call_later(self.period, self.tick)
 
     def tick(self) -> None:
-        samples = self.context.samples().values()
-        if samples:
-            used = sum(s.cpu_millicores for s in samples)
+        cpu = self.context.metric("cpu_millicores")  # by pod: the latest mean CPU each reported
+        if cpu:
+            used = sum(cpu.values())
             per_pod = self.target * self.context.cpu_request
             wanted = math.ceil(used / per_pod) if per_pod else self.context.desired
             self.context.scale_to(max(self.min_replicas, min(self.max_replicas, wanted)))

@@ -371,3 +371,26 @@ def test_a_manifest_file_error_names_the_file_and_the_field_in_it(tmp_path: Path
     assert info.value.file == str(tmp_path / "hpa.yaml")
     assert info.value.field == "spec.metrics.1.pods.metric.name"
     assert "in_flight" in info.value.message  # it lists what skenario does produce
+
+
+def test_a_plugin_reads_the_metrics_it_asks_for_by_name() -> None:
+    """Same set-up as the first-sync test: each pod uses 300m (60% of 500m) and takes 15 requests/s."""
+    env = Environment(halt_at=16 * SECOND)
+    spec = ClusterSpec(
+        requests=RequestSpec(Constant(20 * MILLISECOND), timeout=None),
+        replica=ReplicaSpec(500),
+        initial_replicas=2,
+        metrics=MetricsSpec(interval=5 * SECOND, first_after=5 * SECOND, lag=4 * SECOND),
+    )
+    model = ClusterModel(env, spec, constant_arrivals(30, 0, 16 * SECOND), RandomStreams(1))
+    context = ClusterContext(model)
+    assert context.metric("cpu_millicores") == {}  # nothing has reached the sink yet
+    env.run()
+    pods = {view.id for view in context.pods()}
+    cpu = context.metric("cpu_millicores")
+    assert set(cpu) == pods
+    assert all(math.isclose(value, 300, rel_tol=1e-6) for value in cpu.values())
+    assert all(math.isclose(value, 0.6, rel_tol=1e-6) for value in context.metric("cpu_utilization").values())
+    assert all(math.isclose(value, 15, rel_tol=1e-6) for value in context.metric("requests_per_second").values())
+    with pytest.raises(ValueError, match="cpu_millicores"):
+        context.metric("memory")

@@ -1,9 +1,10 @@
 """What an autoscaler sees and does, the same for built-in ones and user plugins.
 
 An autoscaler gets an `AutoscalerContext` when it starts: the Clock (seed 004: the only view of
-time it has, so the same code runs simulated or live), the pods of its workload, the metrics the
-pipeline delivered, and the two levers Kubernetes gives: the desired replica count and the pod
-template's CPU (with evictions to apply it). It schedules its own ticks with `clock.call_later`.
+time it has, so the same code runs simulated or live), the pods of its workload, the metrics it
+asks for (by name, `metric`) or whole samples as the pipeline delivered them, and the two levers
+Kubernetes gives: the desired replica count and the pod template's CPU (with evictions to apply
+it). It schedules its own ticks with `clock.call_later`.
 
 `ClusterContext` is the context over a simulated `ClusterModel`; anything with the same methods
 (for example a client of a real cluster) serves as well.
@@ -21,6 +22,15 @@ from skenario.model.metrics import Sample
 from skenario.model.replicas import ReplicaState
 
 DEFAULT_CONTAINER = "app"  # the simulated pod's one container, unless the workload names it
+
+# The per-pod metrics an autoscaler can ask for by name (`AutoscalerContext.metric`), from a sample.
+POD_METRICS: dict[str, Callable[[Sample], float]] = {
+    "cpu_millicores": lambda s: s.cpu_millicores,  # mean CPU in use over the window (metrics-server)
+    "cpu_utilization": lambda s: s.cpu_millicores / s.cpu_request if s.cpu_request else 0.0,  # of the request
+    "in_flight": lambda s: s.in_flight,  # requests held at the tick
+    "concurrency": lambda s: s.concurrency,  # mean requests held over the window (queue-proxy)
+    "requests_per_second": lambda s: s.rps,  # arrivals over the window
+}
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,10 @@ class AutoscalerContext(Protocol):
 
     def samples(self) -> dict[int, Sample]:
         """The latest metrics sample of each live pod, by pod id, as the pipeline delivered it."""
+        ...
+
+    def metric(self, name: str) -> dict[int, float]:
+        """The latest value of one metric (a key of `POD_METRICS`) for each live pod that reported, by pod id."""
         ...
 
     def subscribe(self, fn: Callable[[Sample], object]) -> None:
@@ -169,6 +183,12 @@ class ClusterContext:
 
     def samples(self) -> dict[int, Sample]:
         return dict(self._model.metrics_sink.latest)
+
+    def metric(self, name: str) -> dict[int, float]:
+        value = POD_METRICS.get(name)
+        if value is None:
+            raise ValueError(f"no metric named {name!r}; there are {', '.join(POD_METRICS)}")
+        return {pod: value(sample) for pod, sample in self._model.metrics_sink.latest.items()}
 
     def subscribe(self, fn: Callable[[Sample], object]) -> None:
         def feed(sample: Sample) -> None:
