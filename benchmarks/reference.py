@@ -12,9 +12,10 @@ What is measured, each run in a fresh interpreter (`--one NAME` prints one JSON 
   customer is the unit of speed.
 - `reference_1h` and `reference_4h`: the scenario for 1 h and 4 h. Wall time per simulated request
   and peak RSS (the whole process, interpreter and libraries included).
-- `ps_10` and `ps_1000`: one replica's processor-sharing CPU alone with 10 or 1000 requests always in
-  flight (a closed loop: each completion admits a new request), to show the cost per event grows
-  as O(log n), not O(n).
+- `ps_10` and `ps_1000`: one replica with 10 or 1000 requests always in flight (a closed loop: each
+  completion sends in a new request), each taking the replica's whole request path (arrival
+  movement, processor-sharing CPU, IO, completion movement), to show the cost per request grows
+  as O(log n) in the requests sharing the CPU, not O(n).
 
 Targets: reference_1h ≤ 5× floor per request; peak memory ≤ 300 MB; 4 h peak ≤ 1.2× the 1 h peak;
 ps_1000 ≤ 2× ps_10 per request. Rounds interleave the runs, ratios are per round, medians reported.
@@ -85,37 +86,56 @@ def run_reference(hours: float) -> dict[str, Any]:
 
 
 def run_processor_sharing(in_flight: int, completions: int = PS_COMPLETIONS) -> dict[str, Any]:
-    """`in_flight` requests always on one 1000m CPU; each completion admits a fresh one."""
-    from skenario.core.environment import Environment
-    from skenario.core.random import Exponential, RandomStreams, sampler
-    from skenario.core.time import MILLISECOND
-    from skenario.model.cpu import ProcessorSharingCPU
+    """`in_flight` requests always on one replica of 1000m; each completion sends in a fresh one.
 
-    work = sampler(Exponential(50 * MILLISECOND), RandomStreams(7).generator("work"))
+    The requests take the replica's whole path: a movement into its processing stock, the
+    processor-sharing CPU (exponential work of mean 50 ms), 20 ms of IO, a movement to the
+    complete sink, which records the latency, and a movement bringing the next request in.
+    """
+    from skenario.core.environment import Environment
+    from skenario.core.random import Constant, Exponential, RandomStreams, sampler
+    from skenario.core.stocks import Source
+    from skenario.core.time import MILLISECOND
+    from skenario.model.processing import ClassWork, RequestsProcessing
+    from skenario.model.requests import Request, RequestsComplete, RequestsFailed
+
+    streams = RandomStreams(7)
+    work = ClassWork(
+        sampler(Exponential(50 * MILLISECOND), streams.generator("cpu-time")),
+        sampler(Constant(20 * MILLISECOND), streams.generator("io-time")),
+    )
     # Long enough never to halt first: n requests of 50 ms on one core take n × 50 ms each.
     env = Environment(halt_at=(completions + in_flight) * 100 * MILLISECOND)
-    done = 0
+    traffic: Source[Request] = Source("TrafficSource", "Request")
     admitted = 0
 
-    def finished(job: int) -> None:
-        nonlocal done, admitted
-        done += 1
-        if admitted < completions:  # then the last ones drain and the run ends
-            cpu.admit(admitted, work())
-            admitted += 1
+    class ClosedLoop(RequestsComplete):
+        """The complete sink, which sends in a new request for each one that completes."""
 
-    cpu: ProcessorSharingCPU[int] = ProcessorSharingCPU(env, 1000, finished)
-    admitted = in_flight
+        def add(self, entity: Request) -> None:
+            nonlocal admitted
+            super().add(entity)
+            if admitted < completions:  # then the last ones drain and the run ends
+                admitted += 1
+                env.schedule("arrive", env.now(), traffic, replica, Request(admitted, env.now()))
+
+    complete = ClosedLoop(env)
+    replica = RequestsProcessing(
+        "replica-0", env, millicores=1000, work=(work,), complete=complete, failed=RequestsFailed()
+    )
 
     def start() -> None:
-        for job in range(in_flight):
-            cpu.admit(job, work())
+        nonlocal admitted
+        for _ in range(in_flight):
+            admitted += 1
+            env.schedule("arrive", env.now(), traffic, replica, Request(admitted, env.now()))
 
     env.call_at(1, start)
     started = perf_counter()
     env.run()
     wall = perf_counter() - started
-    return {"wall_s": wall, "units": done, "us_per_unit": wall / done * 1e6, "in_flight": cpu.in_service}
+    done = complete.count()
+    return {"wall_s": wall, "units": done, "us_per_unit": wall / done * 1e6, "in_flight": replica.count()}
 
 
 RUNNERS: dict[str, Callable[[], dict[str, Any]]] = {
