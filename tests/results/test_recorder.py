@@ -226,3 +226,19 @@ def test_reading_the_run_latency_mid_run_does_not_take_latencies_from_the_interv
     assert complete.latency.count == complete.count()  # a look mid-interval sees every completion
     # ... and the recorder's interval still holds them all: 10/s for 5 s, each 1 ms.
     assert complete.window.count == complete.count() == 49
+
+
+def test_metrics_in_transit_follow_the_tick_and_the_lag() -> None:
+    """Samples tick 5 s after activation, then every 10 s, and take 4 s to reach the sink (defaults)."""
+    duration = 40 * SECOND
+    env, model = build(duration=duration, arrivals=iter(()), replicas=3)
+    recorder = Recorder(env, model, 1 * SECOND)
+    env.run()
+    recorder.record()
+    [activated] = {replica.activated_at for replica in model.replicas.values()}
+    assert activated is not None
+    for at, in_transit in zip(recorder.columns["time_ns"], recorder.columns["metrics_in_transit"], strict=True):
+        since_first_tick = at - (activated + 5 * SECOND)
+        expected = 3 if since_first_tick >= 0 and since_first_tick % (10 * SECOND) < 4 * SECOND else 0
+        assert in_transit == expected, (at, in_transit)
+    assert sum(recorder.columns["metrics_in_transit"]) > 0
