@@ -16,7 +16,6 @@ from skenario.cli.common import out, store_option, user_errors
 from skenario.cli.tables import class_table, summary_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
-from skenario.results import analysis
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import RunStore
 from skenario.results.summary import Summary
@@ -88,6 +87,8 @@ def show(
     run: str, store: Path | None, slo_latency: str | None, slo_percentile: str | None, slo_error_rate: float | None
 ) -> None:
     """Show one stored RUN (a number, or `latest`): summary, objectives, cost and events."""
+    from skenario.results import analysis  # pandas: loaded only by the commands that read runs
+
     data = RunStore(store).load(run)
     out.print(f"run [bold]{data.id}[/]: {data.name}, seed {data.seed}, {data.phase}: {data.message or ''}")
     if data.summary:
@@ -143,6 +144,8 @@ def compare(
     slo_error_rate: float | None,
 ) -> None:
     """Compare stored runs side by side: outcomes, latency, replicas, cost and objectives."""
+    from skenario.results import analysis  # pandas: loaded only by the commands that read runs
+
     runs_store = RunStore(store)
     datas = [runs_store.load(run) for run in run_ids]
     table = Table(title="runs compared")

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.results.recorder import LIFECYCLE_COLUMNS, REPLICA_COLUMNS
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from skenario.scenario.simulation import Simulation
 
 # The results timeline: scenario events and what they did, and autoscaler decisions with their inputs.
@@ -50,6 +50,8 @@ class RunData:
     @classmethod
     def from_simulation(cls, simulation: Simulation) -> RunData:
         """The results of a simulation in this process, as far as it has run."""
+        import pandas as pd
+
         recorder = simulation.recorder
         summary = simulation.summary()
         return cls(
@@ -84,6 +86,8 @@ def stated_objectives(run: RunData) -> dict[str, Any] | None:
 
 
 def replica_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     frame = pd.DataFrame({name: columns[name] for name in REPLICA_COLUMNS})
     frame["time_s"] = frame["time_ns"] / SECOND
     return frame
@@ -91,5 +95,7 @@ def replica_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
 
 def timeline_frame(entries: list[tuple[Any, ...]]) -> pd.DataFrame:
     """Entries in time order; at one time, in the order they were made."""
+    import pandas as pd
+
     frame = pd.DataFrame(entries, columns=list(TIMELINE_COLUMNS))
     return frame.sort_values("time_ns", kind="stable").reset_index(drop=True)

@@ -21,8 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from skenario import __version__
 from skenario.core.time import SECOND
 from skenario.errors import SkenarioError
@@ -30,6 +28,8 @@ from skenario.results.recorder import COLUMNS, LIFECYCLE_COLUMNS, REPLICA_COLUMN
 from skenario.results.rundata import RunData, replica_frame, timeline_frame
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from skenario.scenario.simulation import Simulation
 
 DEFAULT_STORE = Path(".skenario")
@@ -152,6 +152,8 @@ class RunStore:
 
     def runs(self) -> pd.DataFrame:
         """Every run, newest last."""
+        import pandas as pd
+
         with self._connect() as db, db:
             self._reap(db)
             rows = db.execute(f"SELECT {', '.join(RUN_LIST_COLUMNS)} FROM runs ORDER BY id").fetchall()
@@ -176,6 +178,8 @@ class RunStore:
 
     def load(self, run: str | int) -> RunData:
         """One run's results."""
+        import pandas as pd
+
         run_id = self.resolve(run)
         with self._connect() as db, db:
             self._reap(db)
@@ -217,6 +221,8 @@ class RunStore:
 
     def ignored(self, run: str | int) -> pd.DataFrame:
         """The movements a run ignored (up to the kernel's keep limit), with why."""
+        import pandas as pd
+
         run_id = self.resolve(run)
         with self._connect() as db:
             rows = db.execute(
@@ -228,6 +234,8 @@ class RunStore:
 
 def _series_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The recorder's frame again: its columns in order, failure reasons after, missing counts as 0."""
+    import pandas as pd
+
     reasons = sorted({key for row in rows for key in row if key.startswith("failed_")})
     frame = pd.DataFrame(rows, columns=[*COLUMNS, *reasons])
     if reasons:

@@ -8,17 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from skenario.core.time import SECOND
 from skenario.scheduling.pods import Pod
 from skenario.scheduling.snapshot import ClusterSnapshot
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 def pod_table(pods: Iterable[Pod]) -> pd.DataFrame:
     """One row per pod: KEP-140's PodResult without the attempts, times in seconds."""
+    import pandas as pd
+
     rows = []
     for pod in pods:
         rows.append(
@@ -54,6 +59,8 @@ def pod_table(pods: Iterable[Pod]) -> pd.DataFrame:
 
 def waiting_times(pods: Iterable[Pod], now: int) -> pd.Series:
     """Each pod's wait in seconds: creation to binding, or to `now` for a pod still pending."""
+    import pandas as pd
+
     waits = {}
     for pod in pods:
         if pod.bound_at is not None:
@@ -81,6 +88,8 @@ def allocation_over_time(
 
     `log` is the controller's allocation log, `capacity` its log of nodes coming and going.
     """
+    import pandas as pd
+
     columns = len(resources)
     times, _, deltas = _steps(log, columns)
     cap_times = np.array([t for t, _ in capacity], dtype=np.int64)
@@ -105,6 +114,8 @@ def allocation_over_time(
 
 def node_utilisation(log: list[tuple[int, int, tuple[int, ...]]], snapshot: ClusterSnapshot) -> pd.DataFrame:
     """Per node, requested / allocatable of each resource after each change on it (long format)."""
+    import pandas as pd
+
     resources = snapshot.resources
     times, nodes, deltas = _steps(log, len(resources))
     frames = []
