@@ -47,6 +47,7 @@ COLUMNS = (
 
 # One row per live replica per interval.
 REPLICA_COLUMNS = ("time_ns", "replica", "state", "cpu_utilisation", "requests_held")
+_STATE_NAMES = {state: state.name.lower() for state in ReplicaState}  # one string each, shared by every row
 
 # One record per replica ever made; times in ns, None while it has not happened yet.
 LIFECYCLE_COLUMNS = (
@@ -152,7 +153,7 @@ class Recorder:
         columns = self.replica_columns
         columns["time_ns"].append(now)
         columns["replica"].append(replica.id)
-        columns["state"].append(replica.state.name.lower())
+        columns["state"].append(_STATE_NAMES[replica.state])
         columns["cpu_utilisation"].append(utilisation)
         columns["requests_held"].append(replica.processing.count())
 
