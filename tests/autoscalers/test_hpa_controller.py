@@ -24,10 +24,9 @@ from skenario.workloads.patterns import constant_arrivals
 SHAPE = "a manifest"
 
 
-def test_first_sync_scales_by_the_usage_ratio() -> None:
-    # 2 pods of 500m; 30 requests/s of exactly 20 ms CPU each, evenly spread: each pod uses
-    # 15 × 20 ms = 300m, 60% of its request. With a 30% target the HPA wants
-    # ceil(2 × 60 / 30) = 4 pods at its first sync (15 s: the samples of 5 s ticks, 4 s lag, are in).
+def two_pods_at_sixty_percent() -> tuple[Environment, ClusterModel]:
+    """2 pods of 500m; 30 requests/s of exactly 20 ms CPU each, evenly spread: each pod takes 15/s and
+    uses 15 × 20 ms = 300m, 60% of its request. Samples tick every 5 s and arrive 4 s later."""
     env = Environment(halt_at=16 * SECOND)
     spec = ClusterSpec(
         requests=RequestSpec(Constant(20 * MILLISECOND), timeout=None),
@@ -35,7 +34,13 @@ def test_first_sync_scales_by_the_usage_ratio() -> None:
         initial_replicas=2,
         metrics=MetricsSpec(interval=5 * SECOND, first_after=5 * SECOND, lag=4 * SECOND),
     )
-    model = ClusterModel(env, spec, constant_arrivals(30, 0, 16 * SECOND), RandomStreams(1))
+    return env, ClusterModel(env, spec, constant_arrivals(30, 0, 16 * SECOND), RandomStreams(1))
+
+
+def test_first_sync_scales_by_the_usage_ratio() -> None:
+    # With a 30% target the HPA wants ceil(2 × 60 / 30) = 4 pods at its first sync (15 s: the
+    # samples of 5 s ticks, 4 s lag, are in).
+    env, model = two_pods_at_sixty_percent()
     target = ResourceMetricSource("cpu", UtilizationTarget(30))
     hpa = HorizontalPodAutoscaler(HPASpec(max_replicas=10, metrics=(target,)), HPAControllerConfig())
     hpa.start(ClusterContext(model))
@@ -374,15 +379,7 @@ def test_a_manifest_file_error_names_the_file_and_the_field_in_it(tmp_path: Path
 
 
 def test_a_plugin_reads_the_metrics_it_asks_for_by_name() -> None:
-    """Same set-up as the first-sync test: each pod uses 300m (60% of 500m) and takes 15 requests/s."""
-    env = Environment(halt_at=16 * SECOND)
-    spec = ClusterSpec(
-        requests=RequestSpec(Constant(20 * MILLISECOND), timeout=None),
-        replica=ReplicaSpec(500),
-        initial_replicas=2,
-        metrics=MetricsSpec(interval=5 * SECOND, first_after=5 * SECOND, lag=4 * SECOND),
-    )
-    model = ClusterModel(env, spec, constant_arrivals(30, 0, 16 * SECOND), RandomStreams(1))
+    env, model = two_pods_at_sixty_percent()
     context = ClusterContext(model)
     assert context.metric("cpu_millicores") == {}  # nothing has reached the sink yet
     env.run()
