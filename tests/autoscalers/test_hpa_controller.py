@@ -186,7 +186,7 @@ def test_the_fields_set_choose_the_target_not_its_type() -> None:
     assert spec.metrics[0] == ResourceMetricSource("cpu", AverageValueTarget(300))
     external = "  - type: External\n    external: {metric: {name: in_flight}, target: {type: Value, averageValue: 2}}\n"
     spec = parse_document(_one_metric(external), HorizontalPodAutoscalerManifest, "hpa.yaml", SHAPE).spec.build()
-    assert spec.metrics[1].target == AverageValueTarget(2000)  # type: ignore[union-attr]
+    assert spec.metrics[1].target == AverageValueTarget(2000)
 
 
 SCENARIO = """\
@@ -375,7 +375,35 @@ def test_a_manifest_file_error_names_the_file_and_the_field_in_it(tmp_path: Path
         Simulation(parse_scenario(SCENARIO + "  - {type: hpa, manifest: hpa.yaml}\n"), base_dir=tmp_path)
     assert info.value.file == str(tmp_path / "hpa.yaml")
     assert info.value.field == "spec.metrics.1.pods.metric.name"
+    expected_line = (
+        MANIFEST.splitlines().index(
+            "    pods: {metric: {name: requests_per_second}, target: {type: AverageValue, averageValue: 500m}}"
+        )
+        + 1
+    )
+    assert info.value.line == expected_line
     assert "in_flight" in info.value.message  # it lists what skenario does produce
+
+
+def test_ignore_unsimulated_metrics_scales_on_the_rest(tmp_path: Path) -> None:
+    """A real cpu + memory HPA: with the memory metric dropped, CPU scales it as a cpu-only HPA would."""
+    memory = "  - type: Resource\n    resource: {name: memory, target: {type: Utilization, averageUtilization: 70}}\n"
+    both = _one_metric(memory).replace("minReplicas: 2", "minReplicas: 1")
+    (tmp_path / "hpa.yaml").write_text(both)
+    with pytest.raises(ScenarioError, match="ignoreUnsimulatedMetrics"):
+        Simulation(parse_scenario(SCENARIO + "  - {type: hpa, manifest: hpa.yaml}\n"), base_dir=tmp_path)
+    entry = "  - {type: hpa, manifest: hpa.yaml, ignoreUnsimulatedMetrics: true}\n"
+    simulation = Simulation(parse_scenario(SCENARIO + entry), base_dir=tmp_path)
+    hpa = simulation.autoscalers["hpa"]
+    assert isinstance(hpa, HorizontalPodAutoscaler)
+    assert hpa.spec.metrics == (ResourceMetricSource("cpu", UtilizationTarget(70)),)
+    simulation.run()
+    assert 6 <= simulation.model.desired <= 10  # as test_a_scenario_runs_the_hpa_of_a_manifest_file
+    only_memory = "  - {type: hpa, ignoreUnsimulatedMetrics: true, spec: {maxReplicas: 5, metrics: [" + (
+        "{type: Resource, resource: {name: memory, target: {type: Utilization, averageUtilization: 70}}}]}}\n"
+    )
+    with pytest.raises(ScenarioError, match="none of these metrics"):
+        Simulation(parse_scenario(SCENARIO + only_memory))
 
 
 def test_a_plugin_reads_the_metrics_it_asks_for_by_name() -> None:

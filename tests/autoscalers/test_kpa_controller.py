@@ -42,6 +42,19 @@ def test_annotations_override_the_configmap_and_durations_read_as_go_durations()
         ({f"{KEY}min-scale": "5", f"{KEY}max-scale": "2"}, {}, "spec.autoscalers.0 (max-scale)", "min-scale"),
         ({}, {"stable-window": "2s"}, "spec.autoscalers.0 (stable-window)", "[6s, 1h]"),
         ({}, {"max-scale-down-rate": "1"}, "spec.autoscalers.0 (max-scale-down-rate)", "greater than 1"),
+        # annotation_validation.go: the annotation's threshold is in [110, 1000].
+        (
+            {f"{KEY}panic-threshold-percentage": "109"},
+            {},
+            f"spec.autoscalers.0.annotations.{KEY}panic-threshold-percentage",
+            "[110, 1000]",
+        ),
+        (
+            {f"{KEY}panic-threshold-percentage": "1001"},
+            {},
+            f"spec.autoscalers.0.annotations.{KEY}panic-threshold-percentage",
+            "[110, 1000]",
+        ),
     ],
 )
 def test_bad_settings_name_the_key(
@@ -51,6 +64,13 @@ def test_bad_settings_name_the_key(
         kpa_config(annotations, config, field="spec.autoscalers.0")
     assert info.value.field == field
     assert needle in str(info.value)
+
+
+def test_the_panic_threshold_range_binds_the_annotation_only() -> None:
+    """Knative range-checks the annotation, not the config-autoscaler key (config.go's validate)."""
+    assert kpa_config({}, {"panic-threshold-percentage": 105}, field="f").panic_threshold_percentage == 105
+    annotation = {f"{KEY}panic-threshold-percentage": "110"}
+    assert kpa_config(annotation, {}, field="f").panic_threshold_percentage == 110
 
 
 def test_the_example_scales_from_zero_for_each_burst_and_back_to_zero() -> None:

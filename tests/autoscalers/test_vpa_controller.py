@@ -123,6 +123,31 @@ def test_the_policy_of_the_workloads_container_applies(
     assert spec.update_mode is (mode or UpdateMode.INITIAL)
 
 
+def test_policies_for_other_containers_only_are_refused_in_a_scenario(tmp_path: Path) -> None:
+    """Upstream applies none of them; in a simulation that is a misnamed container, so it is refused."""
+    text = MANIFEST.replace('containerName: "*"', "containerName: sidecar")
+    (tmp_path / "vpa.yaml").write_text(text)
+    scenario = parse_scenario(
+        """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: vpa}
+spec:
+  duration: 1m
+  workload: {replicas: 1, container: web, request: {cpuTime: 20ms}}
+  traffic: {type: poisson, rate: 5/s}
+  autoscalers: [{type: vpa, manifest: vpa.yaml}]
+"""
+    )
+    with pytest.raises(ScenarioError) as info:
+        Simulation(scenario, base_dir=tmp_path)
+    assert info.value.file == str(tmp_path / "vpa.yaml")
+    assert info.value.field == "spec.resourcePolicy.containerPolicies.0.containerName"
+    assert info.value.value == "sidecar" and "'web'" in info.value.message
+    lines = text.splitlines()
+    assert info.value.line == next(i for i, line in enumerate(lines, 1) if "sidecar" in line)
+
+
 def test_the_update_mode_defaults_to_auto() -> None:
     text = MANIFEST.replace("  updatePolicy: {updateMode: Initial}\n", "")
     spec = parse_document(text, VerticalPodAutoscalerManifest, "vpa.yaml", "a manifest").spec.build()

@@ -45,7 +45,9 @@ WINDOW_MAX = HOUR
 PANIC_WINDOW_PERCENTAGE_MIN = 1.0
 PANIC_WINDOW_PERCENTAGE_MAX = 100.0
 PANIC_THRESHOLD_PERCENTAGE_MIN = 110.0
-"""`autoscaling.PanicThresholdPercentageMin`: lower, and the autoscaler would flap in and out of panic."""
+"""`autoscaling.PanicThresholdPercentageMin`: lower, and the autoscaler would flap in and out of panic.
+
+Knative checks this range on the annotation only (`ValidateAnnotations`), not on the ConfigMap key."""
 PANIC_THRESHOLD_PERCENTAGE_MAX = 1000.0
 ACTIVATION_TIMEOUT_BUFFER = 30 * SECOND
 """`activationTimeoutBuffer` (`kpa/scaler.go`), added to the progress deadline."""
@@ -169,8 +171,6 @@ class KPAConfig:
             raise bad("stable-window", self.stable_window, "must be specified with at most second precision")
         if not PANIC_WINDOW_PERCENTAGE_MIN <= self.panic_window_percentage <= PANIC_WINDOW_PERCENTAGE_MAX:
             raise bad("panic-window-percentage", self.panic_window_percentage, "must be in [1, 100]")
-        if not PANIC_THRESHOLD_PERCENTAGE_MIN <= self.panic_threshold_percentage <= PANIC_THRESHOLD_PERCENTAGE_MAX:
-            raise bad("panic-threshold-percentage", self.panic_threshold_percentage, "must be in [110, 1000]")
         if self.initial_scale < 0 or (self.initial_scale == 0 and not self.allow_zero_initial_scale):
             raise bad("initial-scale", self.initial_scale, "must be at least 1 (0 only with allow-zero-initial-scale)")
         if self.min_scale < 0:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
+import yaml
 from pydantic import BaseModel, Field, model_validator
 
 from skenario.autoscalers.base import Autoscaler
@@ -91,13 +92,18 @@ class _ManifestOrSpec(_Autoscaler):
         manifest: Any = read_manifest(self.manifest, base_dir, document, shape, f"{field}.manifest")
         return manifest.spec
 
-    def _where(self, base_dir: Path, field: str) -> tuple[str | None, str]:
-        """The file and the field path prefix that name a place in the spec, for errors found after reading."""
+    def _error(self, base_dir: Path, field: str, path: str, message: str, value: object) -> ScenarioError:
+        """An error found in the spec after reading it, at `path` within the spec: in its manifest file
+        (with the line) when it came from one, else at the scenario's field."""
         if isinstance(self.manifest, str):
-            return str(base_dir / self.manifest), "spec"
-        if self.manifest is not None:
-            return None, f"{field}.manifest.spec"
-        return None, f"{field}.spec"
+            from skenario.scenario.loader import line_of, read_text
+
+            file = base_dir / self.manifest
+            parts: list[int | str] = ["spec", *(int(p) if p.isdigit() else p for p in path.split("."))]
+            line = line_of(yaml.compose(read_text(file)), parts)
+            return ScenarioError(message, file=str(file), line=line, field=f"spec.{path}", value=value)
+        where = f"{field}.manifest.spec" if self.manifest is not None else f"{field}.spec"
+        return ScenarioError(message, field=f"{where}.{path}", value=value)
 
 
 class HpaAutoscaler(_ManifestOrSpec):
@@ -113,6 +119,11 @@ class HpaAutoscaler(_ManifestOrSpec):
     downscale_stabilization: Duration = Field(5 * MINUTE, ge=0, description="...-downscale-stabilization")
     cpu_initialization_period: Duration = Field(5 * MINUTE, ge=0, description="...-cpu-initialization-period")
     initial_readiness_delay: Duration = Field(30 * SECOND, ge=0, description="...-initial-readiness-delay")
+    ignore_unsimulated_metrics: bool = Field(
+        False,
+        description="Drop the manifest's metrics skenario does not produce (such as memory) and scale on the "
+        "rest, instead of refusing the HPA.",
+    )
 
     def build(self, base_dir: Path, field: str, container: str) -> HorizontalPodAutoscaler:
         spec: HPASpecModel = self._spec(
@@ -121,11 +132,17 @@ class HpaAutoscaler(_ManifestOrSpec):
             "a manifest is a mapping with apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler and spec",
             field,
         )
+        if self.ignore_unsimulated_metrics:
+            kept = [metric for metric in spec.metrics if metric.unsimulated(container) is None]
+            if spec.metrics and not kept:
+                message = "skenario produces none of these metrics, so nothing would scale the workload"
+                raise self._error(base_dir, field, "metrics", message, None)
+            spec = spec.model_copy(update={"metrics": kept})
         problem = spec.unsimulated_metric(container)
         if problem is not None:
             path, message, value = problem
-            file, prefix = self._where(base_dir, field)
-            raise ScenarioError(message, file=file, field=f"{prefix}.{path}", value=value)
+            message += " (ignoreUnsimulatedMetrics: true on the autoscaler drops such metrics)"
+            raise self._error(base_dir, field, path, message, value)
         config = HPAControllerConfig(
             sync_period=self.sync_period,
             tolerance=self.tolerance,
@@ -154,6 +171,9 @@ class VpaAutoscaler(_ManifestOrSpec):
             "a manifest is a mapping with apiVersion: autoscaling.k8s.io/v1, kind: VerticalPodAutoscaler and spec",
             field,
         )
+        problem = spec.unmatched_policies(container)
+        if problem is not None:
+            raise self._error(base_dir, field, *problem)
         return VerticalPodAutoscaler(
             spec.build(container),
             recommender_interval=self.recommender_interval,

@@ -41,17 +41,8 @@ class MetricTargetSpec(Spec):
 
     type: Literal["Utilization", "Value", "AverageValue"]
     average_utilization: int | None = Field(None, gt=0, description="Percent of the pods' requests.")
-    average_value: MilliQuantity | None = None
-    value: MilliQuantity | None = None
-
-    @model_validator(mode="after")
-    def _some_positive_value(self) -> MetricTargetSpec:
-        if self.average_utilization is None and self.average_value is None and self.value is None:
-            raise ValueError("set at least one of averageUtilization, averageValue and value")
-        for quantity in (self.value, self.average_value):
-            if quantity is not None and quantity <= 0:
-                raise ValueError("must be positive")
-        return self
+    average_value: MilliQuantity | None = Field(None, gt=0)
+    value: MilliQuantity | None = Field(None, gt=0)
 
 
 class MetricIdentifier(Spec):

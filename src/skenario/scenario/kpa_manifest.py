@@ -15,7 +15,12 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict
 
-from skenario.autoscalers.kpa import KPAConfig, KPAConfigError
+from skenario.autoscalers.kpa import (
+    PANIC_THRESHOLD_PERCENTAGE_MAX,
+    PANIC_THRESHOLD_PERCENTAGE_MIN,
+    KPAConfig,
+    KPAConfigError,
+)
 from skenario.core.time import parse_duration
 from skenario.errors import ScenarioError, UnitError
 from skenario.scenario.base import Loose, Spec
@@ -104,6 +109,11 @@ ANNOTATION_KEYS: dict[str, tuple[str, Parse]] = {
 
 _FIELD_NAMES = {f.name for f in fields(KPAConfig)}
 
+# Ranges `ValidateAnnotations` checks on annotations alone (the ConfigMap's `validate` does not).
+ANNOTATION_RANGES: dict[str, tuple[float, float]] = {
+    "panic-threshold-percentage": (PANIC_THRESHOLD_PERCENTAGE_MIN, PANIC_THRESHOLD_PERCENTAGE_MAX),
+}
+
 
 class KnativeServiceManifest(Spec):
     """A `serving.knative.dev/v1` Service; only the revision template's autoscaling is read."""
@@ -138,7 +148,14 @@ def kpa_config(
     for key, value in annotations.items():
         if not key.startswith(PREFIX):
             continue  # other annotations are not the autoscaler's
-        _apply(values, key[len(PREFIX) :], value, ANNOTATION_KEYS, f"{field}.annotations.{key}", file)
+        short = key[len(PREFIX) :]
+        _apply(values, short, value, ANNOTATION_KEYS, f"{field}.annotations.{key}", file)
+        if short in ANNOTATION_RANGES:
+            low, high = ANNOTATION_RANGES[short]
+            if not low <= values[ANNOTATION_KEYS[short][0]] <= high:
+                raise ScenarioError(
+                    f"must be in [{low:g}, {high:g}]", field=f"{field}.annotations.{key}", value=value, file=file
+                )
     if container_concurrency is not None:
         values["container_concurrency"] = container_concurrency
     pa_class = values.pop("", KPA_CLASS)

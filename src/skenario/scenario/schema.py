@@ -150,7 +150,7 @@ class Workload(_Spec):
         pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
         max_length=63,
         description="The container the simulation models (an HPA's ContainerResource or a VPA's containerName "
-        "names it): which container of the Deployment, its first when absent; 'app' without a Deployment.",
+        "names it) and which container of the Deployment to read; when absent, the Deployment's first, else 'app'.",
     )
     initial_ready: bool = Field(True, description="Initial replicas start active instead of launching.")
     resources: Resources = Field(default_factory=lambda: Resources.model_validate({}))

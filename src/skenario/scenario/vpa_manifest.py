@@ -78,6 +78,19 @@ class VPASpecModel(Spec):
         controlled = policy.controlled_values if policy is not None else "RequestsAndLimits"
         return VPASpec(update_mode=mode, policy=limits, controlled_values=controlled)
 
+    def unmatched_policies(self, container: str) -> tuple[str, str, str] | None:
+        """Policies that name containers the simulated pod lacks, and none for it nor `*`: upstream
+        accepts them and applies none, which in a simulation is a misnamed container, not a choice."""
+        policies = self.resource_policy.container_policies if self.resource_policy is not None else []
+        if not policies or self._policy(container) is not None:
+            return None
+        return (
+            "resourcePolicy.containerPolicies.0.containerName",
+            f"no container policy names the workload's container '{container}' (and none is '*'), so the VPA "
+            "would apply none; name it here, or set workload.container",
+            policies[0].container_name,
+        )
+
     def _policy(self, container: str) -> ContainerPolicy | None:
         """`GetContainerResourcePolicy`: the policy naming the container, else the `*` one."""
         policies = self.resource_policy.container_policies if self.resource_policy is not None else []
