@@ -95,35 +95,44 @@ def bad_value(message: str, file: str, line: int, field: str | None = None, valu
     return TraceError(message, file=file, line=line, field=field, value=value)
 
 
-def _rows(path: Path, columns: Sequence[str]) -> Rows:
-    """Data rows of a CSV as (line number, values of `columns`), checked against the header."""
+def csv_records(path: TracePath) -> Iterator[tuple[int, list[str]]]:
+    """Each record of a CSV file with its (last) line number, the header first.
+
+    A file that cannot be opened or is not readable CSV is a TraceError naming it (and the line).
+    """
     file = str(path)
     try:
         handle = open(path, newline="", encoding="utf-8-sig")  # noqa: SIM115 (closed by `with` below)
     except OSError as exc:
-        raise TraceError(f"cannot open trace file: {exc.strerror}", file=file) from None
+        raise TraceError(f"cannot open trace file: {exc.strerror or exc}", file=file) from None
     with handle:
         reader = csv.reader(handle)
         try:
-            header = next(reader, None)
-            if header is None:
-                raise TraceError("empty trace file: no header and no data rows", file=file, line=1)
-            names = [name.strip() for name in header]
-            indexes = []
-            for column in columns:
-                if column not in names:
-                    raise bad_value(
-                        f"no column '{column}' (the header has {', '.join(names)})", file, 1, column, column
-                    )
-                indexes.append(names.index(column))
             for row in reader:
-                if not any(cell.strip() for cell in row):
-                    continue
-                if len(row) <= max(indexes):
-                    raise bad_value(f"row has {len(row)} fields, fewer than the header", file, reader.line_num)
-                yield reader.line_num, [row[index].strip() for index in indexes]
+                yield reader.line_num, row
         except (csv.Error, UnicodeDecodeError) as exc:
             raise TraceError(f"not a readable CSV file: {exc}", file=file, line=reader.line_num) from None
+
+
+def _rows(path: Path, columns: Sequence[str]) -> Rows:
+    """Data rows of a CSV as (line number, values of `columns`), checked against the header."""
+    file = str(path)
+    records = csv_records(path)
+    header = next(records, None)
+    if header is None:
+        raise TraceError("empty trace file: no header and no data rows", file=file, line=1)
+    names = [name.strip() for name in header[1]]
+    indexes = []
+    for column in columns:
+        if column not in names:
+            raise bad_value(f"no column '{column}' (the header has {', '.join(names)})", file, 1, column, column)
+        indexes.append(names.index(column))
+    for line, row in records:
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) <= max(indexes):
+            raise bad_value(f"row has {len(row)} fields, fewer than the header", file, line)
+        yield line, [row[index].strip() for index in indexes]
 
 
 def open_csv(path: Path, columns: Sequence[str], unit: str) -> tuple[Rows, TimeParser]:

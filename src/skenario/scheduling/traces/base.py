@@ -7,7 +7,6 @@ sorted by arrival (then name) and node specs in file order.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from skenario.scheduling.objects import NodeSpec, PodSpec
-from skenario.workloads.tracefiles import TraceError, TracePath
+from skenario.workloads.tracefiles import TraceError, TracePath, csv_records
 
 MIB = 1024 * 1024
 
@@ -112,43 +111,31 @@ def read_csv(path: TracePath, required: Sequence[str], known: Sequence[str] | No
     column and a row whose field count differs from the header's. Blank lines are skipped.
     """
     file = str(path)
-    try:
-        handle = open(path, newline="", encoding="utf-8-sig")  # noqa: SIM115 (closed by `with` below)
-    except OSError as exc:
-        raise TraceError(f"cannot open trace file: {exc.strerror or exc}", file=file) from None
-    with handle:
-        reader = csv.reader(handle)
-        try:
-            header = next(reader, None)
-            if header is None:
-                raise TraceError("empty trace file: no header and no data rows", file=file, line=1)
-            names = [name.strip() for name in header]
-            columns: dict[str, int] = {}
-            for index, name in enumerate(names):
-                if name in columns:
-                    raise TraceError(f"column '{name}' appears twice in the header", file=file, line=1, field=name)
-                if known is not None and name not in known:
-                    raise TraceError(
-                        f"unknown column '{name}' (columns: {', '.join(known)})", file=file, line=1, field=name
-                    )
-                columns[name] = index
-            for column in required:
-                if column not in columns:
-                    raise TraceError(
-                        f"no column '{column}' (the header has {', '.join(names)})", file=file, line=1, field=column
-                    )
-            rows = []
-            width = len(names)
-            for row in reader:
-                if not row:
-                    continue
-                if len(row) != width:
-                    raise TraceError(
-                        f"row has {len(row)} fields, the header has {width}", file=file, line=reader.line_num
-                    )
-                rows.append((reader.line_num, [cell.strip() for cell in row]))
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise TraceError(f"not a readable CSV file: {exc}", file=file, line=reader.line_num) from None
+    records = csv_records(path)
+    header = next(records, None)
+    if header is None:
+        raise TraceError("empty trace file: no header and no data rows", file=file, line=1)
+    names = [name.strip() for name in header[1]]
+    columns: dict[str, int] = {}
+    for index, name in enumerate(names):
+        if name in columns:
+            raise TraceError(f"column '{name}' appears twice in the header", file=file, line=1, field=name)
+        if known is not None and name not in known:
+            raise TraceError(f"unknown column '{name}' (columns: {', '.join(known)})", file=file, line=1, field=name)
+        columns[name] = index
+    for column in required:
+        if column not in columns:
+            raise TraceError(
+                f"no column '{column}' (the header has {', '.join(names)})", file=file, line=1, field=column
+            )
+    rows = []
+    width = len(names)
+    for line, row in records:
+        if not row:
+            continue
+        if len(row) != width:
+            raise TraceError(f"row has {len(row)} fields, the header has {width}", file=file, line=line)
+        rows.append((line, [cell.strip() for cell in row]))
     if not rows:
         raise TraceError("the trace has a header but no data rows", file=file, line=1)
     return CsvTable(file, columns, rows)
