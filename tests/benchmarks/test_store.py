@@ -12,10 +12,8 @@ from typing import Any
 import pytest
 
 from skenario.core.time import HOUR
+from tests.benchmarks import BENCHMARKS
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-if str(BENCHMARKS) not in sys.path:
-    sys.path.insert(0, str(BENCHMARKS))
 store: Any = importlib.import_module("store")
 
 HOURS = 0.02  # 72 s: rows at 10, 20, ..., 70 s and at the halt

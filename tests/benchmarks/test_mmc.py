@@ -14,16 +14,13 @@ import math
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from skenario.core import SECOND, IgnoredReason
+from tests.benchmarks import BENCHMARKS
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-if str(BENCHMARKS) not in sys.path:
-    sys.path.insert(0, str(BENCHMARKS))
 mmc: Any = importlib.import_module("mmc")
 
 CUSTOMERS = 4_000

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from tests.benchmarks import BENCHMARKS
 
 
 def test_quick_mode_prints_one_json_object_with_consistent_results() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from tests.benchmarks import BENCHMARKS
 
 ENGINES = {"skenario", "skenario_recording", "simpy", "heapq"}
 RESOURCES = {"cpu", "memory", "alibaba.com/gpu-milli"}

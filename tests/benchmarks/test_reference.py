@@ -6,12 +6,10 @@ import importlib
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-if str(BENCHMARKS) not in sys.path:
-    sys.path.insert(0, str(BENCHMARKS))
+from tests.benchmarks import BENCHMARKS
+
 reference: Any = importlib.import_module("reference")
 
 
