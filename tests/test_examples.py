@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from skenario.scenario import Simulation, load_scenario, parse_scenario
+from skenario.scenario.loader import load_scenario, parse_scenario
+from skenario.scenario.simulation import Simulation
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -16,9 +16,10 @@ from skenario.core.time import MILLISECOND, MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import ClusterSpec, MetricsSpec, ReplicaSpec, RequestSpec
-from skenario.scenario import Simulation, parse_scenario
-from skenario.scenario.hpa_manifest import HorizontalPodAutoscalerManifest
-from skenario.scenario.loader import load_document, parse_document
+from skenario.scenario.format.manifests.hpa import HorizontalPodAutoscalerManifest
+from skenario.scenario.io import load_document, parse_document
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Simulation
 from skenario.workloads.patterns import constant_arrivals
 
 SHAPE = "a manifest"

@@ -9,8 +9,9 @@ import pytest
 from skenario.autoscalers.kpa import KPAConfig
 from skenario.core.time import MINUTE, SECOND
 from skenario.errors import ScenarioError
-from skenario.scenario import Simulation, load_scenario, parse_scenario
-from skenario.scenario.kpa_manifest import kpa_config
+from skenario.scenario.format.manifests.kpa import kpa_config
+from skenario.scenario.loader import load_scenario, parse_scenario
+from skenario.scenario.simulation import Simulation
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KEY = "autoscaling.knative.dev/"

@@ -15,9 +15,10 @@ from skenario.core.time import HOUR, MILLISECOND
 from skenario.errors import ScenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import ClusterSpec, ReplicaSpec, RequestSpec
-from skenario.scenario import Simulation, load_scenario, parse_scenario
-from skenario.scenario.loader import parse_document
-from skenario.scenario.vpa_manifest import VerticalPodAutoscalerManifest
+from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest
+from skenario.scenario.io import parse_document
+from skenario.scenario.loader import load_scenario, parse_scenario
+from skenario.scenario.simulation import Simulation
 from skenario.workloads.patterns import constant_arrivals
 
 

@@ -238,7 +238,7 @@ def test_sigterm_during_a_batch_write_loses_no_rows(tmp_path: Path, monkeypatch:
     Real SIGTERMs hit this window often: with 200 replicas recorded every second, 10 of 15
     runs stopped at a random time lost a whole batch (216 rows).
     """
-    from skenario.scenario.timeline import Timeline
+    from skenario.recording.timeline import Timeline
 
     calls = []
     # The fifth batch: its series and replica rows are in the transaction, the timeline's come next.

@@ -46,7 +46,7 @@ from skenario.model.metrics import Sample
 from skenario.model.processing import RequestsProcessing
 from skenario.model.replicas import Replica, ReplicaState
 from skenario.model.requests import Request
-from skenario.results.recorder import Recorder
+from skenario.recording.recorder import Recorder
 from skenario.workloads.patterns import poisson_arrivals
 
 MS = MILLISECOND

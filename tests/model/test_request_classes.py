@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from skenario.core.time import SECOND
 from skenario.queueing.priority import Load, nonpreemptive_mg1, preemptive_resume_mg1
-from skenario.scenario import Simulation, parse_scenario
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Simulation
 
 SCENARIO = """
 apiVersion: skenario.dev/v1alpha1

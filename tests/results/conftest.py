@@ -22,9 +22,9 @@ import pandas as pd
 import pytest
 
 from skenario.core.time import MILLISECOND, SECOND
-from skenario.results.recorder import COLUMNS
+from skenario.recording.recorder import COLUMNS
+from skenario.recording.summary import Summary
 from skenario.results.rundata import TIMELINE_COLUMNS, RunData
-from skenario.results.summary import Summary
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 

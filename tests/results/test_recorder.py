@@ -12,7 +12,7 @@ from skenario.core.random import Constant, Distribution, Exponential, RandomStre
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import ClusterSpec, ReplicaSpec, RequestSpec, RoutingSpec
-from skenario.results.recorder import COLUMNS, Recorder
+from skenario.recording.recorder import COLUMNS, Recorder
 from skenario.workloads.patterns import poisson_arrivals
 
 MS = MILLISECOND
@@ -214,7 +214,7 @@ def test_reading_the_run_latency_mid_run_does_not_take_latencies_from_the_interv
     from skenario.core.time import MILLISECOND, SECOND
     from skenario.model.cluster import ClusterModel
     from skenario.model.config import ClusterSpec, ReplicaSpec, RequestSpec
-    from skenario.results.recorder import Recorder
+    from skenario.recording.recorder import Recorder
     from skenario.workloads.patterns import constant_arrivals
 
     env = Environment(halt_at=20 * SECOND)

@@ -8,7 +8,8 @@ import pytest
 
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
-from skenario.scenario import Simulation, load_scenario, parse_scenario
+from skenario.scenario.loader import load_scenario, parse_scenario
+from skenario.scenario.simulation import Simulation
 
 SCENARIO = """\
 apiVersion: skenario.dev/v1alpha1

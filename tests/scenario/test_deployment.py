@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from skenario.errors import ScenarioError
-from skenario.scenario import Simulation, parse_scenario
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Simulation
 
 DEPLOYMENT = """\
 apiVersion: apps/v1

@@ -25,7 +25,8 @@ from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cluster import ClusterModel
 from skenario.model.replicas import Replica
 from skenario.model.requests import Request
-from skenario.scenario import Simulation, parse_scenario
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Simulation
 
 REASONS = {"timeout", "replica_killed", "replica_terminated", "buffer_full", "no_active_replica", "replica_queue_full"}
 

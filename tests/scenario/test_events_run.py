@@ -11,8 +11,8 @@ from skenario.autoscalers.base import ClusterContext
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
 from skenario.results.rundata import RunData
-from skenario.scenario import Simulation, parse_scenario
-from skenario.scenario.simulation import Phase
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Phase, Simulation
 
 
 def scenario(spec: str, *events: str) -> str:

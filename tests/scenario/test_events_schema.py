@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from skenario.errors import ScenarioError
-from skenario.scenario import Simulation, parse_scenario
-from skenario.scenario.events import merge_patch, split_target
-from skenario.scenario.simulation import Phase
+from skenario.scenario.format.events import merge_patch, split_target
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Phase, Simulation
 
 HEAD = """\
 apiVersion: skenario.dev/v1alpha1

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from skenario.core.random import Constant, Exponential
 from skenario.core.time import MILLISECOND, MINUTE
 from skenario.errors import ScenarioError
-from skenario.scenario import load_scenario, parse_scenario
+from skenario.scenario.loader import load_scenario, parse_scenario
 
 VALID = """\
 apiVersion: skenario.dev/v1alpha1

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skenario.core.time import SECOND
-from skenario.scenario import Simulation, parse_scenario
-from skenario.scenario.simulation import EventRefused, Phase
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import EventRefused, Phase, Simulation
 
 SPEC = """\
 apiVersion: skenario.dev/v1alpha1

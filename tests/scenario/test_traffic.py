@@ -25,7 +25,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from skenario.core.random import RandomStreams
 from skenario.core.time import MILLISECOND, MINUTE, SECOND, UNITS
-from skenario.scenario.traffic import (
+from skenario.scenario.build.traffic import arrivals, build_arrivals
+from skenario.scenario.format.traffic import (
     AzureLlmTraffic,
     ConstantTraffic,
     CountsTraffic,
@@ -39,7 +40,6 @@ from skenario.scenario.traffic import (
     TrafficItem,
     TrafficSpec,
     UniformTraffic,
-    build_arrivals,
 )
 from skenario.workloads.patterns import poisson_arrivals
 
@@ -269,7 +269,7 @@ def test_a_list_is_the_merged_sum_of_its_items() -> None:
     # Item i draws from the stream "traffic[i]", whatever the other items are.
     streams = RandomStreams(9)
     parts = [
-        list(item.arrivals(duration=duration, rng=streams.generator(f"traffic[{i}]"), base_dir=Path("."), field="f"))
+        list(arrivals(item, duration=duration, rng=streams.generator(f"traffic[{i}]"), base_dir=Path("."), field="f"))
         for i, item in enumerate(section)
     ]
     assert Counter(merged) == Counter(t for part in parts for t in part)

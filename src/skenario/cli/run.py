@@ -19,8 +19,9 @@ from skenario.core.time import SECOND, format_duration
 from skenario.errors import SkenarioError
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, RunWriter
-from skenario.scenario.loader import load_scenario, read_text
-from skenario.scenario.schema import MAX_SEED
+from skenario.scenario.format.scenario import MAX_SEED
+from skenario.scenario.io import read_text
+from skenario.scenario.loader import load_scenario
 from skenario.scenario.simulation import Phase, Simulation
 
 # The run stops this many times on its way: to draw progress and to write a batch of results.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -16,9 +17,9 @@ from skenario.cli.common import out, store_option, user_errors
 from skenario.cli.tables import class_table, summary_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
+from skenario.recording.summary import Summary
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import RunStore
-from skenario.results.summary import Summary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -214,8 +215,6 @@ def _ms(ns: float | None) -> str:
 @user_errors
 def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
     """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary) to a folder."""
-    import json
-
     data = RunStore(store).load(run)
     folder = output or Path(f"run-{data.id}-{re.sub(r'[^A-Za-z0-9._-]+', '_', data.name).strip('.')}")
     if folder.exists():

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from skenario.scenario.schema import Scenario
+from skenario.scenario.format.scenario import Scenario
 
 SCHEMA_ID = "https://skenario.dev/schemas/scenario-v1alpha1.json"
 

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from skenario.core.environment import Environment
 from skenario.core.time import SECOND, format_duration
-from skenario.results.summary import Summary
+from skenario.recording.summary import Summary
 
 
 def _ms(ns: int | float | None) -> str:

@@ -14,6 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, model_validator
 
+from skenario.errors import ScenarioError
 from skenario.queueing.network import (
     Centre,
     CentreKind,
@@ -25,6 +26,7 @@ from skenario.queueing.network import (
 )
 from skenario.queueing.solution import Method, Solution
 from skenario.queueing.solve import PDQ_TOLERANCE, Priorities, solve
+from skenario.scenario.io import line_of, parse_document, read_text
 
 MODEL_SHAPE = "a queueing model is a mapping with centres and classes"
 
@@ -121,8 +123,6 @@ class QueueingModel:
 
 def _locate(exc: QueueingModelError, source: str, root: yaml.Node | None) -> QueueingModelError:
     """Name the file and the line of the field a solver's error names."""
-    from skenario.scenario.loader import line_of
-
     exc.file = source
     path = [int(p) if p.isdigit() else p for p in (exc.field or "").split(".") if p]
     exc.line = line_of(root, path)
@@ -130,15 +130,10 @@ def _locate(exc: QueueingModelError, source: str, root: yaml.Node | None) -> Que
 
 
 def load_model(path: str | Path) -> QueueingModel:
-    from skenario.scenario.loader import read_text
-
     return parse_model(read_text(path), str(path))
 
 
 def parse_model(text: str, source: str = "<model>") -> QueueingModel:
-    from skenario.errors import ScenarioError
-    from skenario.scenario.loader import parse_document
-
     try:
         spec = parse_document(text, ModelSpec, source, MODEL_SHAPE)
     except ScenarioError as exc:

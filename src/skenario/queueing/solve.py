@@ -18,6 +18,7 @@ from skenario.queueing.canonical import open_residence, open_utilization
 from skenario.queueing.loaddependent import single_class_load_dependent
 from skenario.queueing.mva import exact_mva, schweitzer_mva
 from skenario.queueing.network import Network, QueueingModelError
+from skenario.queueing.shadow import solve_with_shadow_servers
 from skenario.queueing.solution import Method, Solution, demand_matrix
 
 PDQ_TOLERANCE = 0.001
@@ -55,8 +56,6 @@ def solve(
                 field="priorities",
                 value=priorities.value,
             )
-        from skenario.queueing.shadow import solve_with_shadow_servers
-
         return solve_with_shadow_servers(
             network, lambda n: solve(n, method, tolerance=tolerance, priorities=priorities)
         )

@@ -1,5 +1,4 @@
-"""Results: summaries and digests of runs (issue #5 adds the run store and analysis)."""
+"""Finished runs read back: RunData, the run store (SQLite), analysis (pandas), plots (matplotlib) and reports (plotly).
 
-from skenario.results.summary import Summary, summarize
-
-__all__ = ["Summary", "summarize"]
+What watches a run while it goes (the recorder and the summary) is `skenario.recording`.
+"""

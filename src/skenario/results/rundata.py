@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skenario.core.time import MILLISECOND, SECOND
-from skenario.results.recorder import LIFECYCLE_COLUMNS, REPLICA_COLUMNS
+from skenario.errors import SkenarioError
+from skenario.recording.recorder import LIFECYCLE_COLUMNS, REPLICA_COLUMNS
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Simulation
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from skenario.scenario.simulation import Simulation
 
 # The results timeline: scenario events and what they did, and autoscaler decisions with their inputs.
 TIMELINE_COLUMNS = ("time_ns", "source", "operation", "target", "message", "detail")
@@ -73,9 +74,6 @@ class RunData:
 
 def stated_objectives(run: RunData) -> dict[str, Any] | None:
     """The run's own `spec.slo`, as `analysis.slo` arguments; None if it states none or no longer parses."""
-    from skenario.errors import SkenarioError
-    from skenario.scenario.loader import parse_scenario
-
     try:
         slo = parse_scenario(run.scenario, f"run {run.id}").spec.slo
     except SkenarioError:

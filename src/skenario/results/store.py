@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING, Any
 from skenario import __version__
 from skenario.core.time import SECOND
 from skenario.errors import SkenarioError
-from skenario.results.recorder import COLUMNS, LIFECYCLE_COLUMNS, REPLICA_COLUMNS
+from skenario.recording.recorder import COLUMNS, LIFECYCLE_COLUMNS, REPLICA_COLUMNS
 from skenario.results.rundata import RunData, replica_frame, timeline_frame
+from skenario.scenario.simulation import Simulation
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from skenario.scenario.simulation import Simulation
 
 DEFAULT_STORE = Path(".skenario")
 DATABASE = "runs.sqlite"

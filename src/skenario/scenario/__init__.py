@@ -1,7 +1,12 @@
-"""Scenario files in, wired simulations out."""
+"""Scenario files in, wired simulations out.
 
-from skenario.scenario.loader import load_scenario, parse_scenario
-from skenario.scenario.schema import Scenario
-from skenario.scenario.simulation import Simulation
+The package is layered by job, each importing only the ones before it:
 
-__all__ = ["Scenario", "Simulation", "load_scenario", "parse_scenario"]
+- `io`: YAML and validation I/O (a leaf: errors, yaml and pydantic only);
+- `format/`: the file format as pydantic models, with the Kubernetes manifests in `format/manifests/`;
+- `bundle`: a multi-document file's manifests folded into its scenario;
+- `build/`: specs turned into live objects (autoscalers, the scheduler profile, traffic, the
+  cluster placement, the timeline's operations);
+- `dryrun`, `loader`: a file read, validated and its events checked, as one `Scenario`;
+- `simulation`: a `Scenario` wired into an Environment and run through KEP-140's phases.
+"""

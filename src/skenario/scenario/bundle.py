@@ -30,8 +30,14 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
 
 from skenario.errors import ScenarioError
+from skenario.scenario.format.manifests.deployment import DeploymentManifest
+from skenario.scenario.format.manifests.hpa import HorizontalPodAutoscalerManifest
+from skenario.scenario.format.manifests.kpa import KnativeServiceManifest
+from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest
+from skenario.scenario.io import validate_node
 
 _AUTOSCALER_KINDS = {"HorizontalPodAutoscaler": "hpa", "VerticalPodAutoscaler": "vpa", "Service": "kpa"}
 _KINDS = ("Scenario", "Deployment", *_AUTOSCALER_KINDS)
@@ -122,14 +128,6 @@ def _fold_unreferenced(spec: dict[str, Any], manifests: dict[str, dict[str, Any]
 
 def _check_manifest(kind: str, data: Any, root: yaml.Node | None, source: str) -> None:
     """Validate a manifest document now, so its mistakes name its own file, document and line."""
-    from pydantic import BaseModel
-
-    from skenario.scenario.deployment_manifest import DeploymentManifest
-    from skenario.scenario.hpa_manifest import HorizontalPodAutoscalerManifest
-    from skenario.scenario.kpa_manifest import KnativeServiceManifest
-    from skenario.scenario.loader import validate_node
-    from skenario.scenario.vpa_manifest import VerticalPodAutoscalerManifest
-
     models: dict[str, type[BaseModel]] = {
         "Deployment": DeploymentManifest,
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerManifest,

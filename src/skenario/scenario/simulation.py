@@ -20,27 +20,26 @@ import yaml
 from skenario.autoscalers.base import Autoscaler, ClusterContext
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
-from skenario.core.time import DAY, format_duration, parse_duration
+from skenario.core.time import format_duration, parse_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
-from skenario.results.recorder import Recorder
-from skenario.results.summary import Summary, summarize
-from skenario.scenario.autoscaling import autoscaler_names, build_autoscalers
-from skenario.scenario.cluster_schema import PodTemplate
-from skenario.scenario.events import Event
-from skenario.scenario.operations import Objects, Planner, Step
-from skenario.scenario.placement import ClusterPlacement
-from skenario.scenario.scheduler_schema import SchedulerSpec
-from skenario.scenario.schema import Scenario
-from skenario.scenario.timeline import Operation, Timeline, as_detail
-from skenario.scenario.traffic import build_arrivals
+from skenario.recording.recorder import Recorder
+from skenario.recording.summary import Summary, summarize
+from skenario.recording.timeline import Operation, Timeline, as_detail
+from skenario.scenario.build.autoscalers import build_autoscalers
+from skenario.scenario.build.operations import Objects, Planner, Step
+from skenario.scenario.build.placement import ClusterPlacement
+from skenario.scenario.build.traffic import OPEN_HORIZON, build_arrivals
+from skenario.scenario.build.workload import spec_with_deployment
+from skenario.scenario.format.autoscalers import autoscaler_names
+from skenario.scenario.format.cluster import PodTemplate
+from skenario.scenario.format.events import Event
+from skenario.scenario.format.scenario import Scenario
+from skenario.scenario.format.scheduler import SchedulerSpec
 
 # A run makes an object or two per request that dies young and is never in a reference cycle, so
 # Python's default of a collection every 700 allocations is wasted work: 5-8% of a run.
 _RUN_GC_THRESHOLD = 100_000
-
-OPEN_HORIZON = 365 * DAY
-"""How far a scenario with no end (no duration, no done event) can run: traffic is made up to it."""
 
 
 class Phase(StrEnum):
@@ -87,7 +86,7 @@ class Simulation:
         self.scenario = scenario
         self.scenario_text = scenario_text if scenario_text is not None else yaml.safe_dump(scenario.document)
         self.base_dir = base_dir
-        spec = scenario.spec.with_deployment(base_dir)
+        spec = spec_with_deployment(scenario.spec, base_dir)
         self.spec = spec
         self._container = spec.workload.container_name
         self.seed = spec.seed if seed is None else seed

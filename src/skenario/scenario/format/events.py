@@ -27,8 +27,8 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from skenario.scenario.base import Spec
-from skenario.scenario.units import Duration
+from skenario.scenario.format.base import Spec
+from skenario.scenario.format.units import Duration
 
 OPERATIONS = ("create", "patch", "delete", "done")
 TargetKind = Literal["workload", "traffic", "metrics", "autoscaler", "replica", "node"]

@@ -25,11 +25,14 @@ from skenario.errors import ScenarioError
 from skenario.model.cluster import ClusterModel, class_work
 from skenario.model.config import MetricsSpec
 from skenario.model.replicas import ReplicaState
-from skenario.scenario.autoscaling import AutoscalerSpec
-from skenario.scenario.events import Event, merge_patch, split_target
-from skenario.scenario.loader import describe_problem
-from skenario.scenario.schema import Metrics, ScenarioSpec, Workload
-from skenario.scenario.traffic import TrafficSpec, build_arrivals
+from skenario.scenario.build.autoscalers import build_autoscaler
+from skenario.scenario.build.workload import with_deployment
+from skenario.scenario.format.autoscalers import AutoscalerSpec
+from skenario.scenario.format.events import Event, merge_patch, split_target
+from skenario.scenario.io import describe_problem
+from skenario.scenario.format.scenario import Metrics, ScenarioSpec, Workload
+from skenario.scenario.format.traffic import TrafficSpec
+from skenario.scenario.build.traffic import build_arrivals
 
 _TRAFFIC: TypeAdapter[Any] = TypeAdapter(TrafficSpec)
 _AUTOSCALER: TypeAdapter[Any] = TypeAdapter(AutoscalerSpec)
@@ -281,7 +284,7 @@ class Planner:
         spec = _validated(_AUTOSCALER, entry, where)
         if not self.build:
             return lambda runtime: ""
-        autoscaler = spec.build(self.base_dir, where, self.spec.workload.container_name)
+        autoscaler = build_autoscaler(spec, self.base_dir, where, self.spec.workload.container_name)
 
         def apply(runtime: Runtime) -> str:
             if operation == "patch":
@@ -314,7 +317,7 @@ class Planner:
         return apply
 
     def _resolve(self, workload: Workload) -> Workload:
-        return workload.with_deployment(self.base_dir) if self.build else workload
+        return with_deployment(workload, self.base_dir) if self.build else workload
 
 
 def _replace_traffic(runtime: Runtime, arrivals: Any, message: str) -> str:

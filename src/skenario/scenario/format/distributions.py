@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from skenario.core.random import Constant, Distribution, Exponential, LogNormal, Normal, Uniform
-from skenario.scenario.base import Spec as _Spec
-from skenario.scenario.units import Duration
+from skenario.scenario.format.base import Spec as _Spec
+from skenario.scenario.format.units import Duration
 
 
 class ConstantDistribution(_Spec):

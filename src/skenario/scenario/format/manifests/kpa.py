@@ -23,7 +23,7 @@ from skenario.autoscalers.kpa import (
 )
 from skenario.core.time import parse_duration
 from skenario.errors import ScenarioError, UnitError
-from skenario.scenario.base import Loose, Spec
+from skenario.scenario.format.base import Loose, Spec
 
 PREFIX = "autoscaling.knative.dev/"
 KPA_CLASS = "kpa.autoscaling.knative.dev"

@@ -29,8 +29,8 @@ from skenario.autoscalers.hpa import (
 from skenario.autoscalers.hpa_behavior import Behavior, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy
 from skenario.autoscalers.hpa_controller import METRIC_NAMES, POD_METRIC_NAMES, HPASpec
 from skenario.autoscalers.hpa_types import CPU
-from skenario.scenario.base import Loose, Spec
-from skenario.scenario.units import MilliQuantity
+from skenario.scenario.format.base import Loose, Spec
+from skenario.scenario.format.units import MilliQuantity
 
 MAX_PERIOD_SECONDS = 1800  # validation.go: MaxPeriodSeconds
 MAX_STABILIZATION_WINDOW_SECONDS = 3600  # validation.go: MaxStabilizationWindowSeconds

@@ -26,8 +26,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from skenario.core.time import MINUTE, SECOND
-from skenario.scenario.base import Spec as _Spec
-from skenario.scenario.units import CpuQuantity, Duration, Ratio, milli_quantity
+from skenario.scenario.format.base import Spec as _Spec
+from skenario.scenario.format.units import CpuQuantity, Duration, Ratio, milli_quantity
 from skenario.scheduling.affinity import NodeAffinity, PreferredTerm, Requirement, Term
 from skenario.scheduling.clusterautoscaler import CaSettings, NodeGroup
 from skenario.scheduling.objects import (

@@ -17,8 +17,8 @@ from skenario.autoscalers.base import DEFAULT_CONTAINER
 from skenario.autoscalers.vpa_controller import VPASpec
 from skenario.autoscalers.vpa_recommender import ContainerResourcePolicy
 from skenario.autoscalers.vpa_updater import UpdateMode
-from skenario.scenario.base import Loose, Spec
-from skenario.scenario.units import CpuQuantity
+from skenario.scenario.format.base import Loose, Spec
+from skenario.scenario.format.units import CpuQuantity
 
 
 class Resources(Spec):

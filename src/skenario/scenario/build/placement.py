@@ -14,8 +14,8 @@ from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.model.cluster import ClusterModel
 from skenario.model.replicas import Replica
-from skenario.scenario.cluster_schema import Cluster, PodTemplate
-from skenario.scenario.scheduler_schema import SchedulerSpec
+from skenario.scenario.format.cluster import Cluster, PodTemplate
+from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scheduling.analysis import SchedulingSummary
 from skenario.scheduling.cacontroller import ClusterAutoscalerController
 from skenario.scheduling.controller import SchedulingController

@@ -16,14 +16,13 @@ spec:
 
 Fields are camelCase as in Kubernetes manifests; unknown fields are errors, so a typo never passes
 silently. Every default below is the seeds' or Kubernetes' own; `model.config` documents each.
-`spec.events` is the timeline (`skenario.scenario.events`); the run ends at the first `done`
+`spec.events` is the timeline (`skenario.scenario.format.events`); the run ends at the first `done`
 event or at `spec.duration`, whichever comes first.
 """
 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
@@ -41,14 +40,14 @@ from skenario.model.config import (
     RoutingPolicy,
     RoutingSpec,
 )
-from skenario.scenario.autoscaling import AutoscalerSpec
-from skenario.scenario.base import Spec as _Spec
-from skenario.scenario.cluster_schema import ByteQuantity, Cluster, PodTemplate
-from skenario.scenario.distributions import ConstantDistribution, RandomDuration
-from skenario.scenario.events import Event
-from skenario.scenario.scheduler_schema import SchedulerSpec
-from skenario.scenario.traffic import TrafficSpec
-from skenario.scenario.units import CpuQuantity, Duration, Ratio
+from skenario.scenario.format.autoscalers import AutoscalerSpec
+from skenario.scenario.format.base import Spec as _Spec
+from skenario.scenario.format.cluster import ByteQuantity, Cluster, PodTemplate
+from skenario.scenario.format.distributions import ConstantDistribution, RandomDuration
+from skenario.scenario.format.events import Event
+from skenario.scenario.format.scheduler import SchedulerSpec
+from skenario.scenario.format.traffic import TrafficSpec
+from skenario.scenario.format.units import CpuQuantity, Duration, Ratio
 
 API_VERSION = "skenario.dev/v1alpha1"
 MAX_SEED = 2**63 - 1  # what the run store (SQLite) keeps as an integer
@@ -186,29 +185,6 @@ class Workload(_Spec):
             raise ValueError(f"requestClasses need distinct names, got {names}")
         return self
 
-    def with_deployment(self, base_dir: Path) -> Workload:
-        """This workload with its Deployment manifest read in (fields set here win)."""
-        from skenario.scenario.deployment_manifest import DeploymentManifest
-        from skenario.scenario.loader import load_document, validate_document
-
-        if self.deployment is None:
-            return self
-        shape = "a manifest is a mapping with apiVersion: apps/v1, kind: Deployment and spec"
-        if isinstance(self.deployment, str):
-            path = str(base_dir / self.deployment)
-            manifest = load_document(path, DeploymentManifest, shape)
-        else:
-            path = "the Deployment at spec.workload.deployment"
-            manifest = validate_document(self.deployment, DeploymentManifest, path, shape)
-        request, limit = manifest.cpu(self.container, file=path)
-        update: dict[str, object] = {"container": manifest.container_name(self.container)}
-        if self.replicas is None:
-            update["replicas"] = manifest.spec.replicas
-        if "resources" not in self.model_fields_set and request is not None:
-            cpu = {"requests": {"cpu": f"{request}m"}} | ({"limits": {"cpu": f"{limit}m"}} if limit else {})
-            update["resources"] = Resources.model_validate(cpu)
-        return self.model_copy(update=update)
-
     @property
     def container_name(self) -> str:
         """The simulated pod's one container (after `with_deployment`, the Deployment's)."""
@@ -309,11 +285,6 @@ class ScenarioSpec(_Spec):
 
     def cluster_spec(self) -> ClusterSpec:
         return self.workload.cluster_spec(self.routing, self.metrics)
-
-    def with_deployment(self, base_dir: Path) -> ScenarioSpec:
-        """This spec with the workload's Deployment manifest read in (scenario fields win)."""
-        workload = self.workload.with_deployment(base_dir)
-        return self if workload is self.workload else self.model_copy(update={"workload": workload})
 
 
 class Metadata(_Spec):

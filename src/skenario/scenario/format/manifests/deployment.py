@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from skenario.errors import ScenarioError
-from skenario.scenario.base import Spec
-from skenario.scenario.units import CpuQuantity
+from skenario.scenario.format.base import Spec
+from skenario.scenario.format.units import CpuQuantity
 
 
 class _Cpu(Spec):

@@ -27,9 +27,9 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from skenario.scenario.base import Spec as _Spec
-from skenario.scenario.plugins import load_class
-from skenario.scenario.units import Duration
+from skenario.scenario.build.plugins import load_class
+from skenario.scenario.format.base import Spec as _Spec
+from skenario.scenario.format.units import Duration
 from skenario.scheduling.controller import SchedulerSettings
 from skenario.scheduling.framework import DEFAULT_WEIGHTS, Profile, WeightedScore
 from skenario.scheduling.plugins import (

@@ -1,0 +1,140 @@
+"""The `spec.autoscalers` section: which autoscalers run, from real manifests or inline specs.
+
+```yaml
+autoscalers:
+  - type: hpa
+    manifest: hpa.yaml            # an autoscaling/v2 HorizontalPodAutoscaler, relative to this file
+  - type: hpa
+    spec:
+      maxReplicas: 10
+      metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}]
+    syncPeriod: 15s               # kube-controller-manager flags, with their defaults
+  - type: vpa
+    spec: {updatePolicy: {updateMode: Recreate}, resourcePolicy: {containerPolicies: [{minAllowed: {cpu: 100m}}]}}
+  - type: kpa
+    annotations: {autoscaling.knative.dev/target: "10", autoscaling.knative.dev/min-scale: "0"}
+    config: {stable-window: 60s, scale-to-zero-grace-period: 30s}
+  - type: plugin
+    plugin: plugins/my_scaler.py:MyScaler   # or an importable module: package.module:Class
+    options: {target: 0.7}        # keyword arguments for the class
+```
+
+A plugin is the only way a scenario runs user code, and only the code it names.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import Field, model_validator
+
+from skenario.core.time import MINUTE, SECOND
+from skenario.errors import ScenarioError
+from skenario.scenario.format.base import Spec
+from skenario.scenario.format.manifests.hpa import HPASpecModel
+from skenario.scenario.format.manifests.vpa import VPASpecModel
+from skenario.scenario.format.units import Duration
+
+NAME_PATTERN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+
+
+class _Autoscaler(Spec):
+    """What every autoscaler entry has: a type tag and a name events can refer to."""
+
+    type: str
+    name: str | None = Field(
+        None,
+        pattern=NAME_PATTERN,
+        description="How events refer to it (autoscaler/<name>); by default its type, or its manifest's name.",
+    )
+
+
+class ManifestOrSpec(_Autoscaler):
+    """An autoscaler given by a manifest (a file, or inline) or by the same `spec` inline, exactly one of them."""
+
+    manifest: str | dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _manifest_or_spec(self) -> Self:
+        if (self.manifest is None) == (getattr(self, "spec", None) is None):
+            raise ValueError("give either 'manifest' (a file) or 'spec' (inline), not both or neither")
+        return self
+
+
+class HpaAutoscaler(ManifestOrSpec):
+    """A HorizontalPodAutoscaler, from a manifest file or an inline `spec`."""
+
+    type: Literal["hpa"]
+    manifest: str | dict[str, Any] | None = Field(
+        None, description="An autoscaling/v2 HorizontalPodAutoscaler: a YAML file, or the manifest inline."
+    )
+    spec: HPASpecModel | None = Field(None, description="The HPA's spec, as in a manifest.")
+    sync_period: Duration = Field(15 * SECOND, gt=0, description="--horizontal-pod-autoscaler-sync-period")
+    tolerance: float = Field(0.1, ge=0, description="--horizontal-pod-autoscaler-tolerance")
+    downscale_stabilization: Duration = Field(5 * MINUTE, ge=0, description="...-downscale-stabilization")
+    cpu_initialization_period: Duration = Field(5 * MINUTE, ge=0, description="...-cpu-initialization-period")
+    initial_readiness_delay: Duration = Field(30 * SECOND, ge=0, description="...-initial-readiness-delay")
+    ignore_unsimulated_metrics: bool = Field(
+        False,
+        description="Drop the manifest's metrics skenario does not produce (such as memory) and scale on the "
+        "rest, instead of refusing the HPA.",
+    )
+
+
+class VpaAutoscaler(ManifestOrSpec):
+    """A VerticalPodAutoscaler (CPU), from a manifest file or an inline `spec`."""
+
+    type: Literal["vpa"]
+    manifest: str | dict[str, Any] | None = Field(
+        None, description="An autoscaling.k8s.io/v1 VerticalPodAutoscaler: a YAML file, or the manifest inline."
+    )
+    spec: VPASpecModel | None = Field(None, description="The VPA's spec, as in a manifest.")
+    recommender_interval: Duration = Field(MINUTE, gt=0, description="The recommender's --recommender-interval.")
+    updater_interval: Duration = Field(MINUTE, gt=0, description="The updater's --updater-interval.")
+
+
+class KpaAutoscaler(_Autoscaler):
+    """Knative's Pod Autoscaler, from revision annotations, `config-autoscaler` keys or a Service."""
+
+    type: Literal["kpa"]
+    manifest: str | dict[str, Any] | None = Field(
+        None, description="A Knative Service (serving.knative.dev/v1): a YAML file, or the manifest inline."
+    )
+    annotations: dict[str, Any] = Field(default_factory=dict, description="autoscaling.knative.dev/* annotations.")
+    config: dict[str, Any] = Field(default_factory=dict, description="Keys of the config-autoscaler ConfigMap.")
+    container_concurrency: int | None = Field(None, ge=0, description="The revision's containerConcurrency.")
+
+
+class PluginAutoscaler(_Autoscaler):
+    """A user's autoscaler class: any class with `start(context)` (see skenario.autoscalers.base)."""
+
+    type: Literal["plugin"]
+    plugin: str = Field(
+        pattern=r"^[^:]+:[A-Za-z_][A-Za-z0-9_]*$",
+        description="'path/to/file.py:Class' (relative to the scenario) or 'package.module:Class'.",
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the class.")
+
+
+AutoscalerSpec = Annotated[
+    HpaAutoscaler | VpaAutoscaler | KpaAutoscaler | PluginAutoscaler, Field(discriminator="type")
+]
+
+
+def autoscaler_names(specs: tuple[AutoscalerSpec, ...] | list[AutoscalerSpec]) -> list[str]:
+    """Each autoscaler's name: its own, else its inline manifest's, else its type (unique, or an error)."""
+    names = []
+    for index, spec in enumerate(specs):
+        name = spec.name
+        manifest = getattr(spec, "manifest", None)
+        if name is None and isinstance(manifest, dict):
+            metadata = manifest.get("metadata")
+            name = metadata.get("name") if isinstance(metadata, dict) else None
+        name = name or spec.type
+        if name in names:
+            raise ScenarioError(
+                f"two autoscalers are named '{name}'; give each a distinct 'name'",
+                field=f"spec.autoscalers.{index}.name",
+            )
+        names.append(name)
+    return names

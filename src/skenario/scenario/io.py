@@ -1,0 +1,180 @@
+"""YAML in, a validated pydantic model out, or one clear error: the I/O every file format of skenario shares.
+
+A leaf: it imports only `skenario.errors`, yaml and pydantic, so the scenario format, the loader,
+the queueing model files and the run store's readers all use it from the top of their modules.
+Every error names the file, the line, the field path as the user wrote it (`spec.traffic.rate`)
+and the offending value; pydantic's union tags are taken out of the path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from skenario.errors import ScenarioError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_text(path: str | Path) -> str:
+    """The file's text (UTF-8); a missing or unreadable file is a ScenarioError naming it."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError("no such file", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"cannot read the file: {exc}", file=str(path)) from None
+
+
+def load_document(path: str | Path, model: type[M], shape: str) -> M:
+    """Read and validate one YAML document (a manifest a scenario points at)."""
+    return parse_document(read_text(path), model, str(path), shape)
+
+
+def parse_document(text: str, model: type[M], source: str, shape: str) -> M:
+    """Validate YAML text as `model`; errors name `source`, the line, the field and the value."""
+    documents = yaml_documents(text, source)
+    if len(documents) != 1:
+        raise ScenarioError(f"expected one YAML document, found {len(documents)}; {shape}", file=source)
+    data, root = documents[0]
+    return _validate(data, root, model, source, shape)
+
+
+def validate_document(data: Any, model: type[M], source: str, shape: str) -> M:
+    """Validate data already read (an inline manifest); errors name `source`, the field and the value."""
+    return _validate(data, None, model, source, shape)
+
+
+def validate_node(data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str) -> M:
+    """Validate one document of a file already read, with its node tree for line numbers."""
+    return _validate(data, root, model, source, shape)
+
+
+def yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]:
+    """Each non-empty document of the text with its node tree (for line numbers)."""
+    try:
+        datas = list(yaml.safe_load_all(text))
+        roots = list(yaml.compose_all(text))
+    except yaml.reader.ReaderError as exc:
+        problem = f"{exc.reason} (character {exc.character!r} at position {exc.position})"
+        raise ScenarioError(f"not valid YAML: {problem}", file=source) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ScenarioError(f"not valid YAML: {problem}", file=source, line=mark.line + 1 if mark else None) from None
+    except RecursionError:
+        raise ScenarioError("not valid YAML for a scenario: it nests too deeply", file=source) from None
+    documents: list[tuple[Any, yaml.Node | None]] = [
+        (data, root) for data, root in zip(datas, roots, strict=False) if data is not None
+    ]
+    if not documents:
+        raise ScenarioError("the file is empty", file=source)
+    return documents
+
+
+def _validate(data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str) -> M:
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{shape}, not a {type(data).__name__}", file=source)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _first_problem(exc, data, root, source) from None
+    except RecursionError:
+        raise ScenarioError(f"{shape}; this one nests too deeply", file=source) from None
+
+
+def describe_problem(exc: ValidationError, data: Any) -> tuple[list[int | str], str, Any]:
+    """The first problem of a validation error: the field path as the user wrote it, a message, the value."""
+    errors = exc.errors(include_url=False)
+    messages = [_describe(error, data) for error in errors]
+    first = errors[0]
+    path = _user_path(first["loc"], data)
+    message = messages[0][1]
+    if len(messages) > 1:
+        others = "; ".join(f"{field}: {text}" for field, text in messages[1:4])
+        more = f" (and {len(messages) - 4} more)" if len(messages) > 4 else ""
+        message += f" — also {others}{more}"
+    value = first.get("input") if first["type"] not in ("missing", "extra_forbidden") else None
+    return path, message, value if not isinstance(value, dict | list) else None
+
+
+def _first_problem(exc: ValidationError, data: Any, root: yaml.Node | None, source: str) -> ScenarioError:
+    path, message, value = describe_problem(exc, data)
+    return ScenarioError(
+        message,
+        file=source,
+        field=".".join(str(p) for p in path) or "(top level)",
+        value=value,
+        line=line_of(root, path),
+    )
+
+
+def _describe(error: Any, data: Any) -> tuple[str, str]:
+    path = ".".join(str(p) for p in _user_path(error["loc"], data)) or "(top level)"
+    kind = error["type"]
+    if kind == "missing":
+        text = "is required but missing"
+    elif kind == "extra_forbidden":
+        text = "is not a known field"
+    elif kind == "literal_error" and path == "apiVersion":
+        text = f"must be 'skenario.dev/v1alpha1', got {error['input']!r}"
+    else:
+        text = str(error["msg"])
+        if text.startswith("Value error, "):
+            text = text[len("Value error, ") :]
+        text = text[:1].lower() + text[1:]
+        if "value" not in text and not isinstance(error.get("input"), dict | list):
+            text += f" (value: {error['input']!r})"
+    return path, text
+
+
+def _user_path(loc: tuple[int | str, ...], data: Any) -> list[int | str]:
+    """The part of a pydantic location that exists in the user's document (drops union tags)."""
+    path: list[int | str] = []
+    node = data
+    for part in loc:
+        if _has(node, part):
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, dict) and part in (node.get("type"), node.get("distribution")):
+            continue  # the tag of a discriminated union, named by the user's own value
+        elif isinstance(node, dict) and isinstance(part, str) and not _is_tag(part):
+            # A missing or unknown key: name it, there is nothing deeper.
+            path.append(part)
+            node = None
+    return path
+
+
+def _has(node: Any, part: int | str) -> bool:
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def _is_tag(part: str) -> bool:
+    return part.startswith(("function-", "tagged-union[", "json-or-python["))
+
+
+def line_of(root: yaml.Node | None, path: list[int | str]) -> int | None:
+    """The 1-based line where `path` is written, or its nearest written parent."""
+    node = root
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == part:
+                    node = value
+                    line = key.start_mark.line + 1
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
