@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from skenario.model.network import NetworkSimulation
 from skenario.queueing import Network, Scheduling, Solution, solve
 from skenario.queueing.modelfile import load_model
 from skenario.validation.intervals import confidence_interval
+from skenario.validation.network import NetworkSimulation
 
 HERE = Path(__file__).parent
 

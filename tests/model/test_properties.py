@@ -41,7 +41,7 @@ from skenario.model.config import (
     RoutingPolicy,
     RoutingSpec,
 )
-from skenario.model.cpu import ProcessorSharingCPU
+from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.metrics import Sample
 from skenario.model.processing import RequestsProcessing
 from skenario.model.replicas import Replica, ReplicaState

@@ -17,6 +17,13 @@ from skenario.core.entity import Entity
 from skenario.core.movement import IgnoredMovement, IgnoredReason, Movement
 from skenario.core.stocks import E, KeyedStock, Sink, SinkStock, Source, SourceStock
 
+# A scheduled movement is one plain tuple laid out like `Movement` (core/movement.py), so the hot
+# path allocates nothing else; these name its positions. The loops bind the ones they read to
+# locals, which is as fast as indexing by a literal: benchmarks/mmc.py, 95 interleaved rounds,
+# 1.005x the literal-index time (an A/A control gives 1.002x). Unpacking the tuple into names
+# instead cost 1.6% there, and a module-level index is slower too (LOAD_GLOBAL per read).
+_AT, _SEQ, _KIND, _FROM, _TO, _WHAT, _NOTE = range(len(Movement._fields))
+
 _EMPTY = IgnoredReason.FROM_STOCK_EMPTY
 _PAST = IgnoredReason.SCHEDULED_IN_PAST
 _AFTER_HALT = IgnoredReason.SCHEDULED_AFTER_HALT
@@ -243,10 +250,11 @@ class Environment:
         heap = self._heap
         settled = self._settled
         while settled:
-            if self._ready or (heap and heap[0][0] == self._now):
+            if self._ready or (heap and heap[0][_AT] == self._now):
                 self.call_at(self._now, self._settle)  # wait behind what is still due now
                 return
-            heappop(settled)[2]()
+            _, _, fn = heappop(settled)
+            fn()
         self._settling = False
 
     # -- scheduling ----------------------------------------------------------------------------
@@ -339,19 +347,20 @@ class Environment:
         ready = self._ready
         pop = heappop
         popleft = ready.popleft
+        AT, FROM, TO, WHAT = _AT, _FROM, _TO, _WHAT
         while True:
             if ready:
-                entry = pop(heap) if heap and heap[0][0] == self._now else popleft()
+                entry = pop(heap) if heap and heap[0][AT] == self._now else popleft()
             elif heap:
                 entry = pop(heap)
-                self._now = entry[0]
+                self._now = entry[AT]
             else:
                 return
-            entity = entry[3].remove(entry[5])
+            entity = entry[FROM].remove(entry[WHAT])
             if entity is None:
                 self._ignore(Movement._make(entry), _EMPTY)
             else:
-                entry[4].add(entity)
+                entry[TO].add(entity)
 
     def _loop_observed(self) -> None:
         heap = self._heap
@@ -360,26 +369,27 @@ class Environment:
         popleft = ready.popleft
         make = Movement._make
         observers = self._observers
+        AT, FROM, TO, WHAT = _AT, _FROM, _TO, _WHAT
         while True:
             if ready:
-                entry = pop(heap) if heap and heap[0][0] == self._now else popleft()
+                entry = pop(heap) if heap and heap[0][AT] == self._now else popleft()
             elif heap:
                 entry = pop(heap)
-                self._now = entry[0]
+                self._now = entry[AT]
             else:
                 return
-            entity = entry[3].remove(entry[5])
+            entity = entry[FROM].remove(entry[WHAT])
             if entity is None:
                 self._ignore(make(entry), _EMPTY)
             else:
-                entry[4].add(entity)
+                entry[TO].add(entity)
                 movement = make(entry)
                 for observer in observers:
                     observer.on_movement(movement, entity)
 
     def _drop_sentinels(self) -> None:
         """Remove sentinels left over when a run ended before reaching them."""
-        self._heap = [entry for entry in self._heap if entry[1] > _SENTINELS]
+        self._heap = [entry for entry in self._heap if entry[_SEQ] > _SENTINELS]
         heapify(self._heap)
         self._pending_pauses = 0
 

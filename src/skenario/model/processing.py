@@ -1,11 +1,11 @@
 """RequestsProcessing: one replica's requests, from arrival on the replica to completion.
 
 A request takes a concurrency slot (or waits for one in FIFO order), spends its CPU time on the
-replica's processor-sharing CPU, then its IO time holding the slot but no CPU, and completes. A
-request that leaves early (a timeout, or the grace period of a terminating replica running out)
-gives back whatever it held. The stock also integrates the number of requests in it over time,
-which is the average concurrency Knative's autoscaler reads.
-"""
+replica's CPU (processor sharing, or a priority discipline when the scenario names one: model/cpu/),
+then its IO time holding the slot but no CPU, and completes. A request that leaves early (a
+timeout, or the grace period of a terminating replica running out) gives back whatever it held.
+The stock also integrates the number of requests in it over time, which is the average
+concurrency Knative's autoscaler reads."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from typing import NamedTuple
 
 from skenario.core.environment import Environment
 from skenario.model.config import CpuScheduling
-from skenario.model.cpu import ProcessorSharingCPU
-from skenario.model.cpu_priority import PriorityCPU
+from skenario.model.cpu.base import CPUDiscipline
+from skenario.model.cpu.priority import PriorityCPU
+from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.requests import CPU, IO, WAITING, Request, RequestsComplete, RequestsFailed
 
 
@@ -75,7 +76,7 @@ class RequestsProcessing:
         self.concurrency = concurrency
         self.capacity = capacity
         self._free = maxsize if concurrency is None else concurrency
-        self.cpu: ProcessorSharingCPU[Request] | PriorityCPU[Request]
+        self.cpu: CPUDiscipline[Request]
         if scheduling is CpuScheduling.PROCESSOR_SHARING:
             self.cpu = ProcessorSharingCPU(env, millicores, self._cpu_done, name=f"CPU[{name}]")
         else:

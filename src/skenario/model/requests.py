@@ -13,16 +13,12 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import dropwhile
 from operator import gt
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from skenario.core.entity import Entity
 from skenario.core.environment import Environment
 from skenario.core.stats import LatencyHistogram
-from skenario.core.stocks import KeyedStock, Sink, Source
-
-if TYPE_CHECKING:
-    from skenario.model.processing import RequestsProcessing
-    from skenario.model.replicas import Replica
+from skenario.core.stocks import KeyedStock, Sink, Source, ThroughStock
 
 # Where a request is in its life; kept on the request so a timeout knows what to undo.
 ROUTING = 0
@@ -44,8 +40,28 @@ class Request(Entity):
         self.arrived_at = arrived_at
         self.cls = cls  # index of its request class; 0 when the workload has none
         self.stage = ROUTING
-        self.processing: RequestsProcessing | None = None
+        self.processing: Processing | None = None  # where routing sent it, for a timeout to take it from
         self.failure: str | None = None
+
+
+class Processing(ThroughStock["Request"], Protocol):
+    """What the request path needs of a replica's requests (model/processing.RequestsProcessing).
+
+    Routing sends a request to it if it has room (`capacity` None means always); a timeout takes
+    the request back out of it.
+    """
+
+    @property
+    def capacity(self) -> int | None: ...
+
+    def has_room(self) -> bool: ...
+
+
+class Routable(Protocol):
+    """What routing needs of the replica a routing policy picks (model/replicas.Replica)."""
+
+    @property
+    def processing(self) -> Processing: ...
 
 
 class RequestsComplete(Sink[Request]):
@@ -140,7 +156,7 @@ class RequestsRouting:
     def __init__(
         self,
         env: Environment,
-        choose: Callable[[], Replica | None],
+        choose: Callable[[], Routable | None],
         buffer: RequestsBuffered,
         failed: RequestsFailed,
     ) -> None:

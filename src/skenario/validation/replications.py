@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from skenario.model.network import NetworkSimulation, SimulatedMeans
 from skenario.queueing.solution import Solution
 from skenario.validation.intervals import Interval, confidence_interval, simultaneous
 from skenario.validation.models import StandardModel
+from skenario.validation.network import NetworkSimulation, SimulatedMeans
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Priority-scheduled CPU for one replica, in virtual time: a drop-in alternative to processor sharing.
 
-Processor sharing (`cpu.py`) serves everyone at once, so it cannot model a replica that runs
+Processor sharing (`sharing.py`) serves everyone at once, so it cannot model a replica that runs
 urgent work first. Here the CPU is a station of `slots = max(1, ceil(cores))` servers:
 
 * The jobs holding a slot share the cores equally, each at `min(1, cores / n_served)` of a core
@@ -37,7 +37,7 @@ from typing import Generic, TypeVar
 
 from skenario.core.clock import Clock, Timer
 from skenario.core.environment import Environment
-from skenario.model.cpu import OwnWakeups
+from skenario.model.cpu.base import OwnWakeups
 
 T = TypeVar("T")
 

@@ -19,38 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from skenario.core.clock import Clock, Timer
 from skenario.core.environment import Environment
+from skenario.model.cpu.base import OwnWakeups
 
 T = TypeVar("T")
 
 # Finish tags are floats; a tag within this much CPU-ns of V counts as reached (float rounding).
 _EPSILON = 1e-3
-
-
-class OwnWakeups:
-    """A CPU is its own stock for its wake-up movements: the entity is the wake-up's number.
-
-    Only the latest (`_armed`) fires; a superseded one arrives and does nothing.
-    """
-
-    __slots__ = ()
-    _armed: int
-
-    def remove(self, tick: Any = None) -> Any:
-        return tick
-
-    def add(self, tick: Any) -> None:
-        if tick == self._armed:
-            self._fire()
-
-    def count(self) -> int:
-        return 0
-
-    def _fire(self) -> None:
-        raise NotImplementedError
 
 
 class ProcessorSharingCPU(OwnWakeups, Generic[T]):

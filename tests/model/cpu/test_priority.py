@@ -22,7 +22,7 @@ from skenario.core.environment import Environment
 from skenario.core.movement import IgnoredReason
 from skenario.core.random import Constant, Distribution, Exponential, RandomStreams, sampler
 from skenario.core.time import MILLISECOND, SECOND
-from skenario.model.cpu_priority import PriorityCPU
+from skenario.model.cpu.priority import PriorityCPU
 
 MS = MILLISECOND
 

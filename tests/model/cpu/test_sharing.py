@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, Distribution, Exponential, RandomStreams, sampler
 from skenario.core.time import MILLISECOND, SECOND
-from skenario.model.cpu import ProcessorSharingCPU
+from skenario.model.cpu.sharing import ProcessorSharingCPU
 
 
 def test_two_jobs_share_one_core_and_the_survivor_speeds_up() -> None:

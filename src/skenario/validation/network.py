@@ -7,6 +7,9 @@ demands at, in the order written, each `visits` times per cycle (a fractional pa
 toss), with a service time of the given mean and squared coefficient of variation (0 constant,
 1 exponential, else lognormal). Open classes arrive as Poisson streams; closed ones think for an
 exponential time between cycles. Time is the model's unit scaled to integer nanoseconds.
+
+Only validation runs it (`replications.replicate`, for `skenario validate`; and the queueing
+example seed001), so it lives here.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from dataclasses import dataclass
 
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, Distribution, Exponential, LogNormal, RandomStreams, sampler
-from skenario.model.cpu import ProcessorSharingCPU
-from skenario.model.cpu_priority import PriorityCPU
+from skenario.model.cpu.base import CPUDiscipline
+from skenario.model.cpu.priority import PriorityCPU
+from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.queueing.network import Centre, Demand, Network, Scheduling
 
 # One model time unit in ns: fine enough that rounding service times to whole ns costs nothing.
@@ -65,9 +69,7 @@ class NetworkSimulation:
         self._warmup = round(warmup * UNIT)
         streams = RandomStreams(seed)
         prefix = f"{stream}/" if stream else ""
-        self._stations: list[ProcessorSharingCPU[_Job] | PriorityCPU[_Job] | None] = [
-            self._station(k) for k in network.centres
-        ]
+        self._stations: list[CPUDiscipline[_Job] | None] = [self._station(k) for k in network.centres]
         self._service: list[dict[int, Callable[[], int]]] = []
         self._routes: list[list[tuple[int, float]]] = []
         for cls in network.classes:
@@ -108,7 +110,7 @@ class NetworkSimulation:
         if self._warmup:
             env.call_at(self._warmup, self._mark_warmup)
 
-    def _station(self, centre: Centre) -> ProcessorSharingCPU[_Job] | PriorityCPU[_Job] | None:
+    def _station(self, centre: Centre) -> CPUDiscipline[_Job] | None:
         if centre.is_delay:
             return None
         millicores = 1000 * centre.servers

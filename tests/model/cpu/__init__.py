@@ -1,0 +1,1 @@
+"""Tests of the CPU disciplines in src/skenario/model/cpu/, one module per discipline."""
