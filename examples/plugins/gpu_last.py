@@ -14,7 +14,7 @@ string would reject the node instead.
 from __future__ import annotations
 
 from skenario.scheduling.objects import PodSpec
-from skenario.scheduling.userplugins import NodeView
+from skenario.scheduling.plugins.custom import NodeView
 
 
 class GpuLast:

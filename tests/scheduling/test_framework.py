@@ -15,17 +15,15 @@ import numpy as np
 import pytest
 
 from skenario.scheduling.framework import (
-    DEFAULT_WEIGHTS,
     Framework,
     Profile,
-    WeightedScore,
     default_profile,
     num_feasible_nodes_to_find,
 )
 from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.plugins.registry import DEFAULT_WEIGHTS
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.taints import Taint, TaintEffect
-from skenario.scheduling.userplugins import NodeView, PluginError, UserPlugin
 
 # -- numFeasibleNodesToFind -----------------------------------------------------------------------
 
@@ -231,73 +229,6 @@ def test_score_results_give_raw_normalized_and_final_equal_to_normalized_times_w
     assert attempt.selected == "b"
 
 
-# -- a user's plugin ----------------------------------------------------------------------------------
-
-
-class Picky:
-    """Refuses node "b"; scores a node by the number in its "rank" label."""
-
-    def filter(self, pod: PodSpec, node: NodeView) -> str | None:
-        return "b is not for me" if node.name == "b" else None
-
-    def score(self, pod: PodSpec, node: NodeView) -> int:
-        return int(node.labels.get("rank", "0"))
-
-
-class Loud:
-    """Scores outside 0..100 and has no normalize."""
-
-    def score(self, pod: PodSpec, node: NodeView) -> int:
-        return 150 if node.name == "a" else 10
-
-
-class LoudButNormalized(Loud):
-    def normalize(self, scores: list[int]) -> list[int]:
-        top = max(scores)
-        return [100 * s // top for s in scores]
-
-
-def _ranked_nodes() -> list[NodeSpec]:
-    return [
-        NodeSpec(name, cpu=1000, memory=1000, labels={"rank": str(rank)})
-        for name, rank in zip("abc", (70, 90, 20), strict=True)
-    ]
-
-
-def test_a_user_plugin_appears_in_filter_and_score_results() -> None:
-    profile = default_profile()
-    picky = UserPlugin("Picky", Picky(), "test")
-    profile.filters.append(picky)
-    profile.scores.append(WeightedScore(picky, 2))
-    attempt, _ = _framework(_ranked_nodes(), profile).schedule(PodSpec("p", cpu=100, memory=100), now=1)
-    filters = attempt.filter_results()
-    assert filters["b"]["Picky"] == "b is not for me"
-    assert filters["a"]["Picky"] == "passed"
-    assert filters["c"]["Picky"] == "passed"
-    assert attempt.filtered_nodes == ["a", "c"]
-    scores = attempt.score_results()
-    assert set(scores) == {"a", "c"}
-    assert scores["a"]["Picky"] == {"raw": 70, "normalized": 70, "final": 140}
-    assert scores["c"]["Picky"] == {"raw": 20, "normalized": 20, "final": 40}
-    assert attempt.selected == "a"  # every other score ties between the identical nodes a and c
-
-
-def test_a_user_score_outside_0_to_100_without_normalize_is_an_error() -> None:
-    profile = default_profile()
-    profile.scores.append(WeightedScore(UserPlugin("Loud", Loud(), "test"), 1))
-    with pytest.raises(PluginError):
-        _framework(_ranked_nodes(), profile).schedule(PodSpec("p", cpu=100, memory=100), now=1)
-
-
-def test_a_user_score_brought_into_range_by_normalize_is_accepted() -> None:
-    profile = default_profile()
-    profile.scores.append(WeightedScore(UserPlugin("Loud", LoudButNormalized(), "test"), 1))
-    attempt, _ = _framework(_ranked_nodes(), profile).schedule(PodSpec("p", cpu=100, memory=100), now=1)
-    scores = attempt.score_results()
-    assert scores["a"]["Loud"] == {"raw": 150, "normalized": 100, "final": 100}
-    assert scores["b"]["Loud"] == {"raw": 10, "normalized": 6, "final": 6}  # 100 * 10 // 150
-
-
 def test_final_scores_stay_normalized_times_weight_for_a_large_weight() -> None:
     """The Python API takes any positive weight (upstream only guards the int64 total): 100 x 400 = 40000.
 
@@ -314,3 +245,31 @@ def test_final_scores_stay_normalized_times_weight_for_a_large_weight() -> None:
     for node in ("a", "b"):
         assert scores[node]["TaintToleration"]["final"] == 40_000
         assert totals[node] == sum(s["final"] for s in scores[node].values())
+
+
+# -- the README's worked example (kube-scheduler-simulator §1.1) ---------------------------------
+
+
+def test_readme_example_taint_toleration_raw_0_final_300_and_fit_raw_equals_final() -> None:
+    """A pod with no tolerations and no spread constraints on nodes without taints.
+
+    TaintToleration: every raw score is 0, reverse-normalised to 100, times weight 3 = 300.
+    NodeResourcesFit (LeastAllocated, weight 1, no NormalizeScore): final = raw. By hand (§2.4):
+    a node of 4000m / 10000 bytes and a pod of 3000m / 5000 bytes leave cpu (4000-3000)*100//4000 = 25
+    and memory (10000-5000)*100//10000 = 50, so (25 + 50) // 2 = 37. The second node, 8000m / 10000,
+    gives cpu 62 and memory 50: (62 + 50) // 2 = 56. BalancedAllocation (weight 1) likewise keeps raw.
+    """
+    nodes = [NodeSpec("n1", cpu=4000, memory=10_000), NodeSpec("n2", cpu=8000, memory=10_000)]
+    snap = ClusterSnapshot(nodes)
+    fw = Framework(default_profile(), snap, np.random.default_rng(0))
+    attempt, _ = fw.schedule(PodSpec("p", cpu=3000, memory=5000), now=1)
+    scores = attempt.score_results()
+    for node in ("n1", "n2"):
+        taint = scores[node]["TaintToleration"]
+        assert (taint["raw"], taint["normalized"], taint["final"]) == (0, 100, 300)
+        balanced = scores[node]["NodeResourcesBalancedAllocation"]
+        assert balanced["final"] == balanced["raw"]
+    fit = {node: scores[node]["NodeResourcesFit"] for node in ("n1", "n2")}
+    assert (fit["n1"]["raw"], fit["n1"]["final"]) == (37, 37)
+    assert (fit["n2"]["raw"], fit["n2"]["final"]) == (56, 56)
+    assert attempt.selected == "n2"

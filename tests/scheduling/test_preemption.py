@@ -13,8 +13,9 @@ for cpu, memory and the pod count. How the data map:
   `StartTime(epochTimeN)` is a start at N ns; a pod without one has not started.
 - TestDryRunPreemption expects the candidates (nodes with victims) and their victims; here that is
   `select_victims` on each node in turn. The FalseFilter case uses a `fits` that always refuses;
-  the pod topology spread case fits with the PodTopologySpread filter of `skenario.scheduling.topology`
-  (nodes named "node-a/zone1" carry labels hostname=node-a and zone=zone1, as upstream splits them).
+  the pod topology spread case fits with the PodTopologySpread filter of
+  `skenario.scheduling.plugins.podtopologyspread` (nodes named "node-a/zone1" carry labels
+  hostname=node-a and zone=zone1, as upstream splits them).
 - TestSelectBestCandidate expects the node `pickOneNodeForPreemption` chooses among the candidates
   of the dry run; where upstream allows either of two (map order), ours is the first in node order.
 
@@ -39,6 +40,7 @@ from hypothesis import strategies as st
 
 from skenario.scheduling.affinity import Requirement
 from skenario.scheduling.objects import NEVER, LabelSelector, NodeSpec, PodSpec, TopologySpreadConstraint
+from skenario.scheduling.plugins.podtopologyspread import spread_filter
 from skenario.scheduling.preemption import (
     PRIORITY_SHIFT,
     FitsFn,
@@ -47,7 +49,6 @@ from skenario.scheduling.preemption import (
     pick_node,
     select_victims,
 )
-from skenario.scheduling.topology import spread_filter
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL, MEDIUM, LARGE, VERY_LARGE = 100, 200, 300, 500  # m CPU and bytes of memory alike

@@ -1,18 +1,18 @@
-"""NodeAffinity: nodeSelector and node affinity terms against a node's labels and name.
+"""A pod's nodeSelector and node affinity terms, matched against a node's labels and name.
 
-Mirrors `pkg/scheduler/framework/plugins/nodeaffinity` and the label-selector semantics of
-`component-helpers/scheduling/corev1/nodeaffinity`: a pod's `nodeSelector` labels must all be
-equal; required terms are ORed, the expressions within a term ANDed, and an empty term matches
-nothing; the score is the sum of the weights of the preferred terms the node matches, normalised
-so the best node gets 100.
+Mirrors `v1.NodeSelectorRequirement`, `v1.NodeSelectorTerm`, `v1.PreferredSchedulingTerm` and the
+matching of `component-helpers/scheduling/corev1/nodeaffinity` (`RequiredNodeAffinity.Match`,
+`PreferredSchedulingTerms.Score`): a pod's `nodeSelector` labels must all be equal; required terms
+are ORed, the expressions within a term ANDed, and an empty term matches nothing; the raw score is
+the sum of the weights of the preferred terms the node matches. The NodeAffinity plugin
+(`plugins.nodeaffinity`) filters and scores with these; `LabelSelector` matches pods with
+`Requirement` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-
-from skenario.scheduling.scoring import default_normalize
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
@@ -97,8 +97,3 @@ class NodeAffinity:
     def score(self, labels: Mapping[str, str], node_name: str) -> int:
         """The raw Score: the weights of the matching preferred terms."""
         return sum(p.weight for p in self.preferred if p.term.matches(labels, node_name))
-
-
-def affinity_normalize(scores: Sequence[int]) -> list[int]:
-    """The best node scores 100 (`DefaultNormalizeScore`, not reversed); all 0 stays 0."""
-    return default_normalize(scores, reverse=False)

@@ -9,39 +9,23 @@ no scoring, as upstream. The cycle only decides; the controller assumes and bind
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from skenario.scheduling.attempts import Attempt, FilterVerdicts, PluginScores
 from skenario.scheduling.objects import PodSpec
-from skenario.scheduling.plugins import (
-    BalancedAllocationScore,
-    FilterPlugin,
-    FilterResult,
-    NodeAffinityPlugin,
-    NodeResourcesFitFilter,
-    NodeResourcesFitScore,
-    NodeUnschedulable,
-    ScorePlugin,
-    TaintTolerationPlugin,
-)
+from skenario.scheduling.plugins.interface import FilterPlugin, FilterResult, ScorePlugin
+from skenario.scheduling.plugins.registry import DEFAULT_WEIGHTS, IN_TREE, new_plugins
 from skenario.scheduling.snapshot import ClusterSnapshot
 
 Ints = npt.NDArray[np.int64]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-# The default profile's score weights (`apis/config/v1/default_plugins.go`).
-DEFAULT_WEIGHTS = {
-    "TaintToleration": 3,
-    "NodeAffinity": 2,
-    "NodeResourcesFit": 1,
-    "PodTopologySpread": 2,
-    "NodeResourcesBalancedAllocation": 1,
-}
 
 
 def num_feasible_nodes_to_find(nodes: int, percentage: int) -> int:
@@ -75,26 +59,24 @@ class Profile:
 
 
 def default_profile(
-    fit_score: NodeResourcesFitScore | None = None,
-    balanced: BalancedAllocationScore | None = None,
-    spread: tuple[FilterPlugin, ScorePlugin] | None = None,
-    weights: dict[str, int] | None = None,
+    weights: Mapping[str, int] | None = None,
+    *,
+    args: Mapping[str, Mapping[str, Any]] | None = None,
+    spread: bool = False,
 ) -> Profile:
-    """The default-scheduler profile's filters and scores (those skenario models), in upstream order."""
+    """The default-scheduler profile's filters and scores (those skenario models), in upstream order.
+
+    Plugins, their order and their weights come from the registry; `weights` overrides some of
+    the weights (0 turns a score off) and `args` gives plugins their args. PodTopologySpread is in
+    only with `spread`.
+    """
     w = {**DEFAULT_WEIGHTS, **(weights or {})}
-    taints = TaintTolerationPlugin()
-    affinity = NodeAffinityPlugin()
-    filters: list[FilterPlugin] = [NodeUnschedulable(), taints, affinity, NodeResourcesFitFilter()]
-    scores = [
-        WeightedScore(taints, w["TaintToleration"]),
-        WeightedScore(affinity, w["NodeAffinity"]),
-        WeightedScore(fit_score or NodeResourcesFitScore(), w["NodeResourcesFit"]),
-    ]
-    if spread is not None:
-        filters.append(spread[0])
-        scores.append(WeightedScore(spread[1], w["PodTopologySpread"]))
-    scores.append(WeightedScore(balanced or BalancedAllocationScore(), w["NodeResourcesBalancedAllocation"]))
-    return Profile(filters=filters, scores=[s for s in scores if s.weight > 0])
+    filters, scores = new_plugins(args)
+    names = [name for name in IN_TREE if spread or name != "PodTopologySpread"]
+    return Profile(
+        filters=[filters[name] for name in names if name in filters],
+        scores=[WeightedScore(scores[name], w[name]) for name in names if name in scores and w[name] > 0],
+    )
 
 
 @dataclass

@@ -4,7 +4,9 @@ Mirrors the role of kube-scheduler's `framework.NodeInfo` list (the cache snapsh
 numpy columns so a filter or score runs over a thousand nodes in one vector operation. A node
 keeps its row for the whole run (a removed node is marked absent), so arrays recorded in results
 stay valid. `order` lists the present nodes by name: the scheduler walks nodes in that order, so
-the result does not depend on the order in which same-time events added them.
+the result does not depend on the order in which same-time events added them. Requests are kept
+as set (`requested`, what the filters count) and, for cpu and memory, with the non-zero defaults
+the scores count (`non_zero`, upstream's `NonZeroRequested`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,23 @@ import numpy as np
 import numpy.typing as npt
 
 from skenario.scheduling.objects import NodeSpec, PodSpec
-from skenario.scheduling.scoring import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, non_zero_request
 
 Ints = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 
 CPU, MEMORY = 0, 1
+
+DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest
+
+
+def non_zero_request(value: int | None, default: int) -> int:
+    """A container's request as the scoring plugins count it: unset means the default, 0 stays 0.
+
+    Mirrors `schedutil.GetNonzeroRequestForResource` (pkg/scheduler/util/pod_resources.go), with which
+    a NodeInfo keeps its `NonZeroRequested`.
+    """
+    return default if value is None else value
 
 
 class ClusterSnapshot:

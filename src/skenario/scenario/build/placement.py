@@ -17,7 +17,7 @@ from skenario.model.replicas import Replica
 from skenario.scenario.format.cluster import Cluster, PodTemplate
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scheduling.analysis import SchedulingSummary
-from skenario.scheduling.cacontroller import ClusterAutoscalerController
+from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.framework import Framework
 from skenario.scheduling.pods import Pod, PodEnd
@@ -49,7 +49,7 @@ class ClusterPlacement:
         self.controller = SchedulingController(
             env, self.snapshot, self.framework, scheduler.settings(), streams.generator("scheduler.heartbeats")
         )
-        self.cluster_autoscaler: ClusterAutoscalerController | None = None
+        self.cluster_autoscaler: ClusterAutoscaler | None = None
         groups = [g.build() for g in cluster.node_groups]
         if cluster.autoscaler is None:  # the groups keep their initial size
             for group, spec in zip(groups, cluster.node_groups, strict=True):
@@ -57,7 +57,7 @@ class ClusterPlacement:
                     self.controller.add_node(group.new_node(i))
         elif groups:
             settings = cluster.autoscaler.build()
-            self.cluster_autoscaler = ClusterAutoscalerController(
+            self.cluster_autoscaler = ClusterAutoscaler(
                 env,
                 self.controller,
                 groups,

@@ -29,7 +29,7 @@ from skenario.core.time import MINUTE, SECOND
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.units import CpuQuantity, Duration, Ratio, milli_quantity
 from skenario.scheduling.affinity import NodeAffinity, PreferredTerm, Requirement, Term
-from skenario.scheduling.clusterautoscaler import CaSettings, NodeGroup
+from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
 from skenario.scheduling.objects import (
     LabelSelector,
     NodeSpec,

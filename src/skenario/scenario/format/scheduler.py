@@ -31,41 +31,11 @@ from skenario.scenario.build.plugins import load_class
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.units import Duration
 from skenario.scheduling.controller import SchedulerSettings
-from skenario.scheduling.framework import DEFAULT_WEIGHTS, Profile, WeightedScore
-from skenario.scheduling.plugins import (
-    BalancedAllocationScore,
-    FilterPlugin,
-    NodeAffinityPlugin,
-    NodeResourcesFitFilter,
-    NodeResourcesFitScore,
-    NodeUnschedulable,
-    ScorePlugin,
-    TaintTolerationPlugin,
-)
-from skenario.scheduling.scoring import ResourceSpec, ShapePoint
-from skenario.scheduling.spread import PodTopologySpreadPlugin
-from skenario.scheduling.userplugins import UserPlugin
-
-FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread")
-SCORES = tuple(DEFAULT_WEIGHTS)
-NOT_MODELLED = (
-    "PrioritySort",
-    "SchedulingGates",
-    "NodeName",
-    "NodePorts",
-    "VolumeRestrictions",
-    "EBSLimits",
-    "GCEPDLimits",
-    "NodeVolumeLimits",
-    "AzureDiskLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "InterPodAffinity",
-    "DefaultPreemption",
-    "ImageLocality",
-    "DefaultBinder",
-    "DynamicResources",
-)
+from skenario.scheduling.framework import Profile, WeightedScore
+from skenario.scheduling.plugins.custom import UserPlugin
+from skenario.scheduling.plugins.noderesources import ShapePoint
+from skenario.scheduling.plugins.registry import DEFAULT_WEIGHTS, FILTERS, NOT_MODELLED, SCORES, new_plugins
+from skenario.scheduling.plugins.resourceallocation import ResourceSpec
 
 
 class PluginRef(_Spec):
@@ -195,28 +165,19 @@ class SchedulerSpec(_Spec):
         config = {c.name: c.args for c in spec.plugin_config}
         fit = FitArgs.model_validate(config.get("NodeResourcesFit", {})).scoring_strategy
         balanced = BalancedArgs.model_validate(config.get("NodeResourcesBalancedAllocation", {}))
-        taints, affinity, spread = TaintTolerationPlugin(), NodeAffinityPlugin(), PodTopologySpreadPlugin()
-        filters: dict[str, FilterPlugin] = {
-            "NodeUnschedulable": NodeUnschedulable(),
-            "TaintToleration": taints,
-            "NodeAffinity": affinity,
-            "NodeResourcesFit": NodeResourcesFitFilter(),
-            "PodTopologySpread": spread,
-        }
         shape = fit.requested_to_capacity_ratio.shape if fit.requested_to_capacity_ratio is not None else []
-        scores: dict[str, ScorePlugin] = {
-            "TaintToleration": taints,
-            "NodeAffinity": affinity,
-            "NodeResourcesFit": NodeResourcesFitScore(
-                fit.type,
-                tuple(ResourceSpec(r.name, r.weight) for r in fit.resources),
-                tuple(ShapePoint(p.utilization, p.score) for p in shape),
-            ),
-            "PodTopologySpread": spread,
-            "NodeResourcesBalancedAllocation": BalancedAllocationScore(
-                tuple(ResourceSpec(r.name, r.weight) for r in balanced.resources)
-            ),
-        }
+        filters, scores = new_plugins(
+            {
+                "NodeResourcesFit": {
+                    "strategy": fit.type,
+                    "resources": tuple(ResourceSpec(r.name, r.weight) for r in fit.resources),
+                    "shape": tuple(ShapePoint(p.utilization, p.score) for p in shape),
+                },
+                "NodeResourcesBalancedAllocation": {
+                    "resources": tuple(ResourceSpec(r.name, r.weight) for r in balanced.resources)
+                },
+            }
+        )
         weights = dict(DEFAULT_WEIGHTS)
         filter_on = list(FILTERS)
         score_on = list(SCORES)

@@ -3,7 +3,10 @@
 Mirrors `pkg/scheduler/framework/plugins/podtopologyspread` (filtering.go, scoring.go, common.go,
 plugin.go) with the MinDomains and NodeInclusionPolicy features on, as they are by default (GA).
 The hard constraints (`whenUnsatisfiable: DoNotSchedule`) filter nodes, the soft ones
-(`ScheduleAnyway`) score them.
+(`ScheduleAnyway`) score them. The rules are pure functions over plain data; the plugin class at
+the end (`PodTopologySpreadPlugin`) hands them the snapshot. Counting pods per domain is per pod and
+per node, not vectorised: only pods with spread constraints (their own, or the system defaults for
+pods a controller owns) pay for it.
 
 The cluster is plain data so that a caller vectorising over nodes can hand it over as it is:
 `nodes`, and parallel to them `pods_on[i]`, the pods bound to node i. Nodes are named by their
@@ -27,6 +30,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from skenario.scheduling.objects import (
     DO_NOT_SCHEDULE,
     HOSTNAME_LABEL,
@@ -37,8 +42,10 @@ from skenario.scheduling.objects import (
     PodSpec,
     TopologySpreadConstraint,
 )
-from skenario.scheduling.scoring import MAX_NODE_SCORE, _div, _round_half_away
-from skenario.scheduling.taints import taints_filter
+from skenario.scheduling.plugins.helper import go_div, go_round
+from skenario.scheduling.plugins.interface import MAX_NODE_SCORE, FilterResult, Ints
+from skenario.scheduling.plugins.tainttoleration import taints_filter
+from skenario.scheduling.snapshot import ClusterSnapshot
 
 HONOR = "Honor"  # v1.NodeInclusionPolicyHonor
 
@@ -289,7 +296,7 @@ def spread_raw_score(state: SpreadScoreState, pod: PodSpec, node: NodeSpec, pods
         else:
             count = state.counts[i].get(value, 0)
         total += float(count) * state.weights[i] + float(c.max_skew - 1)
-    return _round_half_away(total)
+    return go_round(total)
 
 
 def spread_normalize(scores: Sequence[int], ignored: Sequence[bool]) -> list[int]:
@@ -309,7 +316,7 @@ def spread_normalize(scores: Sequence[int], ignored: Sequence[bool]) -> list[int
         elif high == 0:
             out.append(MAX_NODE_SCORE)
         else:
-            out.append(_div(MAX_NODE_SCORE * (high + low - s), high))
+            out.append(go_div(MAX_NODE_SCORE * (high + low - s), high))
     return out
 
 
@@ -332,3 +339,59 @@ def spread_score(
         return [0] * len(chosen)
     raw = [spread_raw_score(state, pod, nodes[n], pods_on[n]) for n in chosen]
     return spread_normalize(raw, [nodes[n].name in state.ignored for n in chosen])
+
+
+# --------------------------------------------------------------------------------------------------
+# The plugin
+
+
+def _view(snap: ClusterSnapshot) -> tuple[list[int], list[NodeSpec], list[list[PodSpec]]]:
+    present = snap.order.tolist()
+    return present, [snap.nodes[i] for i in present], [list(snap.pods_on[i].values()) for i in present]
+
+
+class PodTopologySpreadPlugin:
+    """Filter on DoNotSchedule constraints, score on ScheduleAnyway ones (upstream `podtopologyspread`)."""
+
+    name = "PodTopologySpread"
+
+    def __init__(self) -> None:
+        self._ignored: list[bool] | None = None  # None: PreScore skipped the last pod, it scores 0 everywhere
+
+    def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
+        if not spread_constraints(pod, DO_NOT_SCHEDULE, pod.controlled):
+            return FilterResult(np.zeros(len(nodes), dtype=np.int64))
+        present, specs, pods_on = _view(snap)
+        position = {node: k for k, node in enumerate(present)}
+        failures = spread_filter(pod, specs, pods_on, [position[i] for i in nodes.tolist()], defaulting=pod.controlled)
+        reasons = [""]
+        code_of: dict[tuple[str, bool], int] = {}
+        codes = np.zeros(len(nodes), dtype=np.int64)
+        for k, failure in enumerate(failures):
+            if failure is None:
+                continue
+            key = (failure.reason, failure.resolvable)
+            if key not in code_of:
+                reasons.append(failure.reason)
+                code_of[key] = len(reasons) - 1
+            codes[k] = code_of[key]
+        unresolvable = frozenset(code for (_, resolvable), code in code_of.items() if not resolvable)
+        return FilterResult(codes, reasons, unresolvable)
+
+    def score(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> Ints:
+        self._ignored = None
+        if not spread_constraints(pod, SCHEDULE_ANYWAY, pod.controlled):
+            return np.zeros(len(nodes), dtype=np.int64)
+        present, specs, pods_on = _view(snap)
+        position = {node: k for k, node in enumerate(present)}
+        chosen = [position[i] for i in nodes.tolist()]
+        state = spread_prescore(pod, specs, pods_on, chosen, defaulting=pod.controlled)
+        if state is None:
+            return np.zeros(len(nodes), dtype=np.int64)
+        self._ignored = [specs[k].name in state.ignored for k in chosen]
+        return np.array([spread_raw_score(state, pod, specs[k], pods_on[k]) for k in chosen], dtype=np.int64)
+
+    def normalize(self, scores: Ints) -> Ints | None:
+        if self._ignored is None:
+            return np.zeros(len(scores), dtype=np.int64)
+        return np.array(spread_normalize(scores.tolist(), self._ignored), dtype=np.int64)

@@ -1,7 +1,8 @@
 """The cluster autoscaler on the clock: every scan interval, grow a node group for unschedulable pods
 and remove nodes that have been unneeded long enough.
 
-Mirrors `StaticAutoscaler.RunOnce`; the decisions are the pure functions of `clusterautoscaler`.
+Mirrors `StaticAutoscaler.RunOnce` (cluster-autoscaler's core/static_autoscaler.go); the decisions
+are the pure functions of the sibling modules (`scaleup`, `scaledown`, `simulator`).
 A new node joins the scheduler's snapshot after its group's start-up delay. A removed node's pods
 are evicted first: a replica's pod is replaced by its ReplicaSet (`on_evict`), and a node holding a
 pod that cannot move is never chosen.
@@ -15,15 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from skenario.core.environment import Environment
-from skenario.scheduling.clusterautoscaler import (
-    CaSettings,
-    NodeGroup,
-    place_pods,
-    plan_scale_up,
-    ready_to_remove,
-    unneeded_nodes,
-    update_unneeded_since,
-)
+from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
+from skenario.scheduling.clusterautoscaler.scaledown import ready_to_remove, unneeded_nodes, update_unneeded_since
+from skenario.scheduling.clusterautoscaler.scaleup import plan_scale_up
+from skenario.scheduling.clusterautoscaler.simulator import place_pods
 from skenario.scheduling.controller import SchedulingController, TimelineEvent
 from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.pods import Pod, PodEnd
@@ -36,7 +32,7 @@ class _Upcoming:
     ready_at: int
 
 
-class ClusterAutoscalerController:
+class ClusterAutoscaler:
     """Ticks every `settings.scan_interval`; keeps the unneeded-since times and the cooldown clocks."""
 
     def __init__(

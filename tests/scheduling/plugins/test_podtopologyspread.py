@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,10 +50,10 @@ from skenario.scheduling.objects import (
     PodSpec,
     TopologySpreadConstraint,
 )
-from skenario.scheduling.taints import Taint, TaintEffect
-from skenario.scheduling.topology import (
+from skenario.scheduling.plugins.podtopologyspread import (
     REASON_CONSTRAINTS_NOT_MATCH,
     REASON_NODE_LABEL_NOT_MATCH,
+    PodTopologySpreadPlugin,
     SpreadFailure,
     spread_constraints,
     spread_filter,
@@ -60,6 +61,8 @@ from skenario.scheduling.topology import (
     spread_score,
     topology_normalizing_weight,
 )
+from skenario.scheduling.snapshot import ClusterSnapshot
+from skenario.scheduling.taints import Taint, TaintEffect
 
 FOO = LabelSelector(match_expressions=(Requirement("foo", "Exists"),))
 BAR = LabelSelector(match_expressions=(Requirement("bar", "Exists"),))
@@ -784,3 +787,96 @@ def test_filter_admits_a_least_loaded_domain(per_node: list[int], max_skew: int)
     low = min(per_node)
     assert all(r is None for r, k in zip(got, per_node, strict=True) if k == low)
     assert all((r is None) == (k + 1 - low <= max_skew) for r, k in zip(got, per_node, strict=True))
+
+
+# --------------------------------------------------------------------------------------------------
+# The plugin over a snapshot
+
+
+def snapshot(nodes: tuple[NodeSpec, ...], existing: tuple[tuple[str, PodSpec], ...]) -> ClusterSnapshot:
+    snap = ClusterSnapshot(nodes)
+    for node_name, pod in existing:
+        snap.assume(pod, snap.index[node_name])
+    return snap
+
+
+def test_the_plugin_filter_gives_each_failure_its_reason_and_status() -> None:
+    """Zone z1 holds 2 foo pods (on a), z2 none; node d has no zone label. maxSkew 1 on "zone".
+
+    The global minimum is 0 (z2), so a and b (z1) have skew 2 + 1 - 0 = 3 > 1: Unschedulable,
+    resolvable by preemption. c (z2) has skew 1: passes. d lacks the key: UnschedulableAndUnresolvable.
+    """
+    nodes = (zn("a", "z1"), zn("b", "z1"), zn("c", "z2"), node("d", node="d"))
+    snap = snapshot(nodes, foo_pods({"a": 2}))
+    result = PodTopologySpreadPlugin().filter(incoming(hard(1, "zone")), snap, np.arange(4))
+    reasons = [result.reasons[code] if code else None for code in result.codes.tolist()]
+    assert reasons == [REASON_CONSTRAINTS_NOT_MATCH, REASON_CONSTRAINTS_NOT_MATCH, None, REASON_NODE_LABEL_NOT_MATCH]
+    unresolvable = [code in result.unresolvable for code in result.codes.tolist()]
+    assert unresolvable == [False, False, False, True]
+
+
+def test_the_plugin_scores_fewest_matching_pods_best_and_skips_a_pod_without_constraints() -> None:
+    """Soft maxSkew 1 on "zone": z1 holds 3 foo pods, z2 1; two zones, so the weight is log(2 + 2).
+
+    Raw scores (count x weight + maxSkew - 1, rounded): z1 round(3 x 1.386) = 4, z2 round(1.386) = 1.
+    Normalised 100 x (max + min - s) / max: z1 100 x 1 / 4 = 25, z2 100 x 4 / 4 = 100. A pod with no
+    constraints and no owner scores 0 everywhere, normalised to 0 (a skipped PreScore).
+    """
+    nodes = (zn("a", "z1"), zn("b", "z2"))
+    snap = snapshot(nodes, foo_pods({"a": 3, "b": 1}))
+    plugin = PodTopologySpreadPlugin()
+    raw = plugin.score(incoming(soft(1, "zone")), snap, np.arange(2))
+    assert raw.tolist() == [4, 1]
+    normalized = plugin.normalize(raw)
+    assert normalized is not None and normalized.tolist() == [25, 100]
+    bare = plugin.score(PodSpec("bare"), snap, np.arange(2))
+    assert bare.tolist() == [0, 0]
+    normalized = plugin.normalize(bare)
+    assert normalized is not None and normalized.tolist() == [0, 0]
+
+
+@st.composite
+def zoned_clusters(draw: st.DrawFn) -> tuple[tuple[NodeSpec, ...], tuple[tuple[str, PodSpec], ...]]:
+    """Up to five nodes, a zone label on most, and up to three pods each, some labelled foo."""
+    nodes, existing = [], []
+    for i in range(draw(st.integers(1, 5))):
+        zone = draw(st.sampled_from(("z1", "z2", "z3", None)))
+        nodes.append(node(f"n{i}") if zone is None else zn(f"n{i}", zone))
+        for k in range(draw(st.integers(0, 3))):
+            existing.append(on(f"n{i}", f"p{i}-{k}", *(("foo",) if draw(st.booleans()) else ())))
+    return tuple(nodes), tuple(existing)
+
+
+spread_pods = st.sampled_from(
+    (
+        incoming(hard(1, "zone")),
+        incoming(hard(2, "zone"), hard(1, "node")),
+        incoming(soft(1, "zone")),
+        incoming(soft(1, "zone"), hard(1, "zone")),
+        PodSpec("owned", labels={"foo": ""}, controlled=True),  # the system defaults apply
+        PodSpec("bare"),
+    )
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(zoned_clusters(), spread_pods, st.data())
+def test_the_plugin_agrees_with_the_pure_functions_over_the_same_cluster(
+    cluster_: tuple[tuple[NodeSpec, ...], tuple[tuple[str, PodSpec], ...]], pod: PodSpec, data: st.DataObject
+) -> None:
+    """Over any subset of the nodes, the plugin's verdicts and final scores are those of `spread_filter`
+    and `spread_score` given the same nodes and pods as plain lists (the snapshot orders nodes by name)."""
+    nodes_, existing = cluster_
+    snap = snapshot(nodes_, existing)
+    subset = data.draw(st.lists(st.sampled_from(range(len(nodes_))), min_size=1, unique=True))
+    nodes, pods_on = cluster(tuple(sorted(nodes_, key=lambda n: n.name)), existing)
+    position = {n.name: k for k, n in enumerate(nodes)}
+    chosen = [position[nodes_[i].name] for i in subset]
+    plugin = PodTopologySpreadPlugin()
+    result = plugin.filter(pod, snap, np.array(subset, dtype=np.int64))
+    want = spread_filter(pod, nodes, pods_on, chosen, defaulting=pod.controlled)
+    got = [None if code == 0 else (result.reasons[code], code not in result.unresolvable) for code in result.codes]
+    assert got == [None if f is None else (f.reason, f.resolvable) for f in want]
+    normalized = plugin.normalize(plugin.score(pod, snap, np.array(subset, dtype=np.int64)))
+    assert normalized is not None
+    assert normalized.tolist() == spread_score(pod, nodes, pods_on, chosen, defaulting=pod.controlled)

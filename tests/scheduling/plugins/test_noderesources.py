@@ -1,83 +1,59 @@
-"""kube-scheduler's resource scores and score normalisation, checked against upstream's unit tests.
+"""NodeResourcesFit: its scoring strategies against upstream's unit tests, its plugin node by node against them.
 
-The cases below restate, as data, the table-driven tests of kubernetes/kubernetes
-`pkg/scheduler/framework/plugins/noderesources` and `.../helper`. Each case names the upstream
-file, test function and case name (`t.Run` name, or `case_<i>` for unnamed cases), and says how the
-per-resource `requested` and `allocatable` lists follow from the case's pods and nodes. Versions read:
-
-- least_allocated_test.go @ 008b3652, most_allocated_test.go @ 030880a5,
-  requested_to_capacity_ratio_test.go @ 8519d339, balanced_allocation_test.go @ 00fdb4ff
-  (the std-dev form, before kubernetes/kubernetes#135573; see the note above BALANCED),
-  helper/normalize_score_test.go @ 0c3d8b97. There is no helper/shape_score_test.go upstream:
-  `BuildBrokenLinearFunction` is tested by TestBrokenLinearFunction in requested_to_capacity_ratio_test.go.
-
-How upstream builds the lists (resource_allocation.go, `calculateResourceAllocatableRequest`):
-`requested[i]` = the node's requests + the pod's, `allocatable[i]` = the node's allocatable.
-- Units. CPU is in millicores. In `st.MakeNode().Capacity({"cpu": "4000"})` and `Req({"cpu": "1000"})`
-  the quantity is in cores (4000 cores = 4,000,000 m); `makeNode(name, 4000, ...)` and "1000m" are
-  millicores. Memory and extended resources are plain integers. `Capacity` sets allocatable too.
-- `st.MakePod().Req(m)` adds one container requesting `m`; `st.MakePod().Obj()` has no containers
-  (requests 0 even with non-zero defaults); `.Container("c")` adds a container with no requests.
-- NodeResourcesFit strategies (Least/Most/RequestedToCapacityRatio) count a container's *missing*
-  cpu/memory request as 100m / 200Mi, for the pod and for the node's pods (`NonZeroRequested`); an
-  explicit "0" stays 0. BalancedAllocation counts actual requests.
-- An extended (scalar) resource the pod does not request is bypassed as (0, 0); so is one the node
-  lacks. Entries with allocatable 0 are skipped by every scorer, so the lists carry 0/0 there.
+The cases restate `least_allocated_test.go`, `most_allocated_test.go` and
+`requested_to_capacity_ratio_test.go` of kubernetes/kubernetes
+`pkg/scheduler/framework/plugins/noderesources` as data; how their pods and nodes become the
+`requested` and `allocatable` lists is written in `cases`. The plugin's scores and filter are then
+checked against the pure functions, and `fitsRequest` restated independently, on the random
+clusters of `clusters`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skenario.scheduling.scoring import (
-    DEFAULT_MEMORY_REQUEST,
-    DEFAULT_MILLI_CPU_REQUEST,
-    ResourceSpec,
+from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.plugins.noderesources import (
+    NodeResourcesFit,
     ShapePoint,
-    balanced_allocation,
-    broken_linear,
-    default_normalize,
     least_allocated,
     most_allocated,
-    non_zero_request,
     requested_to_capacity_ratio,
 )
+from skenario.scheduling.plugins.resourceallocation import ResourceSpec
+from skenario.scheduling.snapshot import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    ClusterSnapshot,
+    non_zero_request,
+)
+from tests.scheduling.plugins.cases import (
+    CORES,
+    CPU,
+    DEFAULT_RESOURCES,
+    MEMORY,
+    MI,
+    PROPERTY_SETTINGS,
+    Case,
+    Node,
+    nodes_and_resources,
+    params,
+)
+from tests.scheduling.plugins.clusters import (
+    Cluster,
+    actual,
+    clusters,
+    every_node,
+    resource_specs,
+    scoring_lists,
+    shapes,
+)
 
-CORES = 1000  # millicores in a "cpu" quantity written without a unit ("4000" = 4000 cores)
-MI = 1024 * 1024
-
-CPU = ResourceSpec("cpu", 1)
-MEMORY = ResourceSpec("memory", 1)
-DEFAULT_RESOURCES = (CPU, MEMORY)  # upstream `defaultResources`
 EXT = "abc.com/xyz"  # upstream `extendedRes`
 EXTENDED_RESOURCE_SET = (CPU, MEMORY, ResourceSpec(EXT, 1))  # upstream `extendedResourceSet`
-
-
-@dataclass(frozen=True)
-class Node:
-    """One node of an upstream case: what the scorer sees for it, and the score upstream expects."""
-
-    name: str
-    requested: tuple[int, ...]
-    allocatable: tuple[int, ...]
-    expected: int
-
-
-@dataclass(frozen=True)
-class Case:
-    test: str  # upstream file and test function
-    name: str  # upstream case name
-    resources: tuple[ResourceSpec, ...]
-    nodes: tuple[Node, ...]
-    shape: tuple[ShapePoint, ...] = ()  # RequestedToCapacityRatio only
-
-
-def _params(cases: list[Case]) -> list:
-    return [pytest.param(c, n, id=f"{c.name}/{n.name}") for c in cases for n in c.nodes]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -199,7 +175,7 @@ LEAST_CASES = [
         ),
     ),
     # "resource with negative weight", "resource with zero weight", "resource weight larger than
-    # MaxNodeScore": plugin argument validation errors; restated in test_invalid_weights_are_rejected.
+    # MaxNodeScore": plugin argument validation errors; restated in test_resourceallocation.py.
     #
     # "bypass extended resource if the pod does not request": extendedResourceSet [cpu, memory, ext];
     # pod [3000 cores, 5000], no ext, so ext is (0, 0) on both nodes (node2 has 4 of it, node1 none).
@@ -238,7 +214,7 @@ LEAST_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "node"), _params(LEAST_CASES))
+@pytest.mark.parametrize(("case", "node"), params(LEAST_CASES))
 def test_least_allocated_upstream(case: Case, node: Node) -> None:
     assert least_allocated(node.requested, node.allocatable, case.resources) == node.expected
 
@@ -341,7 +317,7 @@ MOST_CASES = [
         ),
     ),
     # "resource with negative weight", "resource with zero weight", "resource weight larger than
-    # MaxNodeScore": validation errors; restated in test_invalid_weights_are_rejected.
+    # MaxNodeScore": validation errors; restated in test_resourceallocation.py.
     #
     # "bypass extended resource if the pod does not request": pod [3000 cores, 5000], no ext -> ext (0, 0).
     # Both 6000 cores/10000: 50, 50 -> 50.
@@ -379,27 +355,9 @@ MOST_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "node"), _params(MOST_CASES))
+@pytest.mark.parametrize(("case", "node"), params(MOST_CASES))
 def test_most_allocated_upstream(case: Case, node: Node) -> None:
     assert most_allocated(node.requested, node.allocatable, case.resources) == node.expected
-
-
-# (least_allocated_test.go and most_allocated_test.go, TestLeast/MostAllocatedScoringStrategy)
-# "resource with negative weight" (-1), "resource with zero weight" (0) and "resource weight larger than
-# MaxNodeScore" (101): upstream's NewFit fails argument validation (scoringStrategy.resources[i].weight).
-# Here the weight is validated when the ResourceSpec is built.
-@pytest.mark.parametrize("weight", [-1, 0, 101])
-def test_invalid_weights_are_rejected(weight: int) -> None:
-    with pytest.raises(ValueError, match="weight"):
-        ResourceSpec("memory", weight)
-
-
-def test_non_zero_request() -> None:
-    # schedutil's non-zero defaults: a missing request counts as the default, an explicit 0 stays 0.
-    assert (DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST) == (100, 200 * MI)
-    assert non_zero_request(None, DEFAULT_MILLI_CPU_REQUEST) == 100
-    assert non_zero_request(0, DEFAULT_MILLI_CPU_REQUEST) == 0
-    assert non_zero_request(250, DEFAULT_MILLI_CPU_REQUEST) == 250
 
 
 # --------------------------------------------------------------------------------------------------
@@ -537,251 +495,30 @@ RTCR_CASES += [
 ]
 
 
-@pytest.mark.parametrize(("case", "node"), _params(RTCR_CASES))
+@pytest.mark.parametrize(("case", "node"), params(RTCR_CASES))
 def test_requested_to_capacity_ratio_upstream(case: Case, node: Node) -> None:
     got = requested_to_capacity_ratio(node.requested, node.allocatable, case.resources, case.shape)
     assert got == node.expected
 
 
-# requested_to_capacity_ratio_test.go, TestBrokenLinearFunction: raw shapes (no x10 scaling), and
-# (utilisation, expected value) pairs. Cases are unnamed upstream; t.Run names them case_<i>.
-BROKEN_LINEAR_CASES = [
-    # case_0: points (10, 1), (90, 9)
-    (
-        ((10, 1), (90, 9)),
-        [(-10, 1), (0, 1), (9, 1), (10, 1), (15, 1), (19, 1), (20, 2), (89, 8), (90, 9), (99, 9), (100, 9), (110, 9)],
-    ),
-    # case_1: points (0, 2), (40, 10), (100, 0)
-    (
-        ((0, 2), (40, 10), (100, 0)),
-        [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5), (100, 0), (110, 0)],
-    ),
-    # case_2: points (0, 2), (40, 2), (100, 2)
-    (
-        ((0, 2), (40, 2), (100, 2)),
-        [(-10, 2), (0, 2), (20, 2), (30, 2), (40, 2), (70, 2), (100, 2), (110, 2)],
-    ),
-]
-
-
-@pytest.mark.parametrize(
-    ("shape", "p", "expected"),
-    [
-        pytest.param(shape, p, expected, id=f"case_{i}/p={p}")
-        for i, (shape, assertions) in enumerate(BROKEN_LINEAR_CASES)
-        for p, expected in assertions
-    ],
-)
-def test_broken_linear_upstream(shape: tuple[tuple[int, int], ...], p: int, expected: int) -> None:
-    assert broken_linear(shape)(p) == expected
-
-
-def test_broken_linear_truncates_toward_zero_on_falling_segments() -> None:
-    # Not an upstream case: Go's `/` truncates toward zero, so on a falling segment (10, 10) -> (13, 0)
-    # f(11) = 10 + (-10 * 1) / 3 = 10 + (-3) = 7 (floor division would give 10 + (-4) = 6).
-    assert broken_linear(((10, 10), (13, 0)))(11) == 7
-
-
 # --------------------------------------------------------------------------------------------------
-# balanced_allocation_test.go, TestNodeResourcesBalancedAllocation (actual requests, no non-zero defaults;
-# makeNode's cpu is in millicores). Pod specs used: cpuAndMemory = 1000m/2000 + 2000m/3000 = [3000m, 5000];
-# cpuOnly = 1000m/"0" + 2000m/"0" = [3000m, 0]; cpuAndMemoryAndGPU = 1000m/2000 + 2000m/3000/gpu 3
-# = [3000m, 5000, 3]. Existing pods: cpuOnly and cpuAndMemoryAndGPU are bound to node1, cpuAndMemory
-# to node2.
-#
-# Note: this is the scorer before kubernetes/kubernetes#135573 (merged Dec 2025), which rescores
-# BalancedAllocation by the change in balance the pod makes (with vs. without the pod). The stored
-# upstream test read here predates it; see the report for what that would change.
-BALANCED = "balanced_allocation_test.go TestNodeResourcesBalancedAllocation"
-BALANCED_CASES = [
-    # "nothing scheduled, nothing requested, skip in PreScore": a best-effort pod (no requests); upstream's
-    # PreScore returns Skip and no score is computed. Not a score case: see
-    # test_balanced_allocation_best_effort_pod.
-    #
-    # "nothing scheduled, resources requested, differently sized nodes": pod cpuAndMemory.
-    # node1 4000m/10000: 0.75, 0.5 -> std 0.125 -> 87. node2 6000m/10000: 0.5, 0.5 -> 100.
-    Case(
-        BALANCED,
-        "nothing scheduled, resources requested, differently sized nodes",
-        DEFAULT_RESOURCES,
-        (
-            Node("node1", (3000, 5000), (4000, 10000), 87),
-            Node("node2", (3000, 5000), (6000, 10000), 100),
-        ),
-    ),
-    # "resources requested, pods scheduled with resources": pod cpuAndMemory; nodes 10000m/20000.
-    # node1 + cpuOnly -> [6000, 5000]: 0.6, 0.25 -> std 0.175 -> 82.
-    # node2 + cpuAndMemory -> [6000, 10000]: 0.6, 0.5 -> std 0.05 -> 95.
-    Case(
-        BALANCED,
-        "resources requested, pods scheduled with resources",
-        DEFAULT_RESOURCES,
-        (
-            Node("node1", (6000, 5000), (10000, 20000), 82),
-            Node("node2", (6000, 10000), (10000, 20000), 95),
-        ),
-    ),
-    # "resources requested, pods scheduled with resources, differently sized nodes": as above, node2
-    # 10000m/50000: 0.6, 0.2 -> std 0.2 -> 80.
-    Case(
-        BALANCED,
-        "resources requested, pods scheduled with resources, differently sized nodes",
-        DEFAULT_RESOURCES,
-        (
-            Node("node1", (6000, 5000), (10000, 20000), 82),
-            Node("node2", (6000, 10000), (10000, 50000), 80),
-        ),
-    ),
-    # "requested resources at node capacity": pod cpuOnly; nodes 6000m/10000.
-    # node1 + cpuOnly -> [6000, 0]: 1, 0 -> std 0.5 -> 50. node2 + cpuAndMemory -> [6000, 5000]: 1, 0.5 -> 75.
-    Case(
-        BALANCED,
-        "requested resources at node capacity",
-        DEFAULT_RESOURCES,
-        (
-            Node("node1", (6000, 0), (6000, 10000), 50),
-            Node("node2", (6000, 5000), (6000, 10000), 75),
-        ),
-    ),
-    # "include scalar resource on a node for balanced resource allocation": resources [cpu, memory,
-    # nvidia.com/gpu]; pod one container memory "0", gpu 1 (no cpu request: 0). Nodes 3500m/40000/gpu 8.
-    # node1 + cpuAndMemoryAndGPU -> [3000, 5000, 4]: 0.857, 0.125, 0.5 -> std 0.2989 -> 70.
-    # node2 + cpuAndMemory -> [3000, 5000, 1]: 0.857, 0.125, 0.125 -> std 0.3450 -> 65.
-    Case(
-        BALANCED,
-        "include scalar resource on a node for balanced resource allocation",
-        (CPU, MEMORY, ResourceSpec("nvidia.com/gpu", 1)),
-        (
-            Node("node1", (3000, 5000, 4), (3500, 40000, 8), 70),
-            Node("node2", (3000, 5000, 1), (3500, 40000, 8), 65),
-        ),
-    ),
-    # "node without the scalar resource should skip the scalar resource": same resources; pod cpuAndMemory
-    # (no gpu, so gpu is (0, 0) on both; node1 has gpu 8, node2 none); no pods on the nodes.
-    # Both 3500m/40000: 0.857, 0.125 -> std 0.366 -> 63.
-    Case(
-        BALANCED,
-        "node without the scalar resource should skip the scalar resource",
-        (CPU, MEMORY, ResourceSpec("nvidia.com/gpu", 1)),
-        (
-            Node("node1", (3000, 5000, 0), (3500, 40000, 0), 63),
-            Node("node2", (3000, 5000, 0), (3500, 40000, 0), 63),
-        ),
-    ),
-    # "resources requested, pods scheduled with resources if PreScore not called": same data and scores as
-    # "resources requested, pods scheduled with resources"; only the plugin's state handling differs.
-    Case(
-        BALANCED,
-        "resources requested, pods scheduled with resources if PreScore not called",
-        DEFAULT_RESOURCES,
-        (
-            Node("node1", (6000, 5000), (10000, 20000), 82),
-            Node("node2", (6000, 10000), (10000, 20000), 95),
-        ),
-    ),
-    # "include DRA resource on a node for balanced resource allocation": resources [cpu, memory, a DRA-backed
-    # extended resource (upstream's `extendedResourceName`; the name here is a stand-in)]; pod requests 1
-    # of it and nothing else. Counting devices is the plugin's job: node1
-    # has a ResourceSlice of 8 devices, none allocated (allocatable 8, requested 0 + 1); node2 has no
-    # slice (allocatable 0, skipped). Nodes 3500m/40000.
-    # node1 + cpuOnly -> [3000, 0, 1]: 0.857, 0, 0.125 -> std 0.378 -> 62.
-    # node2 + cpuAndMemory -> [3000, 5000]: 0.857, 0.125 -> std 0.366 -> 63.
-    Case(
-        BALANCED,
-        "include DRA resource on a node for balanced resource allocation",
-        (CPU, MEMORY, ResourceSpec("deviceclass.example.com/dra", 1)),
-        (
-            Node("node1", (3000, 0, 1), (3500, 40000, 8), 62),
-            Node("node2", (3000, 5000, 0), (3500, 40000, 0), 63),
-        ),
-    ),
-    # "include DRA resource on a node for balanced resource allocation if PreScore not called": same data.
-    Case(
-        BALANCED,
-        "include DRA resource on a node for balanced resource allocation if PreScore not called",
-        (CPU, MEMORY, ResourceSpec("deviceclass.example.com/dra", 1)),
-        (
-            Node("node1", (3000, 0, 1), (3500, 40000, 8), 62),
-            Node("node2", (3000, 5000, 0), (3500, 40000, 0), 63),
-        ),
-    ),
-]
-
-
-@pytest.mark.parametrize(("case", "node"), _params(BALANCED_CASES))
-def test_balanced_allocation_upstream(case: Case, node: Node) -> None:
-    assert len(node.requested) == len(case.resources)  # weights play no part in the score
-    assert balanced_allocation(node.requested, node.allocatable) == node.expected
-
-
-def test_balanced_allocation_best_effort_pod() -> None:
-    # balanced_allocation_test.go, TestNodeResourcesBalancedAllocation, "nothing scheduled, nothing
-    # requested, skip in PreScore": the pod requests nothing (no containers), nodes 4000m/10000 and
-    # empty. Upstream's PreScore returns Skip for such a best-effort pod (all configured requests 0,
-    # `isBestEffortPod`), so the plugin gives no score; skipping it is the caller's job. Given the
-    # lists, the pure function scores the node as perfectly balanced: fractions 0, 0 -> 100.
-    assert balanced_allocation((0, 0), (4000, 10000)) == 100
-
-
-# --------------------------------------------------------------------------------------------------
-# helper/normalize_score_test.go, TestDefaultNormalizeScore (maxPriority = MaxNodeScore = 100). Cases are
-# unnamed upstream; t.Run names them case_<i>. (reverse, scores, expected)
-NORMALIZE_CASES = [
-    (False, [1, 2, 3, 4], [25, 50, 75, 100]),  # case_0
-    (True, [1, 2, 3, 4], [75, 50, 25, 0]),  # case_1
-    (False, [1000, 10, 20, 30], [100, 1, 2, 3]),  # case_2
-    (True, [1000, 10, 20, 30], [0, 99, 98, 97]),  # case_3
-    (False, [1, 1, 1, 1], [100, 100, 100, 100]),  # case_4
-    (False, [1000, 1, 1, 1], [100, 0, 0, 0]),  # case_5
-    (True, [0, 1, 1, 1], [100, 0, 0, 0]),  # case_6
-]
-
-
-@pytest.mark.parametrize(
-    ("reverse", "scores", "expected"),
-    [pytest.param(*c, id=f"case_{i}") for i, c in enumerate(NORMALIZE_CASES)],
-)
-def test_default_normalize_upstream(reverse: bool, scores: list[int], expected: list[int]) -> None:
-    assert default_normalize(scores, reverse=reverse) == expected
-
-
-# --------------------------------------------------------------------------------------------------
-# Properties.
-PROPERTY_SETTINGS = settings(max_examples=200, deadline=None)
+# Properties of the pure functions.
 
 
 @st.composite
-def nodes_and_resources(draw: st.DrawFn, *, within_capacity: bool = False, equal_weights: bool = False) -> tuple:
-    """Per-resource requested and allocatable lists (allocatable may be 0) and matching ResourceSpecs."""
-    n = draw(st.integers(1, 5))
-    allocatable = draw(st.lists(st.integers(0 if not within_capacity else 1, 10**12), min_size=n, max_size=n))
-    if within_capacity:
-        requested = [draw(st.integers(0, a)) for a in allocatable]
-    else:
-        requested = draw(st.lists(st.integers(0, 2 * 10**12), min_size=n, max_size=n))
-    if equal_weights:
-        weights = [draw(st.integers(1, 100))] * n
-    else:
-        weights = draw(st.lists(st.integers(1, 100), min_size=n, max_size=n))
-    resources = [ResourceSpec(f"r{i}", w) for i, w in enumerate(weights)]
-    return requested, allocatable, resources
-
-
-@st.composite
-def shapes(draw: st.DrawFn) -> list[ShapePoint]:
+def shape_lists(draw: st.DrawFn) -> list[ShapePoint]:
     """A valid RequestedToCapacityRatio shape: increasing utilisations in 0..100, scores 0..10."""
     utilizations = sorted(draw(st.sets(st.integers(0, 100), min_size=1, max_size=6)))
     return [ShapePoint(u, draw(st.integers(0, 10))) for u in utilizations]
 
 
 @PROPERTY_SETTINGS
-@given(nodes_and_resources(), shapes())
+@given(nodes_and_resources(), shape_lists())
 def test_scores_are_within_0_and_100(lists: tuple, shape: list[ShapePoint]) -> None:
     requested, allocatable, resources = lists
     assert 0 <= least_allocated(requested, allocatable, resources) <= 100
     assert 0 <= most_allocated(requested, allocatable, resources) <= 100
     assert 0 <= requested_to_capacity_ratio(requested, allocatable, resources, shape) <= 100
-    assert 0 <= balanced_allocation(requested, allocatable) <= 100
 
 
 @PROPERTY_SETTINGS
@@ -795,17 +532,112 @@ def test_least_plus_most_is_100_up_to_truncation(lists: tuple) -> None:
     assert 0 <= 100 - total <= len(resources)
 
 
-@PROPERTY_SETTINGS
-@given(st.lists(st.integers(0, 10**9), min_size=1, max_size=20), st.booleans())
-def test_default_normalize_range_and_top(scores: list[int], reverse: bool) -> None:
-    out = default_normalize(scores, reverse=reverse)
-    assert len(out) == len(scores)
-    assert all(0 <= s <= 100 for s in out)
-    if not reverse:
-        assert max(out) == (0 if max(scores) == 0 else 100)
-    elif max(scores) == 0:
-        assert out == [100] * len(scores)  # reversed, all zero: every node is best
-    else:
-        assert min(out) == 0  # reversed: the largest cost gets 0
-        if min(scores) == 0:
-            assert max(out) == 100
+# --------------------------------------------------------------------------------------------------
+# The plugin's scores, node by node against the pure functions.
+
+
+@settings(max_examples=300)
+@given(clusters(), resource_specs())
+def test_least_allocated_matches_the_pure_function(cluster: Cluster, resources: tuple[ResourceSpec, ...]) -> None:
+    got = NodeResourcesFit("LeastAllocated", resources).score(cluster.pod, cluster.snapshot(), every_node(cluster))
+    want = [
+        least_allocated(*scoring_lists(cluster, i, resources, non_zero=True), resources) for i in every_node(cluster)
+    ]
+    assert got.tolist() == want
+
+
+@settings(max_examples=300)
+@given(clusters(), resource_specs())
+def test_most_allocated_matches_the_pure_function(cluster: Cluster, resources: tuple[ResourceSpec, ...]) -> None:
+    got = NodeResourcesFit("MostAllocated", resources).score(cluster.pod, cluster.snapshot(), every_node(cluster))
+    want = [
+        most_allocated(*scoring_lists(cluster, i, resources, non_zero=True), resources) for i in every_node(cluster)
+    ]
+    assert got.tolist() == want
+
+
+@settings(max_examples=300)
+@given(clusters(), resource_specs(), shapes())
+def test_requested_to_capacity_ratio_matches_the_pure_function(
+    cluster: Cluster, resources: tuple[ResourceSpec, ...], shape: tuple[ShapePoint, ...]
+) -> None:
+    plugin = NodeResourcesFit("RequestedToCapacityRatio", resources, shape)
+    got = plugin.score(cluster.pod, cluster.snapshot(), every_node(cluster))
+    want = [
+        requested_to_capacity_ratio(*scoring_lists(cluster, i, resources, non_zero=True), resources, shape)
+        for i in every_node(cluster)
+    ]
+    assert got.tolist() == want
+
+
+@settings(max_examples=300)
+@given(clusters(), resource_specs())
+def test_fit_scores_have_no_normalize_and_lie_in_0_to_100(
+    cluster: Cluster, resources: tuple[ResourceSpec, ...]
+) -> None:
+    snap = cluster.snapshot()
+    for plugin in (
+        NodeResourcesFit("LeastAllocated", resources),
+        NodeResourcesFit("MostAllocated", resources),
+    ):
+        scores = plugin.score(cluster.pod, snap, every_node(cluster))
+        assert plugin.normalize(scores) is None
+        assert ((scores >= 0) & (scores <= 100)).all()
+
+
+# --------------------------------------------------------------------------------------------------
+# The plugin's filter.
+
+
+def fit_rejects(cluster: Cluster, i: int) -> bool:
+    """`fitsRequest`: pods + 1 > max pods, or some requested resource > allocatable - requested (actual requests)."""
+    node, pods, pod = cluster.nodes[i], cluster.pods_on[i], cluster.pod
+    if len(pods) + 1 > node.pods:
+        return True
+    checks = [
+        (actual(pod.cpu), node.cpu, sum(actual(p.cpu) for p in pods)),
+        (actual(pod.memory), node.memory, sum(actual(p.memory) for p in pods)),
+    ]
+    for name, amount in pod.extended.items():
+        checks.append((amount, node.extended.get(name, 0), sum(p.extended.get(name, 0) for p in pods)))
+    return any(req > 0 and req > allocatable - used for req, allocatable, used in checks)
+
+
+@settings(max_examples=500)
+@given(clusters())
+def test_fit_filter_rejects_exactly_the_nodes_fits_request_rejects(cluster: Cluster) -> None:
+    result = NodeResourcesFit().filter(cluster.pod, cluster.snapshot(), every_node(cluster))
+    assert (result.codes != 0).tolist() == [fit_rejects(cluster, i) for i in every_node(cluster)]
+    for k, code in enumerate(result.codes.tolist()):
+        if code:
+            reason = result.reasons[code]
+            assert reason == "Too many pods" or reason.startswith("Insufficient ")
+            if reason == "Too many pods":
+                assert len(cluster.pods_on[k]) + 1 > cluster.nodes[k].pods
+
+
+def test_fit_filter_marks_a_request_above_the_whole_allocatable_unresolvable() -> None:
+    """§2.3: the status is UnschedulableAndUnresolvable when some podReq > allocatable on its own.
+
+    Node "short" is merely short of cpu (preemption could help) but has less memory than the pod
+    asks for in all; node "full" has no pod slot left and less cpu than the pod asks for in all.
+    Neither can ever take the pod, so both must be unresolvable, as the plugin's own docstring says
+    ("A request larger than the node's whole allocatable is unresolvable").
+    """
+    nodes = [
+        NodeSpec("short", cpu=1000, memory=1000),
+        NodeSpec("full", cpu=500, memory=10_000, pods=1),
+        NodeSpec("busy", cpu=1000, memory=10_000),
+    ]
+    snap = ClusterSnapshot(nodes)
+    snap.assume(PodSpec("s", cpu=900, memory=0), 0)
+    snap.assume(PodSpec("f", cpu=0, memory=0), 1)
+    snap.assume(PodSpec("b", cpu=900, memory=0), 2)
+    pod = PodSpec("incoming", cpu=600, memory=2000)
+    result = NodeResourcesFit().filter(pod, snap, np.arange(3))
+    assert (result.codes != 0).all()
+    unresolvable = [int(c) in result.unresolvable for c in result.codes]
+    # busy: only short of cpu (600 <= 1000 allocatable), resolvable by preemption.
+    assert unresolvable[2] is False
+    assert unresolvable[0] is True  # memory 2000 > 1000 allocatable
+    assert unresolvable[1] is True  # cpu 600 > 500 allocatable

@@ -12,6 +12,11 @@ class PreferZoneA:
 A rejection is final for that node (upstream's UnschedulableAndUnresolvable): preemption does not
 try to make room on it. Without `normalize`, scores must already lie in 0..100, as kube-scheduler
 requires of every score plugin.
+
+The scenario names such a class in `scheduler.customPlugins` ('file.py:Class', loaded by
+`skenario.scenario.plugins.load_class`); `UserPlugin` adapts it to the framework's vector interface.
+It is skenario's counterpart of kube-scheduler's out-of-tree plugins (`app.WithPlugin`), which join
+the in-tree registry (`plugins.registry`) under their own name.
 """
 
 from __future__ import annotations
@@ -21,15 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from skenario.errors import SkenarioError
 from skenario.scheduling.objects import NodeSpec, PodSpec
-from skenario.scheduling.plugins import FilterResult
-from skenario.scheduling.scoring import MAX_NODE_SCORE
+from skenario.scheduling.plugins.interface import MAX_NODE_SCORE, FilterResult, Ints
 from skenario.scheduling.snapshot import ClusterSnapshot
-
-Ints = npt.NDArray[np.int64]
 
 
 class PluginError(SkenarioError):

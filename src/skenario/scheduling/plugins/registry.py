@@ -1,0 +1,87 @@
+"""Every in-tree plugin, once: its name, how to make it, where it runs and how much its score weighs.
+
+Mirrors kube-scheduler's `pkg/scheduler/framework/plugins/registry.go` (`NewInTreeRegistry`, a map
+from each plugin's name to its factory) together with `pkg/scheduler/apis/config/v1/default_plugins.go`
+(the default profile: its plugins in this order, and the weights of their scores). A plugin that
+has both a filter and a score is one object serving both extension points, as one instance per
+profile serves them upstream.
+
+Everything else reads names and weights from here: the framework's `default_profile`, and the
+scenario's `scheduler` section (which names `enabled` and `disabled` may hold, and the profile it
+builds). Adding a plugin is one module in this package and one line in `IN_TREE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from skenario.scheduling.plugins.balancedallocation import BalancedAllocationScore
+from skenario.scheduling.plugins.interface import FilterPlugin, ScorePlugin
+from skenario.scheduling.plugins.nodeaffinity import NodeAffinityPlugin
+from skenario.scheduling.plugins.noderesources import NodeResourcesFit
+from skenario.scheduling.plugins.nodeunschedulable import NodeUnschedulable
+from skenario.scheduling.plugins.podtopologyspread import PodTopologySpreadPlugin
+from skenario.scheduling.plugins.tainttoleration import TaintTolerationPlugin
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One in-tree plugin: its factory (keyword arguments are its `pluginConfig` args), its extension
+    points, and its score's weight in the default profile (0 for a plugin with no score)."""
+
+    factory: Callable[..., object]
+    filter: bool = False
+    score: bool = False
+    weight: int = 0
+
+
+IN_TREE: dict[str, Registration] = {
+    "NodeUnschedulable": Registration(NodeUnschedulable, filter=True),
+    "TaintToleration": Registration(TaintTolerationPlugin, filter=True, score=True, weight=3),
+    "NodeAffinity": Registration(NodeAffinityPlugin, filter=True, score=True, weight=2),
+    "NodeResourcesFit": Registration(NodeResourcesFit, filter=True, score=True, weight=1),
+    "PodTopologySpread": Registration(PodTopologySpreadPlugin, filter=True, score=True, weight=2),
+    "NodeResourcesBalancedAllocation": Registration(BalancedAllocationScore, score=True, weight=1),
+}
+
+# kube-scheduler's in-tree plugins that skenario does not model: a profile may disable them, not enable them.
+NOT_MODELLED = (
+    "PrioritySort",
+    "SchedulingGates",
+    "NodeName",
+    "NodePorts",
+    "VolumeRestrictions",
+    "EBSLimits",
+    "GCEPDLimits",
+    "NodeVolumeLimits",
+    "AzureDiskLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "InterPodAffinity",
+    "DefaultPreemption",
+    "ImageLocality",
+    "DefaultBinder",
+    "DynamicResources",
+)
+
+# Views of IN_TREE, in its order.
+FILTERS = tuple(name for name, plugin in IN_TREE.items() if plugin.filter)
+SCORES = tuple(name for name, plugin in IN_TREE.items() if plugin.score)
+DEFAULT_WEIGHTS = {name: plugin.weight for name, plugin in IN_TREE.items() if plugin.score}
+
+
+def new_plugins(
+    args: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[dict[str, FilterPlugin], dict[str, ScorePlugin]]:
+    """One instance of every in-tree plugin, made with its args, by extension point and in `IN_TREE` order."""
+    filters: dict[str, FilterPlugin] = {}
+    scores: dict[str, ScorePlugin] = {}
+    for name, registration in IN_TREE.items():
+        plugin = registration.factory(**(args or {}).get(name, {}))
+        if registration.filter:
+            filters[name] = cast(FilterPlugin, plugin)
+        if registration.score:
+            scores[name] = cast(ScorePlugin, plugin)
+    return filters, scores

@@ -1,0 +1,85 @@
+"""The registry: kube-scheduler's default profile, restated from upstream, and plugins that keep its promises.
+
+The default profile's plugins, their order and score weights are those of kubernetes/kubernetes
+`pkg/scheduler/apis/config/v1/default_plugins.go` (`getDefaultPlugins`), restricted to the plugins
+skenario models: MultiPoint NodeUnschedulable, TaintToleration (weight 3), NodeAffinity (2),
+NodeResourcesFit (1), PodTopologySpread (2), NodeResourcesBalancedAllocation (1), with
+SchedulingGates, PrioritySort, NodeName, NodePorts, the volume plugins, InterPodAffinity,
+DefaultPreemption, ImageLocality and DefaultBinder in between or around them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.plugins.registry import (
+    DEFAULT_WEIGHTS,
+    FILTERS,
+    IN_TREE,
+    NOT_MODELLED,
+    SCORES,
+    new_plugins,
+)
+from skenario.scheduling.snapshot import ClusterSnapshot
+
+
+def test_the_default_profile_is_upstreams() -> None:
+    assert FILTERS == ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread")
+    assert DEFAULT_WEIGHTS == {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "PodTopologySpread": 2,
+        "NodeResourcesBalancedAllocation": 1,
+    }
+    assert SCORES == (
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "NodeResourcesBalancedAllocation",
+    )
+
+
+def test_a_name_is_either_modelled_or_not_modelled() -> None:
+    assert not set(IN_TREE) & set(NOT_MODELLED)
+    assert len(set(NOT_MODELLED)) == len(NOT_MODELLED)
+
+
+@pytest.mark.parametrize("name", list(IN_TREE))
+def test_each_plugin_carries_its_registered_name_and_serves_its_extension_points(name: str) -> None:
+    filters, scores = new_plugins()
+    registration = IN_TREE[name]
+    assert (name in filters, name in scores) == (registration.filter, registration.score)
+    snap = ClusterSnapshot([NodeSpec("a", cpu=1000, memory=1000), NodeSpec("b", cpu=2000, memory=1000)])
+    pod = PodSpec("p", cpu=100, memory=100)
+    nodes = np.arange(2, dtype=np.int64)
+    if registration.filter:
+        assert filters[name].name == name
+        assert len(filters[name].filter(pod, snap, nodes).codes) == 2
+    if registration.score:
+        assert scores[name].name == name
+        assert len(scores[name].score(pod, snap, nodes)) == 2
+    else:
+        assert registration.weight == 0
+
+
+def test_a_plugin_with_both_points_is_one_instance() -> None:
+    filters, scores = new_plugins()
+    for name in set(filters) & set(scores):
+        assert filters[name] is scores[name]
+
+
+def test_args_reach_the_plugin() -> None:
+    _, scores = new_plugins({"NodeResourcesFit": {"strategy": "MostAllocated"}})
+    # MostAllocated on an empty 1000m / 1000-byte node for 500m and 500 bytes: (50 + 50) / 2 = 50;
+    # LeastAllocated would also give 50, so a fuller node tells them apart: 900m / 900 bytes on it
+    # already, 100m / 100 bytes more -> MostAllocated 100, LeastAllocated 0.
+    snap = ClusterSnapshot([NodeSpec("n", cpu=1000, memory=1000)])
+    snap.assume(PodSpec("busy", cpu=900, memory=900), 0)
+    pod = PodSpec("p", cpu=100, memory=100)
+    assert scores["NodeResourcesFit"].score(pod, snap, np.arange(1)).tolist() == [100]
+    _, default = new_plugins()
+    assert default["NodeResourcesFit"].score(pod, snap, np.arange(1)).tolist() == [0]
