@@ -13,6 +13,7 @@ from skenario.cli.common import check_output_dirs, out, user_errors
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.core.time import parse_duration
 from skenario.errors import SkenarioError
+from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.io import load_document
@@ -111,7 +112,7 @@ def schedule(
         else SchedulerSpec.model_validate({})
     )
     base_dir = scheduler_file.parent if scheduler_file is not None else Path.cwd()
-    profile = spec.build_profile(base_dir, field=str(scheduler_file or "scheduler"))
+    profile = build_profile(spec, base_dir, field=str(scheduler_file or "scheduler"))
     settings = spec.settings()
     interval, delay = _duration(heartbeat, "--heartbeat"), _duration(heartbeat_delay, "--heartbeat-delay")
     settings = dataclasses.replace(

@@ -32,7 +32,7 @@ from skenario.scenario.build.placement import ClusterPlacement
 from skenario.scenario.build.traffic import OPEN_HORIZON, build_arrivals
 from skenario.scenario.build.workload import spec_with_deployment
 from skenario.scenario.format.autoscalers import autoscaler_names
-from skenario.scenario.format.cluster import PodTemplate
+from skenario.scenario.format.cluster import PodSchedulingSpec
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
@@ -101,7 +101,7 @@ class Simulation:
                 self.env,
                 spec.cluster,
                 spec.scheduler or SchedulerSpec.model_validate({}),
-                spec.workload.pod or PodTemplate.model_validate({}),
+                spec.workload.pod or PodSchedulingSpec.model_validate({}),
                 scenario.metadata.name,
                 spec.workload.resources.requests.memory,
                 self.streams,

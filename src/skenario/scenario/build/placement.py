@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from skenario.scenario.build.scheduler import build_profile
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.model.cluster import ClusterModel
 from skenario.model.replicas import Replica
-from skenario.scenario.format.cluster import Cluster, PodTemplate
+from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scheduling.analysis import SchedulingSummary
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
@@ -33,7 +34,7 @@ class ClusterPlacement:
         env: Environment,
         cluster: Cluster,
         scheduler: SchedulerSpec,
-        template: PodTemplate,
+        template: PodSchedulingSpec,
         app: str,
         memory: int | None,
         streams: RandomStreams,
@@ -44,7 +45,7 @@ class ClusterPlacement:
         self.app = app
         self.memory = memory
         self.snapshot = ClusterSnapshot(cluster.static_nodes())
-        profile = scheduler.build_profile(base_dir)
+        profile = build_profile(scheduler, base_dir)
         self.framework = Framework(profile, self.snapshot, streams.generator("scheduler.tie-break"))
         self.controller = SchedulingController(
             env, self.snapshot, self.framework, scheduler.settings(), streams.generator("scheduler.heartbeats")

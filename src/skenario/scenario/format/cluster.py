@@ -158,7 +158,7 @@ class SpreadSpec(_Spec):
         )
 
 
-class PodTemplate(_Spec):
+class PodSchedulingSpec(_Spec):
     """What the scheduler reads of the workload's pods (besides CPU, from `resources`)."""
 
     priority: int = Field(0, description="The pod's priority (what its PriorityClass gives it).")

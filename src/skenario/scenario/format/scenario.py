@@ -42,7 +42,7 @@ from skenario.model.config import (
 )
 from skenario.scenario.format.autoscalers import AutoscalerSpec
 from skenario.scenario.format.base import Spec as _Spec
-from skenario.scenario.format.cluster import ByteQuantity, Cluster, PodTemplate
+from skenario.scenario.format.cluster import ByteQuantity, Cluster, PodSchedulingSpec
 from skenario.scenario.format.distributions import ConstantDistribution, RandomDuration
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scheduler import SchedulerSpec
@@ -172,7 +172,7 @@ class Workload(_Spec):
     request_classes: list[RequestClassSpec] = Field(
         default_factory=list, description="Kinds of request, drawn by share for each arrival; none: all alike."
     )
-    pod: PodTemplate | None = Field(
+    pod: PodSchedulingSpec | None = Field(
         None, description="The pods' scheduling fields (priority, tolerations, affinity, spread); with spec.cluster."
     )
 

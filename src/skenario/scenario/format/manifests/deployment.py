@@ -29,30 +29,36 @@ class ContainerResources(Spec):
     limits: _Cpu | None = None
 
 
-class Container(Spec):
+class DeploymentContainer(Spec):
+    """A container of the Deployment's pod template (`v1.Container`): its name and its CPU."""
+
     model_config = ConfigDict(extra="allow", frozen=True)
 
     name: str
     resources: ContainerResources | None = None
 
 
-class PodSpec(Spec):
+class DeploymentPodSpec(Spec):
+    """The pod template's `v1.PodSpec`: skenario reads its containers."""
+
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    containers: list[Container] = Field(min_length=1)
+    containers: list[DeploymentContainer] = Field(min_length=1)
 
 
-class PodTemplate(Spec):
+class DeploymentPodTemplate(Spec):
+    """The Deployment's `spec.template` (`v1.PodTemplateSpec`)."""
+
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    spec: PodSpec
+    spec: DeploymentPodSpec
 
 
 class DeploymentSpec(Spec):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     replicas: int = Field(1, ge=0)
-    template: PodTemplate
+    template: DeploymentPodTemplate
 
 
 class DeploymentManifest(Spec):

@@ -21,7 +21,9 @@ from skenario.scenario.format.base import Loose, Spec
 from skenario.scenario.format.units import CpuQuantity
 
 
-class Resources(Spec):
+class ResourceList(Spec):
+    """A `v1.ResourceList` (a policy's minAllowed / maxAllowed): cpu is read, the rest accepted."""
+
     model_config = ConfigDict(extra="allow", frozen=True)  # memory and others: accepted, not simulated
 
     cpu: CpuQuantity | None = None
@@ -30,8 +32,8 @@ class Resources(Spec):
 class ContainerPolicy(Spec):
     container_name: str = Field("*", min_length=1)
     mode: Literal["Auto", "Off"] = "Auto"
-    min_allowed: Resources | None = None
-    max_allowed: Resources | None = None
+    min_allowed: ResourceList | None = None
+    max_allowed: ResourceList | None = None
     controlled_resources: list[str] | None = None
     controlled_values: Literal["RequestsAndLimits", "RequestsOnly"] = "RequestsAndLimits"
 
