@@ -31,10 +31,10 @@ import yaml
 from pydantic import BaseModel, Field, model_validator
 
 from skenario.autoscalers.base import Autoscaler
-from skenario.autoscalers.hpa import HPAControllerConfig
-from skenario.autoscalers.hpa_controller import HorizontalPodAutoscaler
-from skenario.autoscalers.kpa_controller import KnativePodAutoscaler
-from skenario.autoscalers.vpa_controller import VerticalPodAutoscaler
+from skenario.autoscalers.hpa.config import HPAControllerConfig
+from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler
+from skenario.autoscalers.kpa.controller import KnativePodAutoscaler
+from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler
 from skenario.core.time import MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.base import Spec

@@ -2,8 +2,8 @@
 which nodes are unneeded, and which of those may go now.
 
 Restated from kubernetes/autoscaler `cluster-autoscaler` (no upstream code is copied); each
-function's docstring names the upstream function it mirrors. As with the HPA (`hpa_replicas`
-beside `hpa_controller`), this module only calculates: a controller ticking every
+function's docstring names the upstream function it mirrors. As with the HPA (`hpa.replicas`
+beside `hpa.controller`), this module only calculates: a controller ticking every
 `CaSettings.scan_interval` turns the cluster into these inputs, keeps the state between ticks (the
 unneeded-since times, the last scale-up and scale-down) and acts on the answers.
 
