@@ -14,7 +14,10 @@ from typing import Literal, Self
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from skenario.autoscalers.hpa import (
+from skenario.autoscalers.hpa.behavior import Behavior, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy
+from skenario.autoscalers.hpa.controller import METRIC_NAMES, POD_METRIC_NAMES, HPASpec
+from skenario.autoscalers.hpa.types import (
+    CPU,
     AverageValueTarget,
     ContainerResourceMetricSource,
     ExternalMetricSource,
@@ -26,9 +29,6 @@ from skenario.autoscalers.hpa import (
     UtilizationTarget,
     ValueTarget,
 )
-from skenario.autoscalers.hpa_behavior import Behavior, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy
-from skenario.autoscalers.hpa_controller import METRIC_NAMES, POD_METRIC_NAMES, HPASpec
-from skenario.autoscalers.hpa_types import CPU
 from skenario.scenario.format.base import Loose, Spec
 from skenario.scenario.format.units import MilliQuantity
 

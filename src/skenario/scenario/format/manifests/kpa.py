@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict
 
-from skenario.autoscalers.kpa import (
+from skenario.autoscalers.kpa.config import (
     PANIC_THRESHOLD_PERCENTAGE_MAX,
     PANIC_THRESHOLD_PERCENTAGE_MIN,
     KPAConfig,

@@ -14,9 +14,9 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from skenario.autoscalers.base import DEFAULT_CONTAINER
-from skenario.autoscalers.vpa_controller import VPASpec
-from skenario.autoscalers.vpa_recommender import ContainerResourcePolicy
-from skenario.autoscalers.vpa_updater import UpdateMode
+from skenario.autoscalers.vpa.controller import VPASpec
+from skenario.autoscalers.vpa.recommender import ContainerResourcePolicy
+from skenario.autoscalers.vpa.updater import UpdateMode
 from skenario.scenario.format.base import Loose, Spec
 from skenario.scenario.format.units import CpuQuantity
 

@@ -1,0 +1,212 @@
+"""The HPA controller: the stateful loop around the pure calculators, ticking on the Clock.
+
+Mirrors `HorizontalController.reconcileAutoscaler` (horizontal.go): every sync period it lists the
+pods, reads the metrics the pipeline delivered, computes a proposal per metric and takes the
+largest (`compute_replicas_for_metrics`), then stabilises and rate-limits it
+(`reconcile_desired_replicas`) and sets the desired replicas. The calculators do the deciding;
+this class only turns the cluster into their plain-data inputs and keeps the history between
+syncs.
+
+Metrics it can read, from each pod's latest sample:
+- Resource / ContainerResource `cpu`: mean CPU usage over the sample window, in millicores.
+- Pods metrics `in_flight` (requests held at the sample), `concurrency` (their mean over the
+  window) and `requests_per_second`, in milli-units as the custom metrics API serves them.
+- Object or External `requests_per_second` / `in_flight` / `concurrency`: the sum over pods
+  (what an ingress or a load balancer would report), and `buffered_requests` (the activator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from skenario.autoscalers.base import AutoscalerContext, PodView
+from skenario.autoscalers.hpa.behavior import Behavior, tolerances_for_hpa
+from skenario.autoscalers.hpa.config import DEFAULT_CONTROLLER_CONFIG, HPAControllerConfig
+from skenario.autoscalers.hpa.metrics import compute_replicas_for_metrics
+from skenario.autoscalers.hpa.reconcile import HPAHistory, reconcile_desired_replicas
+from skenario.autoscalers.hpa.types import (
+    CPU,
+    DEFAULT_METRICS,
+    ConditionStatus,
+    ContainerResourceMetricSource,
+    ExternalMetricSource,
+    ListedContainer,
+    ListedPod,
+    MetricReading,
+    MetricSpec,
+    ObjectMetricSource,
+    PodMetric,
+    PodPhase,
+    PodsMetricSource,
+    ResourceMetricSource,
+)
+from skenario.model.metrics import Sample
+
+# Per-pod metrics a sample offers, in the units the metrics APIs serve (milli-units).
+_POD_METRICS: dict[str, Callable[[Sample], float]] = {
+    "in_flight": lambda s: s.in_flight * 1000,
+    "concurrency": lambda s: s.concurrency * 1000,
+    "requests_per_second": lambda s: s.rps * 1000,
+}
+POD_METRIC_NAMES = tuple(_POD_METRICS)  # what a Pods metric can name
+METRIC_NAMES = (*_POD_METRICS, "buffered_requests")  # what an Object or External metric can name
+
+
+@dataclass(frozen=True)
+class HPASpec:
+    """The parts of an autoscaling/v2 HorizontalPodAutoscaler's spec the controller uses."""
+
+    max_replicas: int
+    min_replicas: int = 1
+    metrics: tuple[MetricSpec, ...] = ()
+    behavior: Behavior | None = None
+
+
+@dataclass
+class HPADecision:
+    """What one sync decided, and from what, for the run's record.
+
+    `metrics` holds each metric's proposal: the replicas it asked for, the usage the HPA status
+    would report (milli-units), the utilisation percent for Utilization targets, and usage over
+    target. `error` is the first metric failure, as the HPA's ScalingActive condition says it.
+    """
+
+    at: int
+    current: int
+    proposed: int | None
+    desired: int
+    reason: str
+    metrics: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class HorizontalPodAutoscaler:
+    """An HPA on one workload. Start it with a context; it syncs every `config.sync_period`."""
+
+    spec: HPASpec
+    config: HPAControllerConfig = DEFAULT_CONTROLLER_CONFIG
+    configurable_tolerance: bool = True
+    keep_decisions: int = 100_000
+    decisions: list[HPADecision] = field(default_factory=list)
+    _context: AutoscalerContext | None = None
+    _history: HPAHistory = field(default_factory=HPAHistory)
+
+    def start(self, context: AutoscalerContext) -> None:
+        self._context = context
+        context.clock.call_later(self.config.sync_period, self._sync)
+
+    def _sync(self) -> None:
+        context = self._context
+        assert context is not None
+        clock = context.clock
+        now = clock.now()
+        self.sync_once(now)
+        clock.call_later(self.config.sync_period, self._sync)
+
+    def sync_once(self, now: int) -> HPADecision:
+        """One reconcile: read, compute, normalise, scale."""
+        context = self._context
+        assert context is not None
+        spec = self.spec
+        views = context.pods()
+        pods = [_pod(view, now) for view in views]
+        samples = context.samples()
+        metrics = spec.metrics or DEFAULT_METRICS
+        readings = [_reading(metric, views, samples, context) for metric in metrics]
+        current = context.desired
+        live = sum(1 for view in views if view.phase != "Terminating")
+        recommendation = compute_replicas_for_metrics(
+            metrics,
+            readings,
+            spec_replicas=current,
+            status_replicas=live,
+            pods=pods,
+            now=now,
+            tolerances=tolerances_for_hpa(
+                spec.behavior, self.config.tolerance, configurable_tolerance=self.configurable_tolerance
+            ),
+            config=self.config,
+        )
+        reconciliation = reconcile_desired_replicas(
+            self._history,
+            current_replicas=current,
+            metric_desired_replicas=recommendation.replicas,
+            min_replicas=spec.min_replicas,
+            max_replicas=spec.max_replicas,
+            behavior=spec.behavior,
+            now=now,
+            downscale_stabilization=self.config.downscale_stabilization,
+        )
+        self._history = reconciliation.history
+        if reconciliation.rescale:
+            context.scale_to(reconciliation.desired_replicas)
+        decision = HPADecision(
+            now,
+            current,
+            recommendation.replicas,
+            reconciliation.desired_replicas,
+            reconciliation.reason,
+            metrics={
+                proposal.metric: {
+                    "replicas": proposal.replicas,
+                    "usage": proposal.calculation.usage,
+                    "utilization": proposal.calculation.utilization,
+                    "usage_ratio": proposal.calculation.usage_ratio,
+                }
+                for proposal in recommendation.proposals
+                if proposal is not None
+            },
+            error=recommendation.error,
+        )
+        if len(self.decisions) < self.keep_decisions:
+            self.decisions.append(decision)
+        return decision
+
+
+def _pod(view: PodView, now: int) -> ListedPod:
+    """A pod as the HPA's lister shows it: its one container, whose request is the pod's."""
+    return ListedPod(
+        name=view.name,
+        phase=PodPhase.PENDING if view.phase == "Pending" else PodPhase.RUNNING,
+        ready=ConditionStatus.TRUE if view.ready else ConditionStatus.FALSE,
+        ready_transition_time=view.ready_since if view.ready_since is not None else view.started_at,
+        start_time=view.started_at,
+        deletion_time=now if view.phase == "Terminating" else None,
+        containers=(ListedContainer(view.container, {CPU: view.cpu_request}),),
+    )
+
+
+def _reading(
+    metric: MetricSpec, views: list[PodView], samples: dict[int, Sample], context: AutoscalerContext
+) -> MetricReading | None:
+    """The metric's current values, or None when skenario does not produce that metric."""
+    if isinstance(metric, ResourceMetricSource | ContainerResourceMetricSource):
+        if metric.name != CPU:
+            return None  # only CPU is modelled
+        return MetricReading(pod_metrics=_per_pod(views, samples, lambda s: s.cpu_millicores))
+    if isinstance(metric, PodsMetricSource):
+        value = _POD_METRICS.get(metric.name)
+        return None if value is None else MetricReading(pod_metrics=_per_pod(views, samples, value))
+    if isinstance(metric, ObjectMetricSource | ExternalMetricSource):
+        if metric.name == "buffered_requests":
+            total = context.buffered_requests() * 1000
+        elif metric.name in _POD_METRICS:
+            value = _POD_METRICS[metric.name]
+            total = round(sum(value(s) for s in samples.values()))
+        else:
+            return None
+        return MetricReading(value=total, values=(total,))
+    return None
+
+
+def _per_pod(
+    views: list[PodView], samples: dict[int, Sample], value: Callable[[Sample], float]
+) -> dict[str, PodMetric]:
+    metrics = {}
+    for view in views:
+        sample = samples.get(view.id)
+        if sample is not None:
+            metrics[view.name] = PodMetric(round(value(sample)), timestamp=sample.at, window=sample.window)
+    return metrics
