@@ -1,0 +1,148 @@
+"""The scenario's autoscalers built before the run: manifests read, specs checked, controllers made, plugins loaded.
+
+One builder per autoscaler type of `format.autoscalers`, in `BUILDERS`. A problem found only after
+a manifest is read (a metric skenario does not produce, a VPA policy for a container the pods
+lack) is reported in the manifest's own file, with its line, when it came from one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel
+
+from skenario.autoscalers.base import Autoscaler
+from skenario.autoscalers.hpa.config import HPAControllerConfig
+from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler
+from skenario.autoscalers.kpa.controller import KnativePodAutoscaler
+from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler
+from skenario.errors import ScenarioError
+from skenario.scenario.build.plugins import load_class
+from skenario.scenario.format.autoscalers import (
+    AutoscalerSpec,
+    HpaAutoscaler,
+    KpaAutoscaler,
+    ManifestOrSpec,
+    PluginAutoscaler,
+    VpaAutoscaler,
+)
+from skenario.scenario.format.manifests.hpa import HorizontalPodAutoscalerManifest, HPASpecModel
+from skenario.scenario.format.manifests.kpa import KnativeServiceManifest, kpa_config
+from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest, VPASpecModel
+from skenario.scenario.io import line_of, load_document, read_text, validate_document
+
+M = TypeVar("M", bound=BaseModel)
+
+HPA_SHAPE = "a manifest is a mapping with apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler and spec"
+VPA_SHAPE = "a manifest is a mapping with apiVersion: autoscaling.k8s.io/v1, kind: VerticalPodAutoscaler and spec"
+
+
+def read_manifest(manifest: str | dict[str, Any], base_dir: Path, document: type[M], shape: str, field: str) -> M:
+    """A manifest named by path (relative to the scenario) or given inline (a document of a multi-document file)."""
+    if isinstance(manifest, str):
+        return load_document(base_dir / manifest, document, shape)
+    return validate_document(manifest, document, f"the manifest at {field}", shape)
+
+
+def _spec(entry: ManifestOrSpec, base_dir: Path, document: type[BaseModel], shape: str, field: str) -> Any:
+    """The inline spec, or the `spec` of the manifest as the API server reads it."""
+    if entry.manifest is None:
+        return getattr(entry, "spec")  # noqa: B009  (declared by each subclass with its own type)
+    manifest: Any = read_manifest(entry.manifest, base_dir, document, shape, f"{field}.manifest")
+    return manifest.spec
+
+
+def _error(entry: ManifestOrSpec, base_dir: Path, field: str, path: str, message: str, value: object) -> ScenarioError:
+    """An error found in the spec after reading it, at `path` within the spec: in its manifest file
+    (with the line) when it came from one, else at the scenario's field."""
+    if isinstance(entry.manifest, str):
+        file = base_dir / entry.manifest
+        parts: list[int | str] = ["spec", *(int(p) if p.isdigit() else p for p in path.split("."))]
+        line = line_of(yaml.compose(read_text(file)), parts)
+        return ScenarioError(message, file=str(file), line=line, field=f"spec.{path}", value=value)
+    where = f"{field}.manifest.spec" if entry.manifest is not None else f"{field}.spec"
+    return ScenarioError(message, field=f"{where}.{path}", value=value)
+
+
+def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, container: str) -> HorizontalPodAutoscaler:
+    spec: HPASpecModel = _spec(entry, base_dir, HorizontalPodAutoscalerManifest, HPA_SHAPE, field)
+    if entry.ignore_unsimulated_metrics:
+        kept = [metric for metric in spec.metrics if metric.unsimulated(container) is None]
+        if spec.metrics and not kept:
+            message = "skenario produces none of these metrics, so nothing would scale the workload"
+            raise _error(entry, base_dir, field, "metrics", message, None)
+        spec = spec.model_copy(update={"metrics": kept})
+    problem = spec.unsimulated_metric(container)
+    if problem is not None:
+        path, message, value = problem
+        message += " (ignoreUnsimulatedMetrics: true on the autoscaler drops such metrics)"
+        raise _error(entry, base_dir, field, path, message, value)
+    config = HPAControllerConfig(
+        sync_period=entry.sync_period,
+        tolerance=entry.tolerance,
+        downscale_stabilization=entry.downscale_stabilization,
+        cpu_initialization_period=entry.cpu_initialization_period,
+        initial_readiness_delay=entry.initial_readiness_delay,
+    )
+    return HorizontalPodAutoscaler(spec.build(), config)
+
+
+def build_vpa(entry: VpaAutoscaler, base_dir: Path, field: str, container: str) -> VerticalPodAutoscaler:
+    spec: VPASpecModel = _spec(entry, base_dir, VerticalPodAutoscalerManifest, VPA_SHAPE, field)
+    problem = spec.unmatched_policies(container)
+    if problem is not None:
+        raise _error(entry, base_dir, field, *problem)
+    return VerticalPodAutoscaler(
+        spec.build(container),
+        recommender_interval=entry.recommender_interval,
+        updater_interval=entry.updater_interval,
+    )
+
+
+def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, container: str) -> KnativePodAutoscaler:
+    annotations = dict(entry.annotations)
+    concurrency = entry.container_concurrency
+    file = None
+    if entry.manifest is not None:
+        service = read_manifest(
+            entry.manifest, base_dir, KnativeServiceManifest, "a Knative Service manifest", f"{field}.manifest"
+        )
+        from_file, file_concurrency = service.template()
+        annotations = {**from_file, **annotations}
+        concurrency = concurrency if concurrency is not None else file_concurrency
+        file = str(base_dir / entry.manifest) if isinstance(entry.manifest, str) else None
+    return KnativePodAutoscaler(
+        kpa_config(annotations, entry.config, container_concurrency=concurrency, field=field, file=file)
+    )
+
+
+def build_plugin(entry: PluginAutoscaler, base_dir: Path, field: str, container: str) -> Autoscaler:
+    field = f"{field}.plugin"
+    instance = load_class(entry.plugin, base_dir, field, entry.options)
+    if not isinstance(instance, Autoscaler):
+        raise ScenarioError("a plugin needs a start(context) method", field=field, value=entry.plugin)
+    return instance
+
+
+Builder = Callable[[Any, Path, str, str], Autoscaler]
+
+BUILDERS: dict[type[BaseModel], Builder] = {
+    HpaAutoscaler: build_hpa,
+    VpaAutoscaler: build_vpa,
+    KpaAutoscaler: build_kpa,
+    PluginAutoscaler: build_plugin,
+}
+"""Each autoscaler type's builder: (entry, the scenario's folder, the entry's field, the pods' container)."""
+
+
+def build_autoscaler(entry: AutoscalerSpec, base_dir: Path, field: str, container: str) -> Autoscaler:
+    """The autoscaler, for a workload whose pods' one container is named `container`."""
+    return BUILDERS[type(entry)](entry, base_dir, field, container)
+
+
+def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path, container: str) -> list[Autoscaler]:
+    """Every autoscaler of the scenario, built (manifests read, plugins loaded) before the run."""
+    return [build_autoscaler(spec, base_dir, f"spec.autoscalers.{index}", container) for index, spec in enumerate(specs)]

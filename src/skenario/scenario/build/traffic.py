@@ -1,0 +1,200 @@
+"""The arrivals a `spec.traffic` section describes: a lazy iterator of times, each type on its pattern or trace.
+
+Each traffic type of the format maps to one function of `skenario.workloads` here, in one
+registry per kind (patterns, trace files). Trace files are opened and checked when the arrivals
+are built, before the run starts, so a bad row is one clear `TraceError`; the arrivals themselves
+are made only as the simulation pulls them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from itertools import repeat, takewhile
+from operator import gt
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skenario.core.random import RandomStreams
+from skenario.core.time import DAY
+from skenario.scenario.format.traffic import (
+    AzureLlmTraffic,
+    ConstantTraffic,
+    CountsTraffic,
+    NasaTraffic,
+    PoissonTraffic,
+    RampTraffic,
+    SinusoidalTraffic,
+    StepTraffic,
+    TraceFileTraffic,
+    TraceTraffic,
+    TrafficBase,
+    TrafficSpec,
+    UniformTraffic,
+)
+from skenario.workloads.archives import check_archive_trace, nasa_arrivals
+from skenario.workloads.counts import check_count_trace, count_arrivals
+from skenario.workloads.patterns import (
+    constant_arrivals,
+    poisson_arrivals,
+    ramp_arrivals,
+    sinusoidal_arrivals,
+    step_arrivals,
+    sum_arrivals,
+    uniform_arrivals,
+)
+from skenario.workloads.timestamps import (
+    AZURE_TIMESTAMP_COLUMN,
+    azure_llm_arrivals,
+    check_timestamp_trace,
+    timestamp_arrivals,
+)
+from skenario.workloads.tracefiles import TraceError
+
+OPEN_HORIZON = 365 * DAY
+"""How far a scenario with no end (no duration, no done event) can run: traffic is made up to it."""
+
+Pattern = Callable[[Any, int, int, np.random.Generator], Iterator[int]]
+"""A pattern's arrivals in [start, stop): (its spec, start, stop, rng)."""
+
+
+def _uniform(t: UniformTraffic, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+    return uniform_arrivals(t.count, start, stop, rng) if start < stop else iter(())
+
+
+PATTERNS: dict[type[TrafficBase], Pattern] = {
+    ConstantTraffic: lambda t, start, stop, rng: constant_arrivals(t.rate, start, stop),
+    PoissonTraffic: lambda t, start, stop, rng: poisson_arrivals(t.rate, start, stop, rng),
+    UniformTraffic: _uniform,
+    StepTraffic: lambda t, start, stop, rng: step_arrivals(t.rate, t.step_to, t.step_at, start, stop, rng),
+    RampTraffic: lambda t, start, stop, rng: ramp_arrivals(t.rate_from, t.rate_to, start, stop, rng),
+    SinusoidalTraffic: lambda t, start, stop, rng: sinusoidal_arrivals(t.mean, t.amplitude, t.period, start, stop, rng),
+}
+"""Each generated traffic type's arrivals."""
+
+
+def _check_trace(t: TraceTraffic, path: Path, start: int, stop: int) -> None:
+    check_timestamp_trace(path, t.column, unit=t.unit, start=start, stop=stop, time_scale=t.time_scale)
+
+
+def _replay_trace(t: TraceTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+    return timestamp_arrivals(
+        path, t.column, unit=t.unit, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale, rng=rng
+    )
+
+
+def _check_counts(t: CountsTraffic, path: Path, start: int, stop: int) -> None:
+    check_count_trace(
+        path,
+        t.time_column,
+        t.count_column,
+        interval=t.interval,
+        unit=t.unit,
+        start=start,
+        stop=stop,
+        time_scale=t.time_scale,
+    )
+
+
+def _replay_counts(t: CountsTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+    return count_arrivals(
+        path,
+        t.time_column,
+        t.count_column,
+        rng=rng,
+        interval=t.interval,
+        unit=t.unit,
+        start=start,
+        stop=stop,
+        time_scale=t.time_scale,
+        rate_scale=t.rate_scale,
+    )
+
+
+def _check_azure(t: AzureLlmTraffic, path: Path, start: int, stop: int) -> None:
+    check_timestamp_trace(path, AZURE_TIMESTAMP_COLUMN, start=start, stop=stop, time_scale=t.time_scale)
+
+
+def _replay_azure(t: AzureLlmTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+    return azure_llm_arrivals(path, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale, rng=rng)
+
+
+def _check_nasa(t: NasaTraffic, path: Path, start: int, stop: int) -> None:
+    check_archive_trace(path, start=start, stop=stop, time_scale=t.time_scale)
+
+
+def _replay_nasa(t: NasaTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+    return nasa_arrivals(path, rng=rng, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale)
+
+
+Check = Callable[[Any, Path, int, int], None]
+Replay = Callable[[Any, Path, int, int, np.random.Generator], Iterator[int]]
+
+TRACES: dict[type[TraceFileTraffic], tuple[Check, Replay]] = {
+    TraceTraffic: (_check_trace, _replay_trace),
+    CountsTraffic: (_check_counts, _replay_counts),
+    AzureLlmTraffic: (_check_azure, _replay_azure),
+    NasaTraffic: (_check_nasa, _replay_nasa),
+}
+"""Each trace type's reader: a check of every record the replay will read, and the replay."""
+
+
+def arrivals(
+    traffic: TrafficBase, *, duration: int, rng: np.random.Generator, base_dir: Path, field: str
+) -> Iterator[int]:
+    """One traffic object's sorted absolute arrival times; the caller cuts them at the end of the run."""
+    start, stop = traffic.window(duration)
+    if not isinstance(traffic, TraceFileTraffic):
+        return PATTERNS[type(traffic)](traffic, start, stop, rng)
+    check, replay = TRACES[type(traffic)]
+    path = trace_path(traffic, base_dir, field)
+    stop = min(stop, duration)  # a trace's shape does not depend on stop: read no further than the run
+    check(traffic, path, start, stop)
+    return replay(traffic, path, start, stop, rng)
+
+
+def trace_path(traffic: TraceFileTraffic, base_dir: Path, field: str) -> Path:
+    """The trace file (a relative path is relative to `base_dir`); a missing one is a TraceError at `field`."""
+    given = Path(traffic.file).expanduser()
+    path = given if given.is_absolute() else base_dir / given
+    if not path.is_file():
+        problem = "is a folder, not a trace file" if path.is_dir() else "no such trace file"
+        looked = f" (looked for {path})" if str(path) != traffic.file else ""
+        raise TraceError(f"{problem}: '{traffic.file}'{looked}", field=f"{field}.file", value=traffic.file)
+    return path
+
+
+def build_arrivals(
+    traffic: TrafficSpec, *, duration: int, streams: RandomStreams, base_dir: Path, stream: str = "traffic"
+) -> Iterator[int]:
+    """The scenario's arrivals: a lazy iterator of sorted absolute times in ns, all in (0, duration).
+
+    Trace files are opened and checked now (a `TraceError` before the run starts); the arrivals are
+    made only as the simulation pulls them. One traffic object draws from the stream "traffic",
+    the i-th of a list from "traffic[i]", so adding an item never changes the others' draws
+    (traffic an event brings in uses its own `stream` name instead of "traffic").
+    Relative trace paths are relative to `base_dir`, the scenario file's folder. Time 0 belongs to
+    the kernel's start movement, so an arrival there (a trace's first row replayed from 0) moves
+    to 1 ns.
+    """
+    if duration <= 0:
+        raise ValueError(f"duration must be > 0 ns, got {duration}")
+    if isinstance(traffic, TrafficBase):
+        rng = streams.generator(stream)
+        times = arrivals(traffic, duration=duration, rng=rng, base_dir=base_dir, field="spec.traffic")
+    else:
+        times = sum_arrivals(
+            *(
+                arrivals(
+                    item,
+                    duration=duration,
+                    rng=streams.generator(f"{stream}[{index}]"),
+                    base_dir=base_dir,
+                    field=f"spec.traffic.{index}",
+                )
+                for index, item in enumerate(traffic)
+            )
+        )
+    return takewhile(partial(gt, duration), map(max, repeat(1), times))
