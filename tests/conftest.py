@@ -16,6 +16,12 @@ settings.load_profile("default")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test keeps a run in the user's store: a `skenario run` without --store writes to a temporary one."""
+    monkeypatch.setenv("SKENARIO_STORE", str(tmp_path_factory.mktemp("store")))
+
+
 @pytest.fixture
 def examples_dir() -> Path:
     return ROOT / "examples"
