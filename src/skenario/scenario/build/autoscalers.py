@@ -145,4 +145,6 @@ def build_autoscaler(entry: AutoscalerSpec, base_dir: Path, field: str, containe
 
 def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path, container: str) -> list[Autoscaler]:
     """Every autoscaler of the scenario, built (manifests read, plugins loaded) before the run."""
-    return [build_autoscaler(spec, base_dir, f"spec.autoscalers.{index}", container) for index, spec in enumerate(specs)]
+    return [
+        build_autoscaler(spec, base_dir, f"spec.autoscalers.{index}", container) for index, spec in enumerate(specs)
+    ]

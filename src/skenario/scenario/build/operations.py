@@ -26,13 +26,13 @@ from skenario.model.cluster import ClusterModel, class_work
 from skenario.model.config import MetricsSpec
 from skenario.model.replicas import ReplicaState
 from skenario.scenario.build.autoscalers import build_autoscaler
+from skenario.scenario.build.traffic import build_arrivals
 from skenario.scenario.build.workload import with_deployment
 from skenario.scenario.format.autoscalers import AutoscalerSpec
 from skenario.scenario.format.events import Event, merge_patch, split_target
-from skenario.scenario.io import describe_problem
 from skenario.scenario.format.scenario import Metrics, ScenarioSpec, Workload
 from skenario.scenario.format.traffic import TrafficSpec
-from skenario.scenario.build.traffic import build_arrivals
+from skenario.scenario.io import describe_problem
 
 _TRAFFIC: TypeAdapter[Any] = TypeAdapter(TrafficSpec)
 _AUTOSCALER: TypeAdapter[Any] = TypeAdapter(AutoscalerSpec)

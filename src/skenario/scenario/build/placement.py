@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from skenario.scenario.build.scheduler import build_profile
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.model.cluster import ClusterModel
 from skenario.model.replicas import Replica
+from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scheduling.analysis import SchedulingSummary
