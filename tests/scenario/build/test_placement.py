@@ -12,7 +12,7 @@ from skenario.model.replicas import ReplicaState
 from skenario.scenario.loader import load_scenario, parse_scenario
 from skenario.scenario.simulation import Simulation
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 EXAMPLE = EXAMPLES / "hpa-cluster-autoscaler.yaml"
 STARTUP = 90 * SECOND  # the example's burst group
 

@@ -27,8 +27,8 @@ from skenario.scenario.build.traffic import build_arrivals
 from skenario.scenario.format.traffic import AzureLlmTraffic, TrafficSpec
 from skenario.workloads.traces import TraceError
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-TRACES = Path(__file__).parents[2] / "examples" / "traces"  # bundled copies of ../shared/traces
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+TRACES = Path(__file__).parents[3] / "examples" / "traces"  # bundled copies of ../shared/traces
 NASA = TRACES / "nasa_http_1995_per_second_workload.tbz2"
 AZURE_ROWS = 19_366  # rows of AzureLLMInferenceTrace_conv.csv, per its README
 AZURE_SPAN = 3_501_721_937_000  # 19:14:08.4025270 - 18:15:46.6805900
