@@ -84,7 +84,7 @@ def build_requests(
     env = Environment(halt_at=duration)
     spec = ClusterSpec(
         requests=RequestSpec(cpu_time, io_time, timeout),
-        replica=ReplicaSpec(launch=launch, concurrency=concurrency),
+        replica=ReplicaSpec(cpu_limit=1000, launch=launch, concurrency=concurrency),  # one core each
         initial_replicas=replicas,
         routing=RoutingSpec(policy=policy, choices=choices, buffer_capacity=buffer_capacity),
     )
@@ -131,7 +131,7 @@ def build_replicas(
     env = Environment(halt_at=duration)
     spec = ClusterSpec(
         requests=RequestSpec(Constant(cpu_time), None if io_time is None else Constant(io_time), 10 * SECOND),
-        replica=ReplicaSpec(launch=launch, termination_grace=grace),
+        replica=ReplicaSpec(cpu_limit=1000, launch=launch, termination_grace=grace),  # one core each
         initial_replicas=initial_replicas,
         initial_ready=initial_ready,
     )

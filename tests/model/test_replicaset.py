@@ -119,14 +119,14 @@ def test_replace_stops_one_replica_and_launches_one_from_the_new_template() -> N
     env = Environment(halt_at=30 * SECOND)
     spec = ClusterSpec(
         requests=RequestSpec(Constant(MILLISECOND)),
-        replica=ReplicaSpec(1000, launch=(LaunchStage("start", Constant(2 * SECOND)),)),
+        replica=ReplicaSpec(1000, cpu_limit=1000, launch=(LaunchStage("start", Constant(2 * SECOND)),)),
         initial_replicas=2,
     )
     model = ClusterModel(env, spec, iter(()), RandomStreams(1))
     first = model.replicas[0]
 
     def resize() -> None:
-        model.set_cpu(500)
+        model.set_cpu(500, 500)
         model.replace(first)
 
     env.call_at(10 * SECOND, resize)
@@ -136,5 +136,5 @@ def test_replace_stops_one_replica_and_launches_one_from_the_new_template() -> N
     assert sorted(r.cpu_request for r in active) == [500, 1000]
     newcomer = next(r for r in active if r.cpu_request == 500)
     assert newcomer.activated_at == 12 * SECOND
-    assert newcomer.millicores == 500
+    assert newcomer.millicores == 500  # its new limit
     assert model.desired == 2

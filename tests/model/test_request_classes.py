@@ -25,7 +25,7 @@ spec:
   seed: {seed}
   workload:
     replicas: {replicas}
-    resources: {{requests: {{cpu: 1000m}}}}
+    resources: {{requests: {{cpu: 1000m}}, limits: {{cpu: 1000m}}}}
     cpuScheduling: {scheduling}
     request: {{cpuTime: {{distribution: exponential, mean: 100ms}}, timeout: null}}
     requestClasses:

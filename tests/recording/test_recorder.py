@@ -36,7 +36,7 @@ def build(
     env = Environment(halt_at=duration)
     spec = ClusterSpec(
         requests=RequestSpec(cpu_time, io_time, timeout),
-        replica=ReplicaSpec(concurrency=concurrency, queue_capacity=queue_capacity),
+        replica=ReplicaSpec(cpu_limit=1000, concurrency=concurrency, queue_capacity=queue_capacity),  # one core
         initial_replicas=replicas,
         routing=RoutingSpec(buffer_capacity=buffer_capacity),
     )

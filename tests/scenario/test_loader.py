@@ -44,7 +44,9 @@ def test_valid_scenario_values(examples_dir: Path) -> None:
     assert cluster.requests.cpu_time == Exponential(200 * MILLISECOND)
     assert cluster.requests.io_time is None
     assert cluster.initial_replicas == 2
-    assert cluster.replica.cpu_capacity == 1000  # Kubernetes-like default request of one core
+    assert cluster.replica.cpu_request == 1000  # Kubernetes-like default request of one core
+    # No limit and no spec.cluster: the pod may use all of the implicit 4-core node it runs alone on.
+    assert cluster.replica.cpu_capacity == 4000
     assert load_scenario(examples_dir / "quickstart.yaml").metadata.name == "quickstart"
 
 

@@ -15,6 +15,7 @@ from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
+from skenario.model.cpu.node import implicit_node_millicores, pod_capacity
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
@@ -129,7 +130,7 @@ class ClusterModel:
     def _new_replica(self) -> Replica:
         spec = self.spec.replica
         id = len(self.replicas) + self.replicas_terminated.count()
-        capacity = self.cpu_limit if self.cpu_limit is not None else self.cpu_request
+        capacity = pod_capacity(self.cpu_limit, implicit_node_millicores(self.cpu_request, spec.node_cpu))
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
             self.env,
@@ -172,7 +173,7 @@ class ClusterModel:
         if replica.activated_at is None:
             return 0.0
         end = replica.terminated_at if replica.terminated_at is not None else self.env.now()
-        return replica.processing.cpu.cores * (end - replica.activated_at)
+        return replica.processing.cpu.millicores / 1000 * (end - replica.activated_at)
 
     # -- accounts ------------------------------------------------------------------------------
 

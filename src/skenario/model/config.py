@@ -11,6 +11,7 @@ from enum import StrEnum
 
 from skenario.core.random import Constant, Distribution
 from skenario.core.time import SECOND
+from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES, implicit_node_millicores, pod_capacity
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,13 @@ class CpuScheduling(StrEnum):
 class ReplicaSpec:
     """One replica: its CPU, how many requests it takes at once, how it starts and stops.
 
-    The CPU it can use is its limit when set, else its request (a pod may burst to its limit).
+    Without a cluster each pod runs alone on a node of `node_cpu` millicores (or of its request,
+    if larger): it may use the whole node, or up to its limit when it has one (model/cpu/node.py).
     """
 
     cpu_request: int = 1000  # millicores
     cpu_limit: int | None = None
+    node_cpu: int = IMPLICIT_NODE_MILLICORES
     concurrency: int | None = None  # requests served at once; None is unbounded
     queue_capacity: int | None = None  # requests waiting for a slot; None is unbounded
     launch: tuple[LaunchStage, ...] = ()
@@ -46,7 +49,8 @@ class ReplicaSpec:
 
     @property
     def cpu_capacity(self) -> int:
-        return self.cpu_limit if self.cpu_limit is not None else self.cpu_request
+        """Millicores a pod can use alone on its node: its limit, or else the whole node."""
+        return pod_capacity(self.cpu_limit, implicit_node_millicores(self.cpu_request, self.node_cpu))
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ class Replica(Entity):
 
     @property
     def millicores(self) -> int:
-        """The CPU it can use: its limit when set, else its request."""
+        """The CPU it can use alone on its node: its limit when set, else the node's cores."""
         return self.processing.cpu.millicores
 
 

@@ -264,7 +264,8 @@ def test_a_resources_patch_applies_to_replicas_made_afterwards() -> None:
 
 def test_a_request_patch_changes_the_work_of_requests_from_then_on() -> None:
     simulation = simulate(
-        WORKLOAD.replace("cpu: 500m", "cpu: 1"),
+        # Replicas of one core each (their limit): utilisation is busy over that core.
+        WORKLOAD.replace("{requests: {cpu: 500m}}", "{requests: {cpu: 1}, limits: {cpu: 1}}"),
         "{id: heavier, at: 30s, patch: {target: workload, patch: {request: {cpuTime: 100ms}}}}",
     )
     simulation.run()

@@ -24,6 +24,7 @@ from typing import Generic, TypeVar
 from skenario.core.clock import Clock, Timer
 from skenario.core.environment import Environment
 from skenario.model.cpu.base import OwnWakeups
+from skenario.model.cpu.node import NodeCPU
 
 T = TypeVar("T")
 
@@ -51,6 +52,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         "_jobs",
         "_last",
         "_live",
+        "_node",
         "_now",
         "_seq",
         "_ticks",
@@ -83,6 +85,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         self._armed = 0  # number of the pending wake-up; 0 when none
         self._ticks = 0  # wake-ups numbered so far
         self._timer: Timer | None = None
+        self._node: NodeCPU | None = None  # the node whose cores it shares, when it shares them
 
     @property
     def in_service(self) -> int:
@@ -120,15 +123,35 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         elif not self._armed or jobs[0] is entry:
             self._arm()
         # Otherwise everyone just slowed down: the pending wake-up is early and re-arms then.
+        if self._node is not None:
+            self._node.demand_changed()
 
     def withdraw(self, job: T) -> None:
         """Take a job out before it finishes (a timeout). O(1) now, O(log n) when it surfaces."""
         self._advance()
         self._dead.add(job)
         self._live -= 1
-        if self._live + 1 <= self._cores:
-            return  # everyone ran at full speed and still does: the wake-up is early or exact
-        self._arm()
+        # Everyone ran at full speed and still does (the wake-up is early or exact), or re-arm;
+        # either way the wake-up now matches the current rate, which the node may then change.
+        if self._live + 1 > self._cores:
+            self._arm()
+        if self._node is not None:
+            self._node.demand_changed()
+
+    def share(self, node: NodeCPU | None) -> None:
+        """Share `node`'s cores from now on (None: keep the capacity it has); the node sets `cores`."""
+        self._node = node
+
+    def set_cores(self, cores: float) -> None:
+        """Change the capacity from now on (its node's share changed). A wake-up made late by a
+        faster rate is re-armed; one made early by a slower rate re-arms itself when it fires."""
+        if cores == self._cores:
+            return
+        self._advance()
+        faster = self.rate() < min(1.0, cores / self._live) if self._live else False
+        self._cores = cores
+        if faster:
+            self._arm()
 
     def busy_core_ns(self) -> float:
         """Integral of cores in use (min(n, cores)) over time, up to now.
@@ -210,6 +233,8 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         if not jobs and not dead:  # the usual case below saturation: the only job finished
             self._live = 0
             self._armed = 0
+            if self._node is not None:
+                self._node.demand_changed()
             self._done(job)
             return
         if not jobs or jobs[0][0] > limit:  # exactly one finished
@@ -219,6 +244,8 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
                 return
             self._live -= 1
             self._arm()
+            if self._node is not None:
+                self._node.demand_changed()
             self._done(job)
             return
         popped = [job]
@@ -232,5 +259,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
                 finished.append(job)
         self._live -= len(finished)
         self._arm()
+        if self._node is not None:
+            self._node.demand_changed()
         for job in finished:
             self._done(job)

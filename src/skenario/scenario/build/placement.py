@@ -1,8 +1,10 @@
 """A scenario's cluster wired in: the workload's replicas become pods that the scheduler places on nodes.
 
 With `spec.cluster` set, a new replica is Pending until its pod is bound; then its launch stages
-run. A replica that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler
-scale-down) ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does.
+run, and its CPU shares the node's cores with the other pods bound there (`model/cpu/node.py`:
+by CPU request under contention, up to its limit, idle cores to whoever wants them). A replica
+that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler scale-down)
+ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.model.cluster import ClusterModel
+from skenario.model.cpu.node import NodeCPU
+from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.replicas import Replica
 from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
@@ -67,6 +71,7 @@ class ClusterPlacement:
                 {g.name: g.start_size for g in cluster.node_groups},
                 on_evict=self._end_replica,
             )
+        self._node_cpus: dict[str, NodeCPU] = {}
         self._placed: dict[Pod, Callable[[], object]] = {}
         self._pod_of: dict[Replica, Pod] = {}
         self._model: ClusterModel | None = None
@@ -90,7 +95,22 @@ class ClusterPlacement:
     def _bound(self, pod: Pod) -> None:
         placed = self._placed.pop(pod, None)
         if placed is not None:
+            self._share_node(pod)
             placed()
+
+    def _share_node(self, pod: Pod) -> None:
+        """The replica's CPU joins its node's: the node's cores are shared among the pods on it from now on."""
+        replica, name = pod.owner, pod.node
+        if not isinstance(replica, Replica) or name is None:
+            return
+        node = self._node_cpus.get(name)
+        if node is None:
+            allocatable = self.snapshot.nodes[self.snapshot.index[name]].cpu
+            node = self._node_cpus[name] = NodeCPU(allocatable, name=name)
+        cpu = replica.processing.cpu
+        assert isinstance(cpu, ProcessorSharingCPU), "scenarios with spec.cluster use processor sharing"
+        node.attach(cpu, replica.cpu_request, replica.cpu_limit)
+        cpu.share(node)
 
     def _stopping(self, replica: Replica) -> None:
         pod = self._pod_of.get(replica)
@@ -101,6 +121,11 @@ class ClusterPlacement:
 
     def _stopped(self, replica: Replica) -> None:
         pod = self._pod_of.pop(replica, None)
+        if pod is not None and pod.node is not None and pod.node in self._node_cpus:
+            cpu = replica.processing.cpu
+            if isinstance(cpu, ProcessorSharingCPU):
+                cpu.share(None)
+                self._node_cpus[pod.node].detach(cpu)
         if pod is not None:
             self._placed.pop(pod, None)
             self.controller.delete(pod, PodEnd.COMPLETED)

@@ -40,6 +40,7 @@ from skenario.model.config import (
     RoutingPolicy,
     RoutingSpec,
 )
+from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
 from skenario.scenario.format.autoscalers import AutoscalerSpec
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.cluster import ByteQuantity, Cluster, PodSchedulingSpec
@@ -64,12 +65,24 @@ class CpuResources(_Spec):
     )
 
 
+class ImplicitNode(_Spec):
+    """The node each pod runs alone on when the scenario has no spec.cluster."""
+
+    cpu: CpuQuantity = Field(
+        IMPLICIT_NODE_MILLICORES,
+        gt=0,
+        description="The node's cores (default 4, a common node size); a pod requesting more gets a node its size.",
+    )
+
+
 class Resources(_Spec):
     """A container's `resources`, as in a Pod spec. Only CPU matters to the model."""
 
     requests: CpuResources = Field(default_factory=lambda: CpuResources.model_validate({"cpu": "1000m"}))
     limits: CpuResources | None = Field(
-        None, description="When set, a replica may use up to this much CPU; else up to its request."
+        None,
+        description="When set, a replica never uses more CPU than this (the CFS quota); else it may use "
+        "whatever CPU its node has idle.",
     )
 
     @model_validator(mode="after")
@@ -172,6 +185,11 @@ class Workload(_Spec):
     request_classes: list[RequestClassSpec] = Field(
         default_factory=list, description="Kinds of request, drawn by share for each arrival; none: all alike."
     )
+    node: ImplicitNode | None = Field(
+        None,
+        description="Without spec.cluster, each pod runs alone on a node of this size (default 4 cores): a pod "
+        "without a CPU limit may use all of it.",
+    )
     pod: PodSchedulingSpec | None = Field(
         None, description="The pods' scheduling fields (priority, tolerations, affinity, spread); with spec.cluster."
     )
@@ -209,6 +227,7 @@ class Workload(_Spec):
                 launch=self.launch.stages(),
                 termination_grace=self.termination_grace_period,
                 cpu_scheduling=self.cpu_scheduling,
+                node_cpu=self.node.cpu if self.node is not None else IMPLICIT_NODE_MILLICORES,
             ),
             initial_replicas=self.replicas,
             initial_ready=self.initial_ready,
@@ -273,6 +292,16 @@ class ScenarioSpec(_Spec):
             raise ValueError("spec.scheduler places pods on spec.cluster's nodes: set spec.cluster too")
         if self.workload.pod is not None and self.cluster is None:
             raise ValueError("spec.workload.pod is for the scheduler: set spec.cluster too")
+        if self.cluster is not None and self.workload.cpu_scheduling is not CpuScheduling.PROCESSOR_SHARING:
+            raise ValueError(
+                "with spec.cluster, pods share their node's cores by processor sharing; "
+                "cpuScheduling priorities on shared nodes are not modelled yet"
+            )
+        if self.workload.node is not None and self.cluster is not None:
+            raise ValueError(
+                "spec.workload.node sizes the node of a scenario without spec.cluster; here pods run "
+                "on spec.cluster's nodes"
+            )
         return self
 
     @property

@@ -1,0 +1,188 @@
+"""A node's cores shared among its pods as CFS shares them: hand-computed cases and the invariants.
+
+The hand cases follow CFS's rules as the kubelet configures them (shares = 1024 per core of
+request, a limit caps a pod, idle CPU goes to whoever wants it); the invariants hold for every
+weighted max-min fair allocation.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skenario.core.environment import Environment
+from skenario.core.time import MILLISECOND, SECOND
+from skenario.model.cpu.node import (
+    MIN_SHARES,
+    NodeCPU,
+    fair_shares,
+    implicit_node_millicores,
+    milli_cpu_to_shares,
+    pod_capacity,
+)
+from skenario.model.cpu.sharing import ProcessorSharingCPU
+
+# --- the kubelet's conversions (pkg/kubelet/cm/helpers_linux.go MilliCPUToShares) ------------------
+
+
+@pytest.mark.parametrize(
+    ("millicores", "shares"),
+    [(0, 2), (1, 2), (2, 2), (100, 102), (250, 256), (1000, 1024), (4000, 4096), (10**6, 262144)],
+)
+def test_requests_become_cpu_shares_as_the_kubelet_sets_them(millicores: int, shares: int) -> None:
+    # floor(m * 1024 / 1000), at least MinShares = 2, at most MaxShares = 262144
+    assert milli_cpu_to_shares(millicores) == shares
+
+
+def test_a_pod_always_fits_its_implicit_node_and_a_limit_caps_it() -> None:
+    assert implicit_node_millicores(100) == 4000
+    assert implicit_node_millicores(6000) == 6000
+    assert pod_capacity(None, 4000) == 4000  # no limit: the whole idle node
+    assert pod_capacity(250, 4000) == 250  # the CFS quota
+    assert pod_capacity(8000, 4000) == 4000  # a limit above the node buys nothing
+
+
+# --- fair_shares: hand-computed -------------------------------------------------------------------
+
+
+def test_requests_1_2_5_all_saturated_on_4_cores() -> None:
+    # One level theta: 1024t + 2048t + 5120t = 4 cores -> t = 4/8192: 0.5, 1.0 and 2.5 cores.
+    shares = fair_shares([4, 4, 4], [1024, 2048, 5120], 4)
+    assert shares == pytest.approx([0.5, 1.0, 2.5])
+
+
+def test_a_pod_wanting_less_than_its_share_leaves_the_rest_to_the_others() -> None:
+    # C (weight 5) wants 1 core < its 2.5: it gets 1; A and B split the other 3 as 1:2.
+    shares = fair_shares([4, 4, 1], [1024, 2048, 5120], 4)
+    assert shares == pytest.approx([1.0, 2.0, 1.0])
+
+
+def test_every_demand_fits_and_nothing_is_throttled() -> None:
+    # 4 pods of request 100m, 0.25 core of work each on an idle 8-core node (the issue's first case).
+    assert fair_shares([0.25] * 4, [milli_cpu_to_shares(100)] * 4, 8) == [0.25] * 4
+
+
+def test_an_overcommitted_node_serves_no_more_than_its_cores() -> None:
+    # 4 pods of 250m request / 1000m limit on 1 core, each wanting its limit: equal weights, 0.25 each.
+    assert fair_shares([1, 1, 1, 1], [256] * 4, 1) == pytest.approx([0.25] * 4)
+
+
+def test_two_levels_of_water() -> None:
+    # Demands 0.2, 3, 3 with equal weights on 2 cores: the first is satisfied, the rest split 1.8.
+    assert fair_shares([0.2, 3, 3], [1, 1, 1], 2) == pytest.approx([0.2, 0.9, 0.9])
+
+
+demands_weights = st.integers(1, 12).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.floats(0, 16, allow_nan=False), min_size=n, max_size=n),
+        st.lists(st.integers(MIN_SHARES, 8192), min_size=n, max_size=n),
+        st.floats(0.1, 64, allow_nan=False),
+    )
+)
+
+
+@given(demands_weights)
+def test_fair_shares_invariants(case: tuple[list[float], list[int], float]) -> None:
+    demands, weights, cores = case
+    shares = fair_shares(demands, weights, cores)
+    tolerance = 1e-9 * max(1.0, cores)
+    # Never more than asked, never below zero, never more than the node's cores.
+    assert all(-tolerance <= s <= d + tolerance for s, d in zip(shares, demands, strict=True))
+    assert sum(shares) <= cores + tolerance
+    # Work-conserving: idle CPU is left only when every demand is met.
+    if sum(demands) > cores:
+        assert sum(shares) == pytest.approx(cores)
+    # Max-min fair by weight: a pod held below its demand has the highest share per weight.
+    for share, demand, weight in zip(shares, demands, weights, strict=True):
+        if share < demand - tolerance:
+            assert all(s / w <= share / weight + 1e-9 for s, w in zip(shares, weights, strict=True))
+
+
+# --- NodeCPU: pods' processor-sharing CPUs on one node ----------------------------------------------
+
+
+def _pod(env: Environment, done: list[tuple[str, int]], name: str) -> ProcessorSharingCPU[str]:
+    return ProcessorSharingCPU(env, 4000, lambda job: done.append((job, env.now())), name=name)
+
+
+def test_two_pods_on_one_core_hand_timeline() -> None:
+    """Requests 1:3 on a 1-core node, one request each needing 300 ms of CPU.
+
+    Both run from 0: A gets 0.25 core, B 0.75. B's 300 ms is done at 400 ms (A has had 100 ms).
+    Then A alone gets the whole core: its last 200 ms take 200 ms, so it finishes at 600 ms.
+    """
+    env = Environment(halt_at=10 * SECOND)
+    done: list[tuple[str, int]] = []
+    node = NodeCPU(1000)
+    a, b = _pod(env, done, "a"), _pod(env, done, "b")
+    for cpu, request in ((a, 250), (b, 750)):
+        node.attach(cpu, request=request, limit=None)
+        cpu.share(node)
+    env.call_at(1, lambda: (a.admit("a", 300 * MILLISECOND), b.admit("b", 300 * MILLISECOND)))
+    env.run()
+    assert done == [("b", 1 + 400 * MILLISECOND), ("a", 1 + 600 * MILLISECOND)]
+    # The node delivered exactly 1 core while both ran and while A ran alone: 600 ms of core time.
+    assert a.busy_core_ns() + b.busy_core_ns() == pytest.approx(600 * MILLISECOND)
+
+
+def test_a_limit_caps_a_pod_even_on_an_idle_node() -> None:
+    """A pod limited to 500m on an idle 4-core node: a 100 ms request takes 200 ms."""
+    env = Environment(halt_at=10 * SECOND)
+    done: list[tuple[str, int]] = []
+    node = NodeCPU(4000)
+    pod = _pod(env, done, "p")
+    node.attach(pod, request=100, limit=500)
+    pod.share(node)
+    env.call_at(1, lambda: pod.admit("r", 100 * MILLISECOND))
+    env.run()
+    assert done == [("r", 1 + 200 * MILLISECOND)]
+
+
+def test_a_pod_without_a_limit_uses_idle_cores() -> None:
+    """Request 100m, no limit, 4 requests of 1 s each on an idle 4-core node: all done at 1 s, not 40 s."""
+    env = Environment(halt_at=100 * SECOND)
+    done: list[tuple[str, int]] = []
+    node = NodeCPU(4000)
+    pod = _pod(env, done, "p")
+    node.attach(pod, request=100, limit=None)
+    pod.share(node)
+    env.call_at(1, lambda: [pod.admit(f"r{i}", SECOND) for i in range(4)])
+    env.run()
+    assert [t for _, t in done] == [1 + SECOND] * 4
+
+
+def test_a_pod_speeds_up_when_its_neighbour_goes_idle_mid_request() -> None:
+    """Equal requests on 1 core; A needs 100 ms, B 500 ms, both from 0.
+
+    Each gets 0.5 core until A finishes at 200 ms (B has had 100 ms); B's last 400 ms then run
+    at a full core: B finishes at 600 ms. A late wake-up would finish B later; an early one is harmless.
+    """
+    env = Environment(halt_at=10 * SECOND)
+    done: list[tuple[str, int]] = []
+    node = NodeCPU(1000)
+    a, b = _pod(env, done, "a"), _pod(env, done, "b")
+    for cpu in (a, b):
+        node.attach(cpu, request=500, limit=None)
+        cpu.share(node)
+    env.call_at(1, lambda: (b.admit("b", 500 * MILLISECOND), a.admit("a", 100 * MILLISECOND)))
+    env.run()
+    assert done == [("a", 1 + 200 * MILLISECOND), ("b", 1 + 600 * MILLISECOND)]
+
+
+def test_withdrawing_a_request_gives_its_share_back() -> None:
+    """Equal pods on 1 core, 1 s of work each; A's request is withdrawn at 200 ms (a timeout).
+
+    Until then each had 0.5 core, so B has 900 ms left at a full core: it finishes at 1.1 s.
+    """
+    env = Environment(halt_at=10 * SECOND)
+    done: list[tuple[str, int]] = []
+    node = NodeCPU(1000)
+    a, b = _pod(env, done, "a"), _pod(env, done, "b")
+    for cpu in (a, b):
+        node.attach(cpu, request=500, limit=None)
+        cpu.share(node)
+    env.call_at(1, lambda: (a.admit("a", SECOND), b.admit("b", SECOND)))
+    env.call_at(1 + 200 * MILLISECOND, lambda: a.withdraw("a"))
+    env.run()
+    assert done == [("b", 1 + 1100 * MILLISECOND)]
