@@ -12,13 +12,17 @@ What is measured, each run in a fresh interpreter (`--one NAME` prints one JSON 
   customer is the unit of speed.
 - `reference_1h` and `reference_4h`: the scenario for 1 h and 4 h. Wall time per simulated request
   and peak RSS (the whole process, interpreter and libraries included).
+- `reference_nodes_1h`: the same scenario with its 40 pods on 10 nodes of 4 cores (`spec.cluster`),
+  so every request's CPU phase goes through its node's CFS-like sharing (model/cpu/node.py): the
+  cost of shared nodes over pods alone on implicit ones.
 - `ps_10` and `ps_1000`: one replica with 10 or 1000 requests always in flight (a closed loop: each
   completion sends in a new request), each taking the replica's whole request path (arrival
   movement, processor-sharing CPU, IO, completion movement), to show the cost per request grows
   as O(log n) in the requests sharing the CPU, not O(n).
 
-Targets: reference_1h ≤ 5× floor per request; peak memory ≤ 300 MB; 4 h peak ≤ 1.2× the 1 h peak;
-ps_1000 ≤ 2× ps_10 per request. Rounds interleave the runs, ratios are per round, medians reported.
+Targets: reference_1h ≤ 5× floor per request; reference_nodes_1h ≤ 1.2× reference_1h; peak memory
+≤ 300 MB; 4 h peak ≤ 1.2× the 1 h peak; ps_1000 ≤ 2× ps_10 per request. Rounds interleave the
+runs, ratios are per round, medians reported.
 """
 
 from __future__ import annotations
@@ -58,14 +62,22 @@ def run_floor() -> dict[str, Any]:
     return {"wall_s": wall, "units": completed, "us_per_unit": wall / completed * 1e6}
 
 
-def run_reference(hours: float) -> dict[str, Any]:
-    """The reference scenario for `hours` of simulated time, through Simulation."""
+NODES = {"nodes": [{"name": "node", "count": 10, "cpu": 4, "memory": "16Gi"}]}
+"""The reference's nodes for `reference_nodes_1h`: 10 of 4 cores hold its 40 pods of 1000m, 4 on each."""
+
+
+def run_reference(hours: float, nodes: bool = False) -> dict[str, Any]:
+    """The reference scenario for `hours` of simulated time, through Simulation (on 10 nodes if `nodes`)."""
     from skenario.core.time import HOUR
+    from skenario.scenario.format.cluster import Cluster
     from skenario.scenario.loader import load_scenario
     from skenario.scenario.simulation import Simulation
 
     scenario = load_scenario(SCENARIO)
-    scenario = scenario.model_copy(update={"spec": scenario.spec.model_copy(update={"duration": round(hours * HOUR)})})
+    update: dict[str, Any] = {"duration": round(hours * HOUR)}
+    if nodes:
+        update["cluster"] = Cluster.model_validate(NODES)
+    scenario = scenario.model_copy(update={"spec": scenario.spec.model_copy(update=update)})
     started = perf_counter()
     simulation = Simulation(scenario, base_dir=HERE)
     summary = simulation.run()
@@ -142,6 +154,7 @@ RUNNERS: dict[str, Callable[[], dict[str, Any]]] = {
     "floor": run_floor,
     "reference_1h": lambda: run_reference(1),
     "reference_4h": lambda: run_reference(4),
+    "reference_nodes_1h": lambda: run_reference(1, nodes=True),
     "ps_10": lambda: run_processor_sharing(10),
     "ps_1000": lambda: run_processor_sharing(1000),
 }
@@ -186,6 +199,8 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         big["us_per_unit"] / small["us_per_unit"] for big, small in zip(runs["ps_1000"], runs["ps_10"], strict=True)
     ]
     one_hour, four_hours = runs["reference_1h"], runs["reference_4h"]
+    on_nodes = runs["reference_nodes_1h"]
+    nodes_ratio = [n["us_per_unit"] / r["us_per_unit"] for n, r in zip(on_nodes, one_hour, strict=True)]
     peak_1h = statistics.median(r["peak_rss_mb"] for r in one_hour)
     peak_4h = four_hours[0]["peak_rss_mb"]
     result = {
@@ -203,6 +218,13 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "failed": one_hour[0]["failed"],
             "digest": one_hour[0]["digest"],
         },
+        "reference_nodes_1h": {
+            "us_per_request": statistics.median(r["us_per_unit"] for r in on_nodes),
+            "x_reference_1h": statistics.median(nodes_ratio),
+            "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in on_nodes),
+            "wall_s": statistics.median(r["wall_s"] for r in on_nodes),
+            "digest": on_nodes[0]["digest"],
+        },
         "reference_4h": {
             "requests": four_hours[0]["units"],
             "us_per_request": four_hours[0]["us_per_unit"],
@@ -218,6 +240,7 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     }
     result["targets"] = {
         "speed_x_floor_le_5": result["reference_1h"]["x_floor"] <= 5,
+        "nodes_le_1_2x_reference": result["reference_nodes_1h"]["x_reference_1h"] <= 1.2,
         "peak_rss_le_300mb": peak_1h <= 300 and peak_4h <= 300,
         "peak_4h_le_1_2x_1h": result["reference_4h"]["x_peak_1h"] <= 1.2,
         "ps_1000_le_2x_10": result["processor_sharing"]["x_1000_over_10"] <= 2,
@@ -243,6 +266,15 @@ def print_table(summary: dict[str, Any]) -> None:
         f"{one['x_floor']:.2f}",
         f"{one['peak_rss_mb']:.0f} MB",
         f"{one['wall_s']:.1f} s",
+    )
+    nodes = summary["reference_nodes_1h"]
+    table.add_row(
+        "reference 1 h on 10 nodes",
+        f"{one['requests']:,}",
+        f"{nodes['us_per_request']:.2f}",
+        f"{nodes['us_per_request'] / floor:.2f} ({nodes['x_reference_1h']:.2f}× 1 h)",
+        f"{nodes['peak_rss_mb']:.0f} MB",
+        f"{nodes['wall_s']:.1f} s",
     )
     table.add_row(
         "reference 4 h",

@@ -40,6 +40,14 @@ def test_a_short_reference_run_serves_about_the_expected_number_of_requests() ->
     assert record["rows"] == 4  # 36 s recorded every 10 s: 10, 20, 30 and the halt
 
 
+def test_on_nodes_the_reference_serves_the_same_requests_as_alone() -> None:
+    # 4 pods of 1000m (their limit) on each 4-core node never contend: each pod's CPU is what it
+    # has alone on an implicit node, so every request takes the same time either way.
+    alone, on_nodes = reference.run_reference(0.01), reference.run_reference(0.01, nodes=True)
+    for key in ("units", "completed", "failed", "latency_p50_ms", "latency_p99_ms"):
+        assert on_nodes[key] == alone[key]
+
+
 def test_processor_sharing_run_keeps_its_requests_in_flight_and_completes_them_all() -> None:
     for in_flight in (10, 100):
         record = reference.run_processor_sharing(in_flight, completions=2_000)

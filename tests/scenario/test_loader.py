@@ -78,6 +78,23 @@ def test_cpu_limit_is_the_capacity_and_may_not_be_below_the_request() -> None:
     below = "    resources: {requests: {cpu: 500m}, limits: {cpu: 100m}}\n"
     error = error_for(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + below))
     assert error.field is not None and error.field.startswith("spec.workload.resources")
+    assert "100m" in error.message and "500m" in error.message
+
+
+def test_a_limit_above_the_implicit_node_is_capped_by_the_node_and_the_node_can_be_sized() -> None:
+    resources = "    resources: {requests: {cpu: 500m}, limits: {cpu: 8}}\n"
+    spec = parse_scenario(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + resources)).spec.cluster_spec()
+    assert spec.replica.cpu_capacity == 4000  # the default implicit node: 4 cores
+    sized = resources + "    node: {cpu: 16}\n"
+    spec = parse_scenario(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + sized)).spec.cluster_spec()
+    assert spec.replica.cpu_capacity == 8000  # now the limit binds
+
+
+def test_negative_memory_is_refused_with_its_field_and_value() -> None:
+    resources = "    resources: {requests: {cpu: 500m, memory: -1Gi}}\n"
+    error = error_for(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + resources))
+    assert error.field == "spec.workload.resources.requests.memory"
+    assert error.value == "-1Gi"
 
 
 def test_launch_stages_default_to_five_seconds_and_zero_stages_are_dropped() -> None:

@@ -20,6 +20,28 @@ from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.io import line_of
 
 
+def check_pods_fit(scenario: Scenario, root: yaml.Node | None, source: str) -> None:
+    """With spec.cluster, a pod must fit some node (a static one or a node group's): else it would wait forever."""
+    spec = scenario.spec
+    cluster = spec.cluster
+    if cluster is None:
+        return
+    shapes = [*cluster.nodes, *(group.node for group in cluster.node_groups)]
+    requests = spec.workload.resources.requests
+    for resource, asked in (("cpu", requests.cpu), ("memory", requests.memory)):
+        largest = max(getattr(shape, resource) for shape in shapes)
+        if asked is not None and asked > largest:
+            unit = "m" if resource == "cpu" else " bytes"
+            path: list[int | str] = ["spec", "workload", "resources", "requests", resource]
+            raise ScenarioError(
+                f"a pod requesting {asked}{unit} fits no node: the largest allocates {largest}{unit}",
+                file=source,
+                field=".".join(map(str, path)),
+                value=asked,
+                line=line_of(root, path),
+            )
+
+
 def check_events(scenario: Scenario, root: yaml.Node | None, source: str) -> None:
     """Walk the timeline over the objects as written, so a bad event is reported with its line now."""
     spec = scenario.spec

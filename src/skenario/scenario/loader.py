@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skenario.scenario.bundle import fold_manifests
-from skenario.scenario.dryrun import check_events
+from skenario.scenario.dryrun import check_events, check_pods_fit
 from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.io import read_text, validate_node, yaml_documents
 
@@ -31,5 +31,6 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
     documents = yaml_documents(text, source)
     data, root = documents[0] if len(documents) == 1 else fold_manifests(documents, source)
     scenario = validate_node(data, root, Scenario, source, SCENARIO_SHAPE)
+    check_pods_fit(scenario, root, source)
     check_events(scenario, root, source)
     return scenario

@@ -186,3 +186,64 @@ def test_withdrawing_a_request_gives_its_share_back() -> None:
     env.call_at(1 + 200 * MILLISECOND, lambda: a.withdraw("a"))
     env.run()
     assert done == [("b", 1 + 1100 * MILLISECOND)]
+
+
+pods_and_jobs = st.integers(1, 5).flatmap(
+    lambda pods: st.tuples(
+        st.lists(st.tuples(st.integers(0, 2000), st.none() | st.integers(100, 3000)), min_size=pods, max_size=pods),
+        st.lists(
+            st.tuples(st.integers(0, pods - 1), st.integers(1, 2000), st.integers(1, 500)), min_size=1, max_size=25
+        ),
+        st.integers(500, 4000),
+    )
+)
+
+
+@given(pods_and_jobs)
+def test_a_node_over_time_never_delivers_more_than_its_cores_and_leaves_no_wanted_core_idle(
+    case: tuple[list[tuple[int, int | None]], list[tuple[int, int, int]], int],
+) -> None:
+    """Random pods (request, limit) and jobs (pod, start ms, CPU ms) on a node of random size.
+
+    At every instant something happens the pods' capacities must be a fair share: none above its
+    limit, their sum (of what is in use) not above the node, and no core idle while a pod below its
+    limit has more requests than cores. At the end every job has had exactly its work.
+    """
+    specs, jobs, node_millicores = case
+    env = Environment(halt_at=10**15)
+    done: list[tuple[str, int]] = []
+    node = NodeCPU(node_millicores)
+    cpus = []
+    for index, (request, limit) in enumerate(specs):
+        cpu = _pod(env, done, f"pod-{index}")
+        node.attach(cpu, request=request, limit=limit)
+        cpu.share(node)
+        cpus.append((cpu, limit))
+    problems: list[str] = []
+
+    def check() -> None:
+        in_use = [min(float(cpu.in_service), cpu.cores) for cpu, _ in cpus]
+        if sum(in_use) > node.cores * (1 + 1e-9):
+            problems.append(f"{env.now()}: {sum(in_use)} cores in use on {node.cores}")
+        for (cpu, limit), use in zip(cpus, in_use, strict=True):
+            if limit is not None and use > limit / 1000 * (1 + 1e-9):
+                problems.append(f"{env.now()}: {cpu.name} above its limit")
+        hungry = any(
+            cpu.in_service > cpu.cores + 1e-9 and (limit is None or cpu.cores < limit / 1000 - 1e-9)
+            for cpu, limit in cpus
+        )
+        if hungry and sum(in_use) < node.cores * (1 - 1e-9):
+            problems.append(f"{env.now()}: a pod wants more while {node.cores - sum(in_use)} cores idle")
+
+    for number, (pod, start, work) in enumerate(jobs):
+        cpu = cpus[pod][0]
+        env.call_at(1 + start * MILLISECOND, lambda cpu=cpu, n=number, w=work: cpu.admit(f"job-{n}", w * MILLISECOND))
+        env.call_at(1 + start * MILLISECOND, check)
+        env.call_at(2 + start * MILLISECOND, check)
+    for tick in range(1, 200):  # and on a grid, between the events
+        env.call_at(tick * 37 * MILLISECOND, check)
+    env.run(until=10**13)
+    assert problems == []
+    assert len(done) == len(jobs)
+    total_work = sum(work for _, _, work in jobs) * MILLISECOND
+    assert sum(cpu.busy_core_ns() for cpu, _ in cpus) == pytest.approx(total_work, rel=1e-6)

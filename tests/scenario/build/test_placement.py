@@ -109,12 +109,14 @@ def test_bad_cluster_sections_are_refused(extra: str, words: str) -> None:
     assert words in str(caught.value) and "c.yaml" in str(caught.value)
 
 
-def test_a_replica_that_fits_nowhere_stays_pending() -> None:
-    text = BASE + "  cluster: {nodes: [{name: small, cpu: 500m, memory: 1Gi}]}\n"
+def test_a_replica_with_no_room_left_stays_pending() -> None:
+    # Two replicas of the default 1000m request, one 1-core node: the second fits no node that has room.
+    # (One that fits no node at all is refused at load: tests/scenario/test_dryrun.py.)
+    text = BASE.replace("replicas: 1", "replicas: 2") + "  cluster: {nodes: [{name: small, cpu: 1, memory: 1Gi}]}\n"
     sim = Simulation(parse_scenario(text, "c.yaml"))
     sim.run()
     assert sim.placement is not None
-    assert sim.model.replicas_active.count() == 0
-    assert sim.model.replicas_launching.count() == 1  # the default 1000m request: Pending
-    (pod,) = sim.placement.controller.pods.values()
-    assert pod.node is None and pod.attempts and "Insufficient cpu" in pod.attempts[0].message
+    assert sim.model.replicas_active.count() == 1
+    assert sim.model.replicas_launching.count() == 1  # Pending
+    pending = [pod for pod in sim.placement.controller.pods.values() if pod.node is None]
+    assert len(pending) == 1 and pending[0].attempts and "Insufficient cpu" in pending[0].attempts[0].message

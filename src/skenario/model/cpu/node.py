@@ -13,10 +13,11 @@ quota; the node never delivers more than its cores. That is weighted max-min fai
     other 3 as 1:2: 1 and 2 cores.
 
 `fair_shares` is that water-filling, a pure function. `NodeCPU` keeps it true over time for the
-pods' processor-sharing CPUs: each time a pod's demand changes (a request starts or stops its CPU
-phase) it recomputes the node's level and sets each pod's capacity, O(pods on the node) in
-arithmetic, which the design allows for a node's ~110 pods. Inside a pod the requests share the
-pod's capacity by processor sharing (`sharing.py`), each at most one core.
+pods' processor-sharing CPUs. A pod's demand changes whenever a request starts or stops its CPU
+phase; while the demands fit in the node every pod simply runs at its cap (O(1) per change), and
+only while the node is contended does a change recompute the level and every pod's capacity,
+O(pods on the node) in arithmetic, which the design allows for a node's ~110 pods. Inside a pod
+the requests share the pod's capacity by processor sharing (`sharing.py`), each at most one core.
 
 A pod alone on its node needs no NodeCPU: its capacity is simply min(limit, node cores), which is
 what a scenario without `spec.cluster` gives every pod (see `implicit_node_millicores`).
@@ -92,23 +93,26 @@ class SharedCPU(Protocol):
 
 
 class _Pod:
-    __slots__ = ("cap", "cpu", "weight")
+    __slots__ = ("cap", "cpu", "demand", "weight")
 
-    def __init__(self, cpu: SharedCPU, weight: float, cap: float) -> None:
+    def __init__(self, cpu: SharedCPU, weight: float, cap: int) -> None:
         self.cpu = cpu
         self.weight = weight
-        self.cap = cap
+        self.cap = cap  # millicores: its limit, or the node
+        self.demand = 0  # millicores: min(requests in service x 1000, cap)
 
 
 class NodeCPU:
     """One node's cores, kept shared among its pods' CPUs by `fair_shares` as their demands change.
 
     `attach(cpu, request, limit)` puts a pod's CPU on the node (weight from its request, cap from its
-    limit); `detach(cpu)` takes it off. The pod's CPU calls `demand_changed()` whenever its number
-    of requests in service changes; the node then sets every pod's capacity anew.
+    limit); `detach(cpu)` takes it off. The pod's CPU calls `demand_changed(cpu)` whenever its number
+    of requests in service changes. While the demands fit in the node (the common case) every pod
+    runs at its cap and a change costs O(1); only a contended node recomputes every pod's share.
+    Demands are kept in integer millicores, so the running total never drifts.
     """
 
-    __slots__ = ("_pods", "cores", "millicores", "name")
+    __slots__ = ("_contended", "_pods", "_total", "cores", "millicores", "name")
 
     def __init__(self, millicores: int, name: str = "node") -> None:
         if millicores <= 0:
@@ -117,25 +121,45 @@ class NodeCPU:
         self.millicores = millicores
         self.cores = millicores / 1000
         self._pods: dict[SharedCPU, _Pod] = {}
+        self._total = 0  # millicores demanded by all pods
+        self._contended = False
 
     def __len__(self) -> int:
         return len(self._pods)
 
     def attach(self, cpu: SharedCPU, request: int, limit: int | None) -> None:
-        cap = self.cores if limit is None else min(limit / 1000, self.cores)
-        self._pods[cpu] = _Pod(cpu, milli_cpu_to_shares(request), cap)
-        self.demand_changed()
+        pod = self._pods[cpu] = _Pod(cpu, milli_cpu_to_shares(request), pod_capacity(limit, self.millicores))
+        cpu.set_cores(pod.cap / 1000)
+        self.demand_changed(cpu)
 
     def detach(self, cpu: SharedCPU) -> None:
-        if self._pods.pop(cpu, None) is not None:
-            self.demand_changed()
+        pod = self._pods.pop(cpu, None)
+        if pod is not None:
+            self._total -= pod.demand
+            self._rebalance()
 
-    def demand_changed(self) -> None:
-        """Recompute the level and give each pod its share (at least a sliver, so a pod never stalls)."""
+    def demand_changed(self, cpu: SharedCPU) -> None:
+        """The pod's requests in service changed: O(1) while the node has room, else every share anew."""
+        pod = self._pods[cpu]
+        demand = cpu.in_service * 1000
+        if demand > pod.cap:
+            demand = pod.cap
+        self._total += demand - pod.demand
+        pod.demand = demand
+        if self._total > self.millicores or self._contended:
+            self._rebalance()
+
+    def _rebalance(self) -> None:
         pods = list(self._pods.values())
-        demands = [min(float(pod.cpu.in_service), pod.cap) for pod in pods]
-        shares = fair_shares(demands, [pod.weight for pod in pods], self.cores)
-        for pod, demand, share in zip(pods, demands, shares, strict=True):
-            # An idle pod keeps its cap as capacity: its next request is admitted at full speed and
-            # corrected by the recomputation its admission triggers.
-            pod.cpu.set_cores(share if demand else pod.cap)
+        if self._total <= self.millicores:
+            # Every demand fits: each pod runs at its cap, which gives it its demand (rate min(1, cap/n)).
+            self._contended = False
+            for pod in pods:
+                pod.cpu.set_cores(pod.cap / 1000)
+            return
+        self._contended = True
+        shares = fair_shares([pod.demand for pod in pods], [pod.weight for pod in pods], self.millicores)
+        for pod, share in zip(pods, shares, strict=True):
+            # An idle pod keeps its cap: its next request starts at full speed until the
+            # recomputation its admission triggers gives it its share.
+            pod.cpu.set_cores(share / 1000 if pod.demand else pod.cap / 1000)

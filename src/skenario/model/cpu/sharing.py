@@ -124,7 +124,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
             self._arm()
         # Otherwise everyone just slowed down: the pending wake-up is early and re-arms then.
         if self._node is not None:
-            self._node.demand_changed()
+            self._node.demand_changed(self)
 
     def withdraw(self, job: T) -> None:
         """Take a job out before it finishes (a timeout). O(1) now, O(log n) when it surfaces."""
@@ -136,7 +136,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         if self._live + 1 > self._cores:
             self._arm()
         if self._node is not None:
-            self._node.demand_changed()
+            self._node.demand_changed(self)
 
     def share(self, node: NodeCPU | None) -> None:
         """Share `node`'s cores from now on (None: keep the capacity it has); the node sets `cores`."""
@@ -234,7 +234,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
             self._live = 0
             self._armed = 0
             if self._node is not None:
-                self._node.demand_changed()
+                self._node.demand_changed(self)
             self._done(job)
             return
         if not jobs or jobs[0][0] > limit:  # exactly one finished
@@ -245,7 +245,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
             self._live -= 1
             self._arm()
             if self._node is not None:
-                self._node.demand_changed()
+                self._node.demand_changed(self)
             self._done(job)
             return
         popped = [job]
@@ -260,6 +260,6 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         self._live -= len(finished)
         self._arm()
         if self._node is not None:
-            self._node.demand_changed()
+            self._node.demand_changed(self)
         for job in finished:
             self._done(job)

@@ -61,7 +61,7 @@ def _constant(duration: str) -> ConstantDistribution:
 class CpuResources(_Spec):
     cpu: CpuQuantity = Field(gt=0, description="CPU, as Kubernetes writes it: '500m', 1, '0.5'.")
     memory: ByteQuantity | None = Field(
-        None, description="Memory, such as '512Mi': only the scheduler reads it (with spec.cluster)."
+        None, ge=0, description="Memory, such as '512Mi': only the scheduler reads it (with spec.cluster)."
     )
 
 
@@ -88,7 +88,8 @@ class Resources(_Spec):
     @model_validator(mode="after")
     def _limit_not_below_request(self) -> Resources:
         if self.limits is not None and self.limits.cpu < self.requests.cpu:
-            raise ValueError("limits.cpu must not be below requests.cpu")
+            limit, request = self.limits.cpu, self.requests.cpu
+            raise ValueError(f"limits.cpu ({limit}m) must not be below requests.cpu ({request}m)")
         return self
 
 
