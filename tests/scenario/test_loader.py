@@ -90,6 +90,15 @@ def test_a_limit_above_the_implicit_node_is_capped_by_the_node_and_the_node_can_
     assert spec.replica.cpu_capacity == 8000  # now the limit binds
 
 
+def test_the_cfs_quota_is_for_pods_alone_on_their_nodes() -> None:
+    quota = "    cfsQuotaPeriod: 100ms\n"
+    spec = parse_scenario(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + quota)).spec.cluster_spec()
+    assert spec.replica.cfs_quota_period == 100 * MILLISECOND
+    cluster = "  cluster: {nodes: [{name: a, cpu: 4, memory: 8Gi}]}\n"
+    error = error_for(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + quota) + cluster)
+    assert "cfsQuotaPeriod" in error.message
+
+
 def test_negative_memory_is_refused_with_its_field_and_value() -> None:
     resources = "    resources: {requests: {cpu: 500m, memory: -1Gi}}\n"
     error = error_for(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + resources))

@@ -16,6 +16,8 @@ from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
 from skenario.model.cpu.node import implicit_node_millicores, pod_capacity
+from skenario.model.cpu.quota import CfsQuota
+from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
@@ -130,7 +132,8 @@ class ClusterModel:
     def _new_replica(self) -> Replica:
         spec = self.spec.replica
         id = len(self.replicas) + self.replicas_terminated.count()
-        capacity = pod_capacity(self.cpu_limit, implicit_node_millicores(self.cpu_request, spec.node_cpu))
+        node = implicit_node_millicores(self.cpu_request, spec.node_cpu)
+        capacity = pod_capacity(self.cpu_limit, node)
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
             self.env,
@@ -142,6 +145,10 @@ class ClusterModel:
             capacity=spec.queue_capacity,
             scheduling=spec.cpu_scheduling,
         )
+        if spec.cfs_quota_period is not None and self.cpu_limit is not None:
+            # The limit is a quota per period, not a smooth cap: the quota owns the CPU's capacity.
+            assert isinstance(processing.cpu, ProcessorSharingCPU), "a CFS quota drives processor sharing"
+            CfsQuota(self.env, processing.cpu, self.cpu_limit, node, spec.cfs_quota_period)
         replica = Replica(id, processing, self.env.now(), self.cpu_request, self.cpu_limit)
         self.replicas[id] = replica
         return replica

@@ -41,6 +41,7 @@ class ReplicaSpec:
     cpu_request: int = 1000  # millicores
     cpu_limit: int | None = None
     node_cpu: int = IMPLICIT_NODE_MILLICORES
+    cfs_quota_period: int | None = None  # ns; a limit enforced per CFS period instead of as a smooth cap
     concurrency: int | None = None  # requests served at once; None is unbounded
     queue_capacity: int | None = None  # requests waiting for a slot; None is unbounded
     launch: tuple[LaunchStage, ...] = ()

@@ -147,7 +147,7 @@ class Recorder:
         since, busy_before = self._replica_last.get(replica.id, (replica.activated_at, 0.0))
         utilisation = None
         if since is not None and now > since:
-            utilisation = (busy - busy_before) / (replica.processing.cpu.cores * (now - since))
+            utilisation = (busy - busy_before) / (replica.processing.cpu.millicores / 1000 * (now - since))
         if replica.activated_at is not None:
             self._replica_last[replica.id] = (now, busy)
         columns = self.replica_columns

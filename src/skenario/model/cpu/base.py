@@ -42,6 +42,12 @@ class CPUDiscipline(Protocol[J]):
     def busy_core_ns(self) -> float: ...
 
 
+class CapacityOwner(Protocol):
+    """Who sets a CPU's capacity as it goes (its node's share, its CFS quota): told when its demand changes."""
+
+    def demand_changed(self, cpu: Any) -> None: ...
+
+
 class OwnWakeups:
     """A CPU is its own stock for its wake-up movements: the entity is the wake-up's number.
 

@@ -23,8 +23,7 @@ from typing import Generic, TypeVar
 
 from skenario.core.clock import Clock, Timer
 from skenario.core.environment import Environment
-from skenario.model.cpu.base import OwnWakeups
-from skenario.model.cpu.node import NodeCPU
+from skenario.model.cpu.base import CapacityOwner, OwnWakeups
 
 T = TypeVar("T")
 
@@ -85,7 +84,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         self._armed = 0  # number of the pending wake-up; 0 when none
         self._ticks = 0  # wake-ups numbered so far
         self._timer: Timer | None = None
-        self._node: NodeCPU | None = None  # the node whose cores it shares, when it shares them
+        self._node: CapacityOwner | None = None  # what sets its capacity (its node, its CFS quota), if anything
 
     @property
     def in_service(self) -> int:
@@ -138,9 +137,9 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         if self._node is not None:
             self._node.demand_changed(self)
 
-    def share(self, node: NodeCPU | None) -> None:
-        """Share `node`'s cores from now on (None: keep the capacity it has); the node sets `cores`."""
-        self._node = node
+    def share(self, owner: CapacityOwner | None) -> None:
+        """From now on `owner` (a node's sharing, a CFS quota) sets `cores` as the demand changes; None: no one."""
+        self._node = owner
 
     def set_cores(self, cores: float) -> None:
         """Change the capacity from now on (its node's share changed). A wake-up made late by a
@@ -189,7 +188,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not jobs:
+        if not jobs or self._cores <= 0:  # nothing to serve, or throttled: no progress until set_cores
             self._armed = 0
             return
         remaining = jobs[0][0] - self._virtual - _EPSILON  # `_fire` accepts tags this close

@@ -186,6 +186,12 @@ class Workload(_Spec):
     request_classes: list[RequestClassSpec] = Field(
         default_factory=list, description="Kinds of request, drawn by share for each arrival; none: all alike."
     )
+    cfs_quota_period: Duration | None = Field(
+        None,
+        gt=0,
+        description="Enforce CPU limits as the kernel does, a quota of CPU time per CFS period (the kubelet's "
+        "default period is 100ms), instead of as a smooth cap; without spec.cluster and with ProcessorSharing.",
+    )
     node: ImplicitNode | None = Field(
         None,
         description="Without spec.cluster, each pod runs alone on a node of this size (default 4 cores): a pod "
@@ -229,6 +235,7 @@ class Workload(_Spec):
                 termination_grace=self.termination_grace_period,
                 cpu_scheduling=self.cpu_scheduling,
                 node_cpu=self.node.cpu if self.node is not None else IMPLICIT_NODE_MILLICORES,
+                cfs_quota_period=self.cfs_quota_period,
             ),
             initial_replicas=self.replicas,
             initial_ready=self.initial_ready,
@@ -297,6 +304,12 @@ class ScenarioSpec(_Spec):
             raise ValueError(
                 "with spec.cluster, pods share their node's cores by processor sharing; "
                 "cpuScheduling priorities on shared nodes are not modelled yet"
+            )
+        quota = self.workload.cfs_quota_period is not None
+        if quota and (self.cluster is not None or self.workload.cpu_scheduling is not CpuScheduling.PROCESSOR_SHARING):
+            raise ValueError(
+                "spec.workload.cfsQuotaPeriod is modelled for pods alone on their nodes (no spec.cluster) "
+                "under ProcessorSharing"
             )
         if self.workload.node is not None and self.cluster is not None:
             raise ValueError(
