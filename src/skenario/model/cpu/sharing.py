@@ -51,8 +51,8 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         "_jobs",
         "_last",
         "_live",
-        "_node",
         "_now",
+        "_owner",
         "_seq",
         "_ticks",
         "_timer",
@@ -84,7 +84,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         self._armed = 0  # number of the pending wake-up; 0 when none
         self._ticks = 0  # wake-ups numbered so far
         self._timer: Timer | None = None
-        self._node: CapacityOwner | None = None  # what sets its capacity (its node, its CFS quota), if anything
+        self._owner: CapacityOwner | None = None  # what sets its capacity (its node, its CFS quota), if anything
 
     @property
     def in_service(self) -> int:
@@ -122,8 +122,8 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         elif not self._armed or jobs[0] is entry:
             self._arm()
         # Otherwise everyone just slowed down: the pending wake-up is early and re-arms then.
-        if self._node is not None:
-            self._node.demand_changed(self)
+        if self._owner is not None:
+            self._owner.demand_changed(self)
 
     def withdraw(self, job: T) -> None:
         """Take a job out before it finishes (a timeout). O(1) now, O(log n) when it surfaces."""
@@ -134,15 +134,15 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         # either way the wake-up now matches the current rate, which the node may then change.
         if self._live + 1 > self._cores:
             self._arm()
-        if self._node is not None:
-            self._node.demand_changed(self)
+        if self._owner is not None:
+            self._owner.demand_changed(self)
 
     def share(self, owner: CapacityOwner | None) -> None:
         """From now on `owner` (a node's sharing, a CFS quota) sets `cores` as the demand changes; None: no one."""
-        self._node = owner
+        self._owner = owner
 
     def set_cores(self, cores: float) -> None:
-        """Change the capacity from now on (its node's share changed). A wake-up made late by a
+        """Change the capacity from now on (its node's share or its quota changed). A wake-up made late by a
         faster rate is re-armed; one made early by a slower rate re-arms itself when it fires."""
         if cores == self._cores:
             return
@@ -232,8 +232,8 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         if not jobs and not dead:  # the usual case below saturation: the only job finished
             self._live = 0
             self._armed = 0
-            if self._node is not None:
-                self._node.demand_changed(self)
+            if self._owner is not None:
+                self._owner.demand_changed(self)
             self._done(job)
             return
         if not jobs or jobs[0][0] > limit:  # exactly one finished
@@ -243,8 +243,8 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
                 return
             self._live -= 1
             self._arm()
-            if self._node is not None:
-                self._node.demand_changed(self)
+            if self._owner is not None:
+                self._owner.demand_changed(self)
             self._done(job)
             return
         popped = [job]
@@ -258,7 +258,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
                 finished.append(job)
         self._live -= len(finished)
         self._arm()
-        if self._node is not None:
-            self._node.demand_changed(self)
+        if self._owner is not None:
+            self._owner.demand_changed(self)
         for job in finished:
             self._done(job)
