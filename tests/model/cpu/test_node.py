@@ -16,10 +16,14 @@ from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cpu.node import (
     MIN_SHARES,
     NodeCPU,
+    QoSClass,
+    WeightRule,
+    cpu_weight,
     fair_shares,
     implicit_node_millicores,
     milli_cpu_to_shares,
     pod_capacity,
+    qos_class,
 )
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 
@@ -247,3 +251,58 @@ def test_a_node_over_time_never_delivers_more_than_its_cores_and_leaves_no_wante
     assert len(done) == len(jobs)
     total_work = sum(work for _, _, work in jobs) * MILLISECOND
     assert sum(cpu.busy_core_ns() for cpu, _ in cpus) == pytest.approx(total_work, rel=1e-6)
+
+
+# --- cgroup v2 weights and QoS classes ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("millicores", "linear", "curve"),
+    # The reference's worked values (runc's ConvertCPUSharesToCgroupV2Value, old and new rules).
+    [
+        (0, 1, 1),
+        (100, 4, 17),
+        (250, None, 35),
+        (500, None, 59),
+        (1000, None, 100),
+        (2000, None, 174),
+        (4000, None, 303),
+    ],
+)
+def test_cgroup_v2_weights_as_runc_converts_shares(millicores: int, linear: int | None, curve: int) -> None:
+    if linear is not None:
+        assert cpu_weight(millicores, WeightRule.CGROUP_V2_LINEAR) == linear
+    assert cpu_weight(millicores, WeightRule.CGROUP_V2) == curve
+    assert cpu_weight(millicores) == milli_cpu_to_shares(millicores)
+
+
+def test_the_v2_curve_meets_the_ends_of_the_range() -> None:
+    assert cpu_weight(10**6, WeightRule.CGROUP_V2) == 10000  # 262144 shares and above
+    assert cpu_weight(10**6, WeightRule.CGROUP_V2_LINEAR) == 10000
+
+
+def test_under_the_v2_curve_twice_the_request_is_not_twice_the_cpu() -> None:
+    # 1000m and 2000m, both saturated on 1 core: weights 100 and 174, so 100/274 and 174/274 of it.
+    shares = fair_shares([1, 1], [cpu_weight(1000, WeightRule.CGROUP_V2), cpu_weight(2000, WeightRule.CGROUP_V2)], 1)
+    assert shares == pytest.approx([100 / 274, 174 / 274])
+
+
+@pytest.mark.parametrize(
+    ("cpu_request", "cpu_limit", "memory_request", "memory_limit", "expected"),
+    [
+        (None, None, None, None, QoSClass.BEST_EFFORT),
+        (500, 500, 2**30, 2**30, QoSClass.GUARANTEED),
+        (None, 500, None, 2**30, QoSClass.GUARANTEED),  # requests default to limits
+        (500, None, None, None, QoSClass.BURSTABLE),
+        (250, 500, 2**30, 2**30, QoSClass.BURSTABLE),
+        (500, 500, 2**30, None, QoSClass.BURSTABLE),  # no memory limit
+    ],
+)
+def test_qos_class_follows_requests_and_limits(
+    cpu_request: int | None,
+    cpu_limit: int | None,
+    memory_request: int | None,
+    memory_limit: int | None,
+    expected: QoSClass,
+) -> None:
+    assert qos_class(cpu_request, cpu_limit, memory_request, memory_limit) is expected

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Protocol
 
 MIN_SHARES = 2
@@ -46,6 +47,61 @@ def milli_cpu_to_shares(millicores: int) -> int:
     if millicores <= 0:
         return MIN_SHARES
     return min(max(millicores * SHARES_PER_CPU // 1000, MIN_SHARES), MAX_SHARES)
+
+
+class WeightRule(StrEnum):
+    """How a pod's cpu.shares become the kernel's weight, which sets its part of a contended node.
+
+    On cgroup v1 the shares are the weight. On cgroup v2 the runtime converts them to `cpu.weight`
+    in [1, 10000]: linearly before runc 1.3.2 / crun 1.23, on a log curve since (not proportional:
+    2 cores of request weigh 1.74 times 1 core).
+    """
+
+    SHARES = "shares"
+    CGROUP_V2_LINEAR = "cgroupV2Linear"
+    CGROUP_V2 = "cgroupV2"
+
+
+class QoSClass(StrEnum):
+    """A pod's QoS class, as `ComputePodQOS` (pkg/apis/core/v1/helper/qos) derives it."""
+
+    GUARANTEED = "Guaranteed"
+    BURSTABLE = "Burstable"
+    BEST_EFFORT = "BestEffort"
+
+
+def qos_class(
+    cpu_request: int | None, cpu_limit: int | None, memory_request: int | None, memory_limit: int | None
+) -> QoSClass:
+    """BestEffort: no request or limit at all; Guaranteed: CPU and memory limits set, requests equal to them
+    (a request left out defaults to its limit); Burstable: anything else. One container, as skenario's pods."""
+    if not any((cpu_request, cpu_limit, memory_request, memory_limit)):
+        return QoSClass.BEST_EFFORT
+    cpu_request = cpu_limit if cpu_request is None else cpu_request
+    memory_request = memory_limit if memory_request is None else memory_request
+    if cpu_limit and memory_limit and cpu_request == cpu_limit and memory_request == memory_limit:
+        return QoSClass.GUARANTEED
+    return QoSClass.BURSTABLE
+
+
+def cpu_weight(millicores: int, rule: WeightRule = WeightRule.SHARES) -> int:
+    """The kernel's weight for a CPU request: its cpu.shares, or the cgroup v2 weight a runtime makes of them.
+
+    The v2 rules restate runc's `ConvertCPUSharesToCgroupV2Value`: linear `1 + (s - 2) x 9999 / 262142`
+    before runc 1.3.2, then `ceil(10^((L^2 + 125 L) / 612 - 7/34))` with L = log2(s), which maps 2, 1024
+    and 262144 shares to 1, 100 and 10000.
+    """
+    shares = milli_cpu_to_shares(millicores)
+    if rule is WeightRule.SHARES:
+        return shares
+    if rule is WeightRule.CGROUP_V2_LINEAR:
+        return 1 + (shares - 2) * 9999 // 262142
+    if shares <= 2:
+        return 1
+    if shares >= MAX_SHARES:
+        return 10000
+    level = math.log2(shares)
+    return math.ceil(10 ** ((level * level + 125 * level) / 612 - 7 / 34))
 
 
 def implicit_node_millicores(request: int, node: int = IMPLICIT_NODE_MILLICORES) -> int:
@@ -112,12 +168,13 @@ class NodeCPU:
     Demands are kept in integer millicores, so the running total never drifts.
     """
 
-    __slots__ = ("_contended", "_pods", "_total", "cores", "millicores", "name")
+    __slots__ = ("_contended", "_pods", "_total", "cores", "millicores", "name", "weights")
 
-    def __init__(self, millicores: int, name: str = "node") -> None:
+    def __init__(self, millicores: int, name: str = "node", weights: WeightRule = WeightRule.SHARES) -> None:
         if millicores <= 0:
             raise ValueError(f"a node needs > 0 millicores, got {millicores}")
         self.name = name
+        self.weights = weights
         self.millicores = millicores
         self.cores = millicores / 1000
         self._pods: dict[SharedCPU, _Pod] = {}
@@ -128,7 +185,7 @@ class NodeCPU:
         return len(self._pods)
 
     def attach(self, cpu: SharedCPU, request: int, limit: int | None) -> None:
-        pod = self._pods[cpu] = _Pod(cpu, milli_cpu_to_shares(request), pod_capacity(limit, self.millicores))
+        pod = self._pods[cpu] = _Pod(cpu, cpu_weight(request, self.weights), pod_capacity(limit, self.millicores))
         cpu.set_cores(pod.cap / 1000)
         self.demand_changed(cpu)
 

@@ -72,6 +72,7 @@ class ClusterPlacement:
                 on_evict=self._end_replica,
             )
         self._node_cpus: dict[str, NodeCPU] = {}
+        self.cpu_weights = cluster.cpu_weights
         self._placed: dict[Pod, Callable[[], object]] = {}
         self._pod_of: dict[Replica, Pod] = {}
         self._model: ClusterModel | None = None
@@ -106,7 +107,7 @@ class ClusterPlacement:
         node = self._node_cpus.get(name)
         if node is None:
             allocatable = self.snapshot.nodes[self.snapshot.index[name]].cpu
-            node = self._node_cpus[name] = NodeCPU(allocatable, name=name)
+            node = self._node_cpus[name] = NodeCPU(allocatable, name=name, weights=self.cpu_weights)
         cpu = replica.processing.cpu
         assert isinstance(cpu, ProcessorSharingCPU), "scenarios with spec.cluster use processor sharing"
         node.attach(cpu, replica.cpu_request, replica.cpu_limit)

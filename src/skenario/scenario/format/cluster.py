@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from skenario.core.time import MINUTE, SECOND
+from skenario.model.cpu.node import WeightRule
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.units import CpuQuantity, Duration, Ratio, milli_quantity
 from skenario.scheduling.affinity import NodeAffinity, PreferredTerm, Requirement, Term
@@ -309,6 +310,11 @@ class Cluster(_Spec):
     node_groups: list[NodeGroupSpec] = Field(default_factory=list)
     autoscaler: ClusterAutoscalerSpec | None = Field(
         None, description="The cluster autoscaler, growing and shrinking nodeGroups; null: groups keep their size."
+    )
+    cpu_weights: WeightRule = Field(
+        WeightRule.SHARES,
+        description="How CPU requests weigh on a contended node: shares (cgroup v1, proportional to requests), "
+        "cgroupV2Linear (runc before 1.3.2) or cgroupV2 (runc 1.3.2+, crun 1.23+: a log curve).",
     )
 
     @model_validator(mode="after")
