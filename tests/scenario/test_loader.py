@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from skenario.core.random import Constant, Exponential
 from skenario.core.time import MILLISECOND, MINUTE
 from skenario.errors import ScenarioError
+from skenario.model.disruption import DisruptionBudget
 from skenario.scenario.loader import load_scenario, parse_scenario
 
 VALID = """\
@@ -97,6 +98,15 @@ def test_the_cfs_quota_is_for_pods_alone_on_their_nodes() -> None:
     cluster = "  cluster: {nodes: [{name: a, cpu: 4, memory: 8Gi}]}\n"
     error = error_for(VALID.replace("    replicas: 2\n", "    replicas: 2\n" + quota) + cluster)
     assert "cfsQuotaPeriod" in error.message
+
+
+def test_a_disruption_budget_reaches_the_model_and_bad_ones_are_refused() -> None:
+    budget = "  disruptionBudget: {maxUnavailable: '25%'}\n"
+    spec = parse_scenario(VALID + budget).spec.cluster_spec()
+    assert spec.disruption_budget == DisruptionBudget(max_unavailable="25%")
+    for bad in ("{minAvailable: 1, maxUnavailable: 1}", "{minAvailable: half}", "{minAvailable: -1}", "{}"):
+        error = error_for(VALID + f"  disruptionBudget: {bad}\n")
+        assert error.field is not None and error.field.startswith("spec.disruptionBudget")
 
 
 def test_negative_memory_is_refused_with_its_field_and_value() -> None:

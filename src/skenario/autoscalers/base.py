@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 
 from skenario.core.clock import Clock, Timer
 from skenario.model.cluster import ClusterModel
+from skenario.model.disruption import EvictionBudget
 from skenario.model.metrics import Sample
 from skenario.model.replicas import ReplicaState
 
@@ -103,6 +104,10 @@ class AutoscalerContext(Protocol):
 
     def evict(self, pod_id: int) -> None:
         """Stop a pod; its replacement is made from the current template."""
+        ...
+
+    def eviction_budget(self) -> EvictionBudget | None:
+        """The workload's PodDisruptionBudget as the eviction API applies it now; None if it has none."""
         ...
 
     def buffered_requests(self) -> int:
@@ -228,6 +233,9 @@ class ClusterContext:
             if self._on_action is not None:
                 self._on_action("evict", pod=replica.name)
             self._model.replace(replica)
+
+    def eviction_budget(self) -> EvictionBudget | None:
+        return self._model.eviction_budget()
 
     def buffered_requests(self) -> int:
         return self._model.requests_buffered.count()

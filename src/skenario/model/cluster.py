@@ -18,6 +18,7 @@ from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
 from skenario.model.cpu.node import implicit_node_millicores, pod_capacity
 from skenario.model.cpu.quota import CfsQuota
 from skenario.model.cpu.sharing import ProcessorSharingCPU
+from skenario.model.disruption import EvictionBudget, budget_status
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
@@ -238,6 +239,18 @@ class ClusterModel:
     @property
     def desired(self) -> int:
         return self.replica_set.desired
+
+    def eviction_budget(self) -> EvictionBudget | None:
+        """The workload's PodDisruptionBudget as the eviction API would apply it now (None: it has none).
+
+        Healthy pods are the ready ones (active); deleting ones (terminating) count for nothing.
+        """
+        budget = self.spec.disruption_budget
+        if budget is None:
+            return None
+        pods = self.replicas_launching.count() + self.replicas_active.count()
+        status = budget_status(budget, pods=pods, scale=self.desired, healthy=self.replicas_active.count())
+        return EvictionBudget(status)
 
     def processing_stocks(self) -> list[RequestsProcessing]:
         return [r.processing for r in self.replicas.values()]

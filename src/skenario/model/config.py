@@ -12,6 +12,7 @@ from enum import StrEnum
 from skenario.core.random import Constant, Distribution
 from skenario.core.time import SECOND
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES, implicit_node_millicores, pod_capacity
+from skenario.model.disruption import DisruptionBudget
 
 
 @dataclass(frozen=True)
@@ -112,3 +113,4 @@ class ClusterSpec:
     initial_ready: bool = True  # initial replicas start active rather than launching
     routing: RoutingSpec = field(default_factory=RoutingSpec)
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
+    disruption_budget: DisruptionBudget | None = None  # the workload's PodDisruptionBudget, if it has one

@@ -15,6 +15,7 @@ from skenario.core.time import HOUR, MILLISECOND
 from skenario.errors import ScenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import ClusterSpec, ReplicaSpec, RequestSpec
+from skenario.model.disruption import DisruptionBudget
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest
 from skenario.scenario.io import parse_document
 from skenario.scenario.loader import load_scenario, parse_scenario
@@ -22,13 +23,14 @@ from skenario.scenario.simulation import Simulation
 from skenario.workloads.patterns import constant_arrivals
 
 
-def undersized(mode: UpdateMode) -> tuple[ClusterModel, VerticalPodAutoscaler]:
+def undersized(mode: UpdateMode, budget: DisruptionBudget | None = None) -> tuple[ClusterModel, VerticalPodAutoscaler]:
     """4 pods asking for 100m (limit 400m) while each uses 250m: 20/s × 50 ms spread over 4."""
     env = Environment(halt_at=HOUR)
     spec = ClusterSpec(
         requests=RequestSpec(Constant(50 * MILLISECOND), timeout=None),
         replica=ReplicaSpec(100, cpu_limit=400),
         initial_replicas=4,
+        disruption_budget=budget,
     )
     model = ClusterModel(env, spec, constant_arrivals(20, 0, HOUR), RandomStreams(4))
     vpa = VerticalPodAutoscaler(VPASpec(update_mode=mode))
@@ -50,6 +52,24 @@ def test_recreate_evicts_the_undersized_pods_and_their_replacements_get_the_targ
     assert model.desired == 4
     # The limit keeps its 4:1 ratio to the request (controlledValues: RequestsAndLimits).
     assert all(r.cpu_limit == 4 * r.cpu_request for r in model.replicas_active)
+
+
+def test_a_disruption_budget_of_all_replicas_stops_every_eviction() -> None:
+    # minAvailable 4 of 4: disruptionsAllowed is 0 whenever all are ready, so the eviction API
+    # refuses every ready pod and the undersized pods stay.
+    model, vpa = undersized(UpdateMode.RECREATE, DisruptionBudget(min_available=4))
+    assert vpa.recommendation is not None and vpa.recommendation.target > 100
+    assert model.replica_source.emitted == 4
+    assert all(r.cpu_request == 100 for r in model.replicas_active)
+
+
+def test_a_disruption_budget_of_one_unavailable_lets_one_pod_go_at_a_time() -> None:
+    # maxUnavailable 1: one eviction per pass while all 4 are ready; the updater's own tolerance
+    # (half of 4) would allow 2. Every pod is still replaced in the end, one pass after another.
+    model, vpa = undersized(UpdateMode.RECREATE, DisruptionBudget(max_unavailable=1))
+    assert [d.evicted for d in vpa.decisions if d.evicted] == [1, 1, 1, 1]
+    assert model.replica_source.emitted == 8
+    assert all(r.cpu_request > 100 for r in model.replicas_active)
 
 
 def test_initial_sizes_new_pods_but_never_evicts() -> None:

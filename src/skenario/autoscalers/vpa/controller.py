@@ -132,6 +132,7 @@ class VerticalPodAutoscaler:
                 now,
                 configured_replicas=context.desired,
                 config=self.updater,
+                budget=context.eviction_budget(),
             )
             for name in evict:
                 context.evict(views[name].id)

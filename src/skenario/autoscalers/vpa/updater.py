@@ -22,6 +22,7 @@ from typing import TypeVar
 from skenario.autoscalers.vpa.config import DEFAULT_UPDATER_CONFIG, UpdaterConfig
 from skenario.autoscalers.vpa.recommender import Recommendation, RecommendedResources
 from skenario.core.time import MINUTE
+from skenario.model.disruption import EvictionBudget
 
 T = TypeVar("T")
 
@@ -200,13 +201,15 @@ def pods_to_evict(
     *,
     configured_replicas: int | None = None,
     config: UpdaterConfig = DEFAULT_UPDATER_CONFIG,
+    budget: EvictionBudget | None = None,
 ) -> list[str]:
     """The names of the pods one updater pass evicts, in order; mirrors `updater.RunOnce` for one VPA
     whose pods form one replica group (pass the live pods, the capped recommendation by container).
 
     Off and Initial never evict. Recreate and Auto (and an unset mode) keep the pods the eviction
     restriction allows, rank those `is_update_admitted` accepts, and evict down that list while the
-    restriction still allows."""
+    restriction still allows. With a PodDisruptionBudget, the eviction API may refuse one (a 429): that
+    pod stays, uncounted, until a later pass."""
     if (mode or DEFAULT_UPDATE_MODE) in (UpdateMode.OFF, UpdateMode.INITIAL):
         return []
     restriction = EvictionRestriction(
@@ -221,8 +224,12 @@ def pods_to_evict(
             queued.append((pod, priority))
     evicted: list[str] = []
     for pod in sort_by_update_priority(queued):
-        if restriction.evict(pod):  # re-checks the budget, as RunOnce's CanEvict before Evict
-            evicted.append(pod.name)
+        if not restriction.can_evict(pod):  # re-checked, as RunOnce's CanEvict before Evict
+            continue
+        if budget is not None and not budget.evict(pending=pod.pending, ready=not pod.pending):
+            continue  # the eviction API refused: Evict fails and counts nothing
+        restriction.evict(pod)
+        evicted.append(pod.name)
     return evicted
 
 

@@ -41,6 +41,7 @@ from skenario.model.config import (
     RoutingSpec,
 )
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
+from skenario.model.disruption import DisruptionBudget
 from skenario.scenario.format.autoscalers import AutoscalerSpec
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.cluster import ByteQuantity, Cluster, PodSchedulingSpec
@@ -73,6 +74,28 @@ class ImplicitNode(_Spec):
         gt=0,
         description="The node's cores (default 4, a common node size); a pod requesting more gets a node its size.",
     )
+
+
+class DisruptionBudgetSpec(_Spec):
+    """The workload's PodDisruptionBudget (policy/v1 `spec`): what voluntary evictions must leave running."""
+
+    min_available: int | str | None = Field(
+        None, description="Pods that must stay ready: a count, or a percentage of the replicas such as '50%'."
+    )
+    max_unavailable: int | str | None = Field(
+        None, description="Pods that may be unready at once: a count, or a percentage of the replicas."
+    )
+
+    @model_validator(mode="after")
+    def _one_valid_bound(self) -> DisruptionBudgetSpec:
+        self.build()
+        for value in (self.min_available, self.max_unavailable):
+            if isinstance(value, int) and value < 0:
+                raise ValueError(f"a disruption budget's bound must not be negative, got {value}")
+        return self
+
+    def build(self) -> DisruptionBudget:
+        return DisruptionBudget(self.min_available, self.max_unavailable)
 
 
 class Resources(_Spec):
@@ -215,7 +238,9 @@ class Workload(_Spec):
         """The simulated pod's one container (after `with_deployment`, the Deployment's)."""
         return self.container if self.container is not None else DEFAULT_CONTAINER
 
-    def cluster_spec(self, routing: Routing, metrics: Metrics) -> ClusterSpec:
+    def cluster_spec(
+        self, routing: Routing, metrics: Metrics, disruption_budget: DisruptionBudget | None = None
+    ) -> ClusterSpec:
         request = self.request
         limits = self.resources.limits
         assert self.replicas is not None, "with_deployment() fills in replicas from the manifest"
@@ -241,6 +266,7 @@ class Workload(_Spec):
             initial_ready=self.initial_ready,
             routing=RoutingSpec(RoutingPolicy(routing.policy), routing.choices, routing.buffer_capacity),
             metrics=MetricsSpec(metrics.interval, metrics.first_after, metrics.lag),
+            disruption_budget=disruption_budget,
         )
 
 
@@ -293,6 +319,9 @@ class ScenarioSpec(_Spec):
         None, description="Nodes (and node groups with a cluster autoscaler): replicas then need a node to start."
     )
     scheduler: SchedulerSpec | None = Field(None, description="How pods are placed on spec.cluster's nodes.")
+    disruption_budget: DisruptionBudgetSpec | None = Field(
+        None, description="The workload's PodDisruptionBudget: the VPA updater's evictions respect it."
+    )
 
     @model_validator(mode="after")
     def _scheduler_needs_nodes(self) -> ScenarioSpec:
@@ -327,7 +356,8 @@ class ScenarioSpec(_Spec):
         return min(ends) if ends else None
 
     def cluster_spec(self) -> ClusterSpec:
-        return self.workload.cluster_spec(self.routing, self.metrics)
+        budget = self.disruption_budget.build() if self.disruption_budget is not None else None
+        return self.workload.cluster_spec(self.routing, self.metrics, budget)
 
 
 class Metadata(_Spec):
