@@ -110,19 +110,27 @@ def _pod(env: Environment, done: list[tuple[str, int]], name: str) -> ProcessorS
     return ProcessorSharingCPU(env, 4000, lambda job: done.append((job, env.now())), name=name)
 
 
+def on_one_node(
+    millicores: int, pods: list[tuple[int, int | None]]
+) -> tuple[Environment, list[tuple[str, int]], list[ProcessorSharingCPU[str]]]:
+    """Pods of (request, limit) sharing one node of `millicores`; `done` collects (job, finish time)."""
+    env = Environment(halt_at=10 * SECOND)
+    done: list[tuple[str, int]] = []
+    node = NodeCPU(millicores)
+    cpus = [_pod(env, done, f"pod-{i}") for i in range(len(pods))]
+    for cpu, (request, limit) in zip(cpus, pods, strict=True):
+        node.attach(cpu, request=request, limit=limit)
+        cpu.share(node)
+    return env, done, cpus
+
+
 def test_two_pods_on_one_core_hand_timeline() -> None:
     """Requests 1:3 on a 1-core node, one request each needing 300 ms of CPU.
 
     Both run from 0: A gets 0.25 core, B 0.75. B's 300 ms is done at 400 ms (A has had 100 ms).
     Then A alone gets the whole core: its last 200 ms take 200 ms, so it finishes at 600 ms.
     """
-    env = Environment(halt_at=10 * SECOND)
-    done: list[tuple[str, int]] = []
-    node = NodeCPU(1000)
-    a, b = _pod(env, done, "a"), _pod(env, done, "b")
-    for cpu, request in ((a, 250), (b, 750)):
-        node.attach(cpu, request=request, limit=None)
-        cpu.share(node)
+    env, done, (a, b) = on_one_node(1000, [(250, None), (750, None)])
     env.call_at(1, lambda: (a.admit("a", 300 * MILLISECOND), b.admit("b", 300 * MILLISECOND)))
     env.run()
     assert done == [("b", 1 + 400 * MILLISECOND), ("a", 1 + 600 * MILLISECOND)]
@@ -162,13 +170,7 @@ def test_a_pod_speeds_up_when_its_neighbour_goes_idle_mid_request() -> None:
     Each gets 0.5 core until A finishes at 200 ms (B has had 100 ms); B's last 400 ms then run
     at a full core: B finishes at 600 ms. A late wake-up would finish B later; an early one is harmless.
     """
-    env = Environment(halt_at=10 * SECOND)
-    done: list[tuple[str, int]] = []
-    node = NodeCPU(1000)
-    a, b = _pod(env, done, "a"), _pod(env, done, "b")
-    for cpu in (a, b):
-        node.attach(cpu, request=500, limit=None)
-        cpu.share(node)
+    env, done, (a, b) = on_one_node(1000, [(500, None), (500, None)])
     env.call_at(1, lambda: (b.admit("b", 500 * MILLISECOND), a.admit("a", 100 * MILLISECOND)))
     env.run()
     assert done == [("a", 1 + 200 * MILLISECOND), ("b", 1 + 600 * MILLISECOND)]
@@ -179,13 +181,7 @@ def test_withdrawing_a_request_gives_its_share_back() -> None:
 
     Until then each had 0.5 core, so B has 900 ms left at a full core: it finishes at 1.1 s.
     """
-    env = Environment(halt_at=10 * SECOND)
-    done: list[tuple[str, int]] = []
-    node = NodeCPU(1000)
-    a, b = _pod(env, done, "a"), _pod(env, done, "b")
-    for cpu in (a, b):
-        node.attach(cpu, request=500, limit=None)
-        cpu.share(node)
+    env, done, (a, b) = on_one_node(1000, [(500, None), (500, None)])
     env.call_at(1, lambda: (a.admit("a", SECOND), b.admit("b", SECOND)))
     env.call_at(1 + 200 * MILLISECOND, lambda: a.withdraw("a"))
     env.run()
