@@ -58,3 +58,12 @@ def test_pending_pods_ignore_the_budget_and_unready_ones_go_while_the_applicatio
 def test_a_budget_needs_exactly_one_valid_bound(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         DisruptionBudget(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_whole_drain_is_allowed_or_refused_at_once() -> None:
+    budget = EvictionBudget(BudgetStatus(expected=5, desired_healthy=3, current_healthy=5))  # 2 to spare
+    three_ready = [(False, True)] * 3
+    assert not budget.evict_all(three_ready)
+    assert budget.allowed == 2  # a refused drain uses nothing
+    assert budget.evict_all([(False, True), (True, False), (False, True)])  # the pending one is free
+    assert budget.allowed == 0

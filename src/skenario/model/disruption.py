@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _PERCENT = re.compile(r"^(\d+)%$")
@@ -98,3 +99,11 @@ class EvictionBudget:
             return False
         self.allowed -= 1
         return True
+
+    def evict_all(self, pods: Sequence[tuple[bool, bool]]) -> bool:
+        """Evict every (pending, ready) pod, or none of them: the cluster autoscaler drains a node whole."""
+        allowed = self.allowed
+        if all(self.evict(pending=pending, ready=ready) for pending, ready in pods):
+            return True
+        self.allowed = allowed
+        return False

@@ -120,3 +120,36 @@ def test_a_replica_with_no_room_left_stays_pending() -> None:
     assert sim.model.replicas_launching.count() == 1  # Pending
     pending = [pod for pod in sim.placement.controller.pods.values() if pod.node is None]
     assert len(pending) == 1 and pending[0].attempts and "Insufficient cpu" in pending[0].attempts[0].message
+
+
+SPREAD_OUT = """
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: spread-out}
+spec:
+  duration: 20m
+  workload: {replicas: 3, resources: {requests: {cpu: 100m}}, request: {cpuTime: 10ms}}
+  traffic: {type: poisson, rate: 1}
+  cluster:
+    nodeGroups: [{name: g, minSize: 1, maxSize: 3, initialSize: 3, node: {cpu: 2, memory: 8Gi}}]
+    autoscaler: {}
+"""
+
+
+def test_a_disruption_budget_keeps_the_cluster_autoscaler_from_draining_ready_pods() -> None:
+    # Three replicas of 100m spread over three 2-core nodes: all underused, and two nodes' pods fit
+    # elsewhere, so the autoscaler drains nodes after 10 min. With maxUnavailable 0 no ready pod may
+    # be evicted: every drain is refused (NotEnoughPdb) and the nodes stay.
+    def run(extra: str) -> Simulation:
+        sim = Simulation(parse_scenario(SPREAD_OUT + extra, "s.yaml"))
+        sim.run()
+        return sim
+
+    free, held = run(""), run("  disruptionBudget: {maxUnavailable: 0}\n")
+    for sim in (free, held):
+        assert sim.placement is not None and sim.placement.cluster_autoscaler is not None
+    free_ca, held_ca = free.placement.cluster_autoscaler, held.placement.cluster_autoscaler  # type: ignore[union-attr]
+    assert free_ca is not None and held_ca is not None
+    assert free_ca.scale_downs > 0 and free_ca.blocked_by_pdb == 0
+    assert held_ca.scale_downs == 0 and held_ca.blocked_by_pdb > 0
+    assert held.model.replica_source.emitted == 3  # no pod was evicted and replaced

@@ -8,6 +8,8 @@ other (FilterOutSchedulable); a node unneeded for longer than 10 min is removed,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
@@ -15,6 +17,7 @@ from skenario.scheduling.clusterautoscaler.config import NodeGroup
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulerSettings, SchedulingController
 from skenario.scheduling.framework import Framework, default_profile
+from skenario.scheduling.pods import Pod
 from skenario.scheduling.snapshot import ClusterSnapshot
 from tests.scheduling.clusterautoscaler.builders import DEFAULTS, node, pod
 
@@ -50,3 +53,49 @@ def test_a_pod_that_fits_nowhere_gets_a_node_which_goes_once_it_has_been_idle_lo
     assert (c.node, c.bound_at) == ("g-1", 40 * SECOND)
     assert (ca.scale_ups, ca.scale_downs) == (1, 1)
     assert ca.size("g") == 1
+
+
+class _Budget:
+    """A RemainingPdbTracker that allows `left` pods to go in a pass."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+        self.asked: list[int] = []
+
+    def can_remove_pods(self, pods: Sequence[Pod]) -> bool:
+        self.asked.append(len(pods))
+        if len(pods) > self.left:
+            return False
+        self.left -= len(pods)
+        return True
+
+
+def _two_underused_nodes(left: int | None) -> tuple[SchedulingController, ClusterAutoscaler]:
+    """Two 2000m nodes with one 100m pod each: both underused, and either pod fits on the other node,
+    so one node is unneeded and goes after 10 min, unless the budget refuses its pod's eviction."""
+    env = Environment(halt_at=900 * SECOND)
+    snap = ClusterSnapshot()
+    streams = RandomStreams(0)
+    framework = Framework(default_profile(), snap, streams.generator("tie-break"))
+    scheduler = SchedulingController(env, snap, framework, SchedulerSettings(), streams.generator("heartbeats"))
+    group = NodeGroup("g", node("template", 2000), 0, 5, startup=30 * SECOND)
+    tracker = (lambda: _Budget(left)) if left is not None else None
+    ca = ClusterAutoscaler(env, scheduler, [group], DEFAULTS, streams.generator("ca"), {"g": 2}, pdb_tracker=tracker)
+    for name in ("a", "b"):
+        scheduler.create(pod(name, 100), at=1)
+    env.run()
+    return scheduler, ca
+
+
+def _removed(scheduler: SchedulingController) -> list[str]:
+    return [e.node for e in scheduler.timeline if e.kind == "NodeRemoved"]
+
+
+def test_a_drain_the_disruption_budget_refuses_leaves_the_node() -> None:
+    scheduler, ca = _two_underused_nodes(left=None)
+    assert len(_removed(scheduler)) == 1 and ca.blocked_by_pdb == 0
+    scheduler, ca = _two_underused_nodes(left=1)
+    assert len(_removed(scheduler)) == 1 and ca.blocked_by_pdb == 0
+    scheduler, ca = _two_underused_nodes(left=0)
+    assert _removed(scheduler) == [] and ca.blocked_by_pdb > 0  # NotEnoughPdb, pass after pass
+    assert ca.size("g") == 2

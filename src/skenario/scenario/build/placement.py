@@ -9,7 +9,7 @@ ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from skenario.core.environment import Environment
@@ -17,7 +17,8 @@ from skenario.core.random import RandomStreams
 from skenario.model.cluster import ClusterModel
 from skenario.model.cpu.node import NodeCPU
 from skenario.model.cpu.sharing import ProcessorSharingCPU
-from skenario.model.replicas import Replica
+from skenario.model.disruption import EvictionBudget
+from skenario.model.replicas import Replica, ReplicaState
 from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
@@ -70,6 +71,7 @@ class ClusterPlacement:
                 streams.generator("cluster-autoscaler"),
                 {g.name: g.start_size for g in cluster.node_groups},
                 on_evict=self._end_replica,
+                pdb_tracker=self._pdb_tracker,
             )
         self._node_cpus: dict[str, NodeCPU] = {}
         self.cpu_weights = cluster.cpu_weights
@@ -131,6 +133,11 @@ class ClusterPlacement:
             self._placed.pop(pod, None)
             self.controller.delete(pod, PodEnd.COMPLETED)
 
+    def _pdb_tracker(self) -> _WorkloadPdbTracker | None:
+        """The workload's disruption budget for one cluster-autoscaler pass, if it has one."""
+        budget = self._model.eviction_budget() if self._model is not None else None
+        return _WorkloadPdbTracker(budget) if budget is not None else None
+
     def _end_replica(self, pod: Pod) -> None:
         assert self._model is not None
         replica = pod.owner
@@ -152,3 +159,24 @@ class ClusterPlacement:
             nodes += 1 if delta[0] > 0 else -1
             peak = max(peak, nodes)
         return {"scale-ups": ca.scale_ups, "scale-downs": ca.scale_downs, "nodes at the peak": peak}
+
+
+class _WorkloadPdbTracker:
+    """The workload's budget as the cluster autoscaler's `RemainingPdbTracker` sees it in one pass.
+
+    A pod whose replica is still launching has not started its containers (phase Pending) and a
+    terminating one is already being deleted: the eviction API lets both go without the budget.
+    """
+
+    def __init__(self, budget: EvictionBudget) -> None:
+        self.budget = budget
+
+    def can_remove_pods(self, pods: Sequence[Pod]) -> bool:
+        states = []
+        for pod in pods:
+            replica = pod.owner
+            if not isinstance(replica, Replica):
+                continue  # not the workload's: no budget of ours covers it
+            ignore = replica.state is not ReplicaState.ACTIVE
+            states.append((ignore, not ignore))
+        return self.budget.evict_all(states)

@@ -5,13 +5,17 @@ Mirrors `StaticAutoscaler.RunOnce` (cluster-autoscaler's core/static_autoscaler.
 are the pure functions of the sibling modules (`scaleup`, `scaledown`, `simulator`).
 A new node joins the scheduler's snapshot after its group's start-up delay. A removed node's pods
 are evicted first: a replica's pod is replaced by its ReplicaSet (`on_evict`), and a node holding a
-pod that cannot move is never chosen.
+pod that cannot move is never chosen. With disruption budgets (`pdb_tracker`, a fresh
+`RemainingPdbTracker` each pass, as `core/scaledown/pdb` keeps one), a node whose pods' eviction
+the budgets would refuse stays, and the budget its drained neighbours used is gone for the rest of
+the pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -23,6 +27,14 @@ from skenario.scheduling.clusterautoscaler.simulator import place_pods
 from skenario.scheduling.controller import SchedulingController, TimelineEvent
 from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.pods import Pod, PodEnd
+
+
+class RemainingPdbTracker(Protocol):
+    """What is left of the disruption budgets in one scale-down pass (`pdb.RemainingPdbTracker`)."""
+
+    def can_remove_pods(self, pods: Sequence[Pod]) -> bool:
+        """Whether evicting all of these keeps every budget; if so, they are counted as gone."""
+        ...
 
 
 @dataclass
@@ -44,6 +56,7 @@ class ClusterAutoscaler:
         rng: np.random.Generator,
         initial_sizes: dict[str, int],
         on_evict: Callable[[Pod], object] | None = None,
+        pdb_tracker: Callable[[], RemainingPdbTracker | None] | None = None,
     ) -> None:
         self.env = env
         self.scheduler = scheduler
@@ -51,6 +64,8 @@ class ClusterAutoscaler:
         self.settings = settings
         self._rng = rng
         self.on_evict = on_evict
+        self.pdb_tracker = pdb_tracker
+        self.blocked_by_pdb = 0  # drains the budgets refused
         self.node_group: dict[str, str] = {}  # node name -> group
         self._next_index = dict.fromkeys(self.groups, 0)
         self._upcoming: list[_Upcoming] = []
@@ -151,7 +166,13 @@ class ClusterAutoscaler:
             last_scale_up=self.last_scale_up,
             last_scale_down=self.last_scale_down,
         )
+        tracker = self.pdb_tracker() if self.pdb_tracker is not None else None
         for name in removable:
+            if tracker is not None and pods_on[name]:
+                on_node = [self.scheduler.pods[spec.name] for spec in pods_on[name]]
+                if not tracker.can_remove_pods(on_node):
+                    self.blocked_by_pdb += 1  # NotEnoughPdb: the node stays unneeded, tried again later
+                    continue
             self._remove(name, now)
 
     def _remove(self, name: str, now: int) -> None:
