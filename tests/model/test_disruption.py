@@ -67,3 +67,9 @@ def test_a_whole_drain_is_allowed_or_refused_at_once() -> None:
     assert budget.allowed == 2  # a refused drain uses nothing
     assert budget.evict_all([(False, True), (True, False), (False, True)])  # the pending one is free
     assert budget.allowed == 0
+
+
+def test_always_allow_lets_an_unready_pod_go_even_when_the_application_is_short() -> None:
+    short = BudgetStatus(expected=3, desired_healthy=3, current_healthy=2)
+    assert EvictionBudget(short, always_allow_unhealthy=True).evict(pending=False, ready=False)
+    assert not EvictionBudget(short, always_allow_unhealthy=True).evict(pending=False, ready=True)

@@ -166,3 +166,42 @@ def test_an_invalid_field_in_the_hpa_document_names_the_file_and_the_document() 
     assert error.field == "spec.maxReplicas"
     # The user wrote no spec.autoscalers.0.manifest: the error says where the HPA really is.
     assert "f.yaml" in str(error) and "document 3" in str(error), str(error)
+
+
+PDB = """\
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  maxUnavailable: 1
+  selector: {matchLabels: {app: web}}
+  unhealthyPodEvictionPolicy: AlwaysAllow
+"""
+
+
+def test_a_pod_disruption_budget_document_becomes_the_workloads_budget() -> None:
+    spec = parse_scenario(SCENARIO + DEPLOYMENT + PDB).spec
+    assert spec.disruption_budget is not None
+    budget = spec.disruption_budget.build()
+    assert (budget.min_available, budget.max_unavailable, budget.always_allow_unhealthy) == (None, 1, True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        SCENARIO + PDB + PDB.replace("name: web", "name: other"),  # two budgets
+        SCENARIO.replace("  duration: 2m\n", "  duration: 2m\n  disruptionBudget: {minAvailable: 1}\n") + PDB,
+    ],
+)
+def test_the_workload_takes_one_disruption_budget(text: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, "s.yaml")
+    assert info.value.field == "spec.disruptionBudget"
+
+
+def test_a_bad_pod_disruption_budget_names_its_document() -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(SCENARIO + PDB.replace("policy/v1", "policy/v1beta1"), "s.yaml")
+    assert "PodDisruptionBudget/web" in (info.value.file or "")
+    assert info.value.field == "apiVersion"

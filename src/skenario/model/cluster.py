@@ -250,7 +250,7 @@ class ClusterModel:
             return None
         pods = self.replicas_launching.count() + self.replicas_active.count()
         status = budget_status(budget, pods=pods, scale=self.desired, healthy=self.replicas_active.count())
-        return EvictionBudget(status)
+        return EvictionBudget(status, always_allow_unhealthy=budget.always_allow_unhealthy)
 
     def processing_stocks(self) -> list[RequestsProcessing]:
         return [r.processing for r in self.replicas.values()]

@@ -45,6 +45,7 @@ class DisruptionBudget:
 
     min_available: int | str | None = None
     max_unavailable: int | str | None = None
+    always_allow_unhealthy: bool = False  # unhealthyPodEvictionPolicy: AlwaysAllow (default IfHealthyBudget)
 
     def __post_init__(self) -> None:
         if (self.min_available is None) == (self.max_unavailable is None):
@@ -82,19 +83,20 @@ def budget_status(budget: DisruptionBudget, *, pods: int, scale: int, healthy: i
 class EvictionBudget:
     """The eviction API over one budget's status for a pass of evictions (each ready pod evicted uses one)."""
 
-    __slots__ = ("allowed", "status")
+    __slots__ = ("allowed", "always_allow_unhealthy", "status")
 
-    def __init__(self, status: BudgetStatus) -> None:
+    def __init__(self, status: BudgetStatus, *, always_allow_unhealthy: bool = False) -> None:
         self.status = status
         self.allowed = status.disruptions_allowed
+        self.always_allow_unhealthy = always_allow_unhealthy
 
     def evict(self, *, pending: bool, ready: bool) -> bool:
         """Whether the eviction goes through (False: a 429, the pod stays)."""
         if pending:
             return True  # canIgnorePDB
         status = self.status
-        if not ready and status.current_healthy >= status.desired_healthy > 0:
-            return True  # IfHealthyBudget: the application is whole, an unready pod may go
+        if not ready and (self.always_allow_unhealthy or status.current_healthy >= status.desired_healthy > 0):
+            return True  # AlwaysAllow, or IfHealthyBudget with the application whole: an unready pod may go
         if self.allowed <= 0:
             return False
         self.allowed -= 1

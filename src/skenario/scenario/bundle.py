@@ -36,11 +36,12 @@ from skenario.errors import ScenarioError
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
 from skenario.scenario.format.manifests.hpa import HorizontalPodAutoscalerManifest
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest
+from skenario.scenario.format.manifests.pdb import PodDisruptionBudgetManifest
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest
 from skenario.scenario.io import validate_node
 
 _AUTOSCALER_KINDS = {"HorizontalPodAutoscaler": "hpa", "VerticalPodAutoscaler": "vpa", "Service": "kpa"}
-_KINDS = ("Scenario", "Deployment", *_AUTOSCALER_KINDS)
+_KINDS = ("Scenario", "Deployment", "PodDisruptionBudget", *_AUTOSCALER_KINDS)
 
 
 def fold_manifests(documents: list[tuple[Any, yaml.Node | None]], source: str) -> tuple[Any, yaml.Node | None]:
@@ -116,10 +117,21 @@ def _fold_unreferenced(spec: dict[str, Any], manifests: dict[str, dict[str, Any]
                 field="spec.workload.deployment",
             )
         spec["workload"] = {**workload, "deployment": deployments[0]}
+    budgets = [doc for key, doc in manifests.items() if key.startswith("PodDisruptionBudget/")]
+    if budgets:
+        if len(budgets) > 1 or spec.get("disruptionBudget") is not None:
+            raise ScenarioError(
+                "the workload takes one disruption budget: one PodDisruptionBudget document, or "
+                "spec.disruptionBudget, not more",
+                file=source,
+                field="spec.disruptionBudget",
+            )
+        manifest = PodDisruptionBudgetManifest.model_validate(budgets[0])
+        spec["disruptionBudget"] = manifest.spec.as_budget()
     added = [
         {"type": _AUTOSCALER_KINDS[key.partition("/")[0]], "manifest": doc}
         for key, doc in manifests.items()
-        if not key.startswith("Deployment/")
+        if key.partition("/")[0] in _AUTOSCALER_KINDS
     ]
     if added:
         existing = spec.get("autoscalers")
@@ -133,5 +145,6 @@ def _check_manifest(kind: str, data: Any, root: yaml.Node | None, source: str) -
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerManifest,
         "VerticalPodAutoscaler": VerticalPodAutoscalerManifest,
         "Service": KnativeServiceManifest,
+        "PodDisruptionBudget": PodDisruptionBudgetManifest,
     }
     validate_node(data, root, models[kind], source, f"a {kind} manifest")

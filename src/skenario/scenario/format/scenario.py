@@ -85,6 +85,9 @@ class DisruptionBudgetSpec(_Spec):
     max_unavailable: int | str | None = Field(
         None, description="Pods that may be unready at once: a count, or a percentage of the replicas."
     )
+    unhealthy_pod_eviction_policy: Literal["IfHealthyBudget", "AlwaysAllow"] = Field(
+        "IfHealthyBudget", description="When an unready pod may be evicted: while the others are enough, or always."
+    )
 
     @model_validator(mode="after")
     def _one_valid_bound(self) -> DisruptionBudgetSpec:
@@ -95,7 +98,8 @@ class DisruptionBudgetSpec(_Spec):
         return self
 
     def build(self) -> DisruptionBudget:
-        return DisruptionBudget(self.min_available, self.max_unavailable)
+        always = self.unhealthy_pod_eviction_policy == "AlwaysAllow"
+        return DisruptionBudget(self.min_available, self.max_unavailable, always_allow_unhealthy=always)
 
 
 class Resources(_Spec):
