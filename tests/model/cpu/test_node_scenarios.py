@@ -46,7 +46,10 @@ def test_pods_without_limits_on_an_implicit_node_never_time_out_at_one_core_of_d
 
 def test_pods_without_limits_on_one_idle_8_core_node_never_time_out() -> None:
     cluster = "  cluster:\n    nodes: [{name: big, cpu: 8, memory: 32Gi}]\n"
-    summary = run(IDLE_NODE_WORKLOAD + cluster).summary()
+    simulation = run(IDLE_NODE_WORKLOAD + cluster)
+    summary = simulation.summary()
+    # What each pod could use alone there, its utilisation's denominator: the whole 8-core node.
+    assert [r.millicores for r in simulation.model.replicas.values()] == [8000] * 4
     assert summary.requests_failed == 0
     # 8 cores, and at 1 core of demand rarely more than 8 requests at once: each runs on its own core.
     assert summary.latency_p50_ns == pytest.approx(250e6, rel=0.02)

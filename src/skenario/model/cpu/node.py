@@ -140,7 +140,13 @@ def fair_shares(demands: Sequence[float], weights: Sequence[float], cores: float
 
 
 class SharedCPU(Protocol):
-    """What a NodeCPU needs of a pod's CPU: how many requests it serves, and a way to change its capacity."""
+    """What a NodeCPU needs of a pod's CPU: how many requests it serves, and a way to change its capacity.
+
+    `millicores` is what the pod could use alone on the node (its limit, else the node): the capacity
+    its utilisation is measured against, which the node sets when the pod joins it.
+    """
+
+    millicores: int
 
     @property
     def in_service(self) -> int: ...
@@ -186,6 +192,7 @@ class NodeCPU:
 
     def attach(self, cpu: SharedCPU, request: int, limit: int | None) -> None:
         pod = self._pods[cpu] = _Pod(cpu, cpu_weight(request, self.weights), pod_capacity(limit, self.millicores))
+        cpu.millicores = pod.cap
         cpu.set_cores(pod.cap / 1000)
         self.demand_changed(cpu)
 
