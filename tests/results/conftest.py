@@ -121,9 +121,10 @@ def summary() -> dict[str, Any]:
 def build_run(*, name: str = "hand-made", timeline: list[tuple[Any, ...]] | None = None) -> RunData:
     records = []
     for t, row in zip(TIMES_S, ROWS, strict=True):
-        names = [name for name in COLUMNS[1:] if name != "metrics_in_transit"]
-        values = dict(zip(names, (*row[:9], row[9] + row[10], *row[11:]), strict=True))
-        values["metrics_in_transit"] = 0
+        # Set apart: columns these rows do not exercise (no metrics in transit, no memory modelled).
+        apart = {"metrics_in_transit": 0, "replicas_restarting": 0, "memory_working_set_bytes": None}
+        names = [name for name in COLUMNS[1:] if name not in apart]
+        values = dict(zip(names, (*row[:9], row[9] + row[10], *row[11:]), strict=True)) | apart
         records.append({"time_ns": t * S, **values, "failed_overload": row[10], "failed_timeout": row[9]})
     series = pd.DataFrame(records, columns=[*COLUMNS, "failed_overload", "failed_timeout"])
     series.index = pd.Index(series["time_ns"] / S, name="time_s")

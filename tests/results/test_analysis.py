@@ -43,7 +43,7 @@ def test_stocks_and_replicas_read_the_counts(run: RunData) -> None:
     assert stocks["requests_completed"].iloc[-1] == run.summary["requests_completed"]
     assert stocks["requests_failed"].iloc[-1] == run.summary["requests_failed"]
     replicas = analysis.replicas(run)
-    assert list(replicas.columns) == ["desired", "launching", "active", "terminating"]
+    assert list(replicas.columns) == ["desired", "launching", "active", "restarting", "terminating"]
     assert list(replicas["desired"]) == [2, 3, 4, 3, 2, 2]
 
 

@@ -35,6 +35,7 @@ def summary_table(summary: Summary, wall: float | None) -> Table:
         ("CPU utilisation (of capacity)", "-" if summary.cpu_utilisation is None else f"{summary.cpu_utilisation:.1%}"),
         ("replicas desired / active at halt", f"{summary.replicas_desired:,} / {summary.replicas_active:,}"),
         ("replicas started / terminated", f"{summary.replicas_started:,} / {summary.replicas_terminated:,}"),
+        *_memory_rows(summary),
         ("movements completed", f"{summary.movements_completed:,}"),
         ("movements ignored", f"{summary.movements_ignored:,}"),
     ]
@@ -44,6 +45,17 @@ def summary_table(summary: Summary, wall: float | None) -> Table:
     for what, value in rows:
         table.add_row(what, value)
     return table
+
+
+def _memory_rows(summary: Summary) -> list[tuple[str, str]]:
+    memory = summary.memory
+    if not memory:
+        return []
+    return [
+        ("OOM kills / container restarts", f"{memory['oom_kills']:,} / {memory['container_restarts']:,}"),
+        ("evictions (node memory pressure)", f"{memory['evictions']:,}"),
+        ("largest working set", f"{memory['working_set_peak_bytes'] / 2**20:,.0f} Mi"),
+    ]
 
 
 def class_table(summary: Summary) -> Table | None:

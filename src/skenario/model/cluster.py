@@ -3,7 +3,8 @@
 It owns the stocks and the accounts that span replicas (CPU busy and capacity integrals); the
 logic lives in the stocks. Random quantities come from named streams of the scenario's seed:
 `cpu-time`, `io-time` (`cpu-time/<class>`, `io-time/<class>` with request classes),
-`request-classes`, `routing` and `launch.<stage>`.
+`request-classes`, `routing`, `launch.<stage>`, and with memory `memory.baseline`,
+`memory.per-request` and `restart.<stage>` (a restarted container's start and readiness).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from itertools import chain
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
+from skenario.core.time import SECOND
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
-from skenario.model.cpu.node import implicit_node_millicores, pod_capacity
+from skenario.model.cpu.node import implicit_node_millicores, pod_capacity, qos_class
 from skenario.model.cpu.quota import CfsQuota
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget, budget_status
+from skenario.model.memory import CrashLoopBackOff, NodeMemory, PodMemory
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
@@ -27,6 +30,7 @@ from skenario.model.replicas import (
     ReplicasActive,
     ReplicasLaunching,
     ReplicaSource,
+    ReplicasRestarting,
     ReplicaState,
     ReplicasTerminated,
     ReplicasTerminating,
@@ -44,6 +48,11 @@ from skenario.model.requests import (
 )
 from skenario.model.routing import make_chooser
 from skenario.model.timeouts import RequestTimeouts
+
+RESTART_STAGES = ("containerStart", "readiness")
+"""The launch stages a restarted container goes through again (it keeps its node and its image)."""
+KUBELET_EVICTION_GRACE = SECOND
+"""`immediateEvictionGracePeriodSeconds` (pkg/kubelet/eviction/eviction_manager.go): a hard eviction's grace."""
 
 
 class ClusterModel:
@@ -78,17 +87,41 @@ class ClusterModel:
         # The pod template's CPU: what new replicas get; a vertical autoscaler changes it.
         self.cpu_request = replica.cpu_request
         self.cpu_limit = replica.cpu_limit
+        self.memory_request = replica.memory_request
+        self.memory_limit = replica.memory_limit
         self.replica_source = ReplicaSource(self._new_replica)
         self.replicas_active = ReplicasActive(env)
         stages = [
             (stage.name, sampler(stage.duration, streams.generator(f"launch.{stage.name}"))) for stage in replica.launch
         ]
+        # Memory: each container's working set, and the kubelet's restarts of killed containers.
+        memory = replica.memory
+        self._baseline = sampler(memory.baseline, streams.generator("memory.baseline")) if memory else None
+        per_request = memory.per_request if memory else None
+        self._per_request = sampler(per_request, streams.generator("memory.per-request")) if per_request else None
+        self._restart_stages = [
+            sampler(stage.duration, streams.generator(f"restart.{stage.name}"))
+            for stage in replica.launch
+            if stage.name in RESTART_STAGES
+        ]
+        self._backoffs: dict[Replica, CrashLoopBackOff] = {}
+        self.oom_kills = 0  # containers the kernel killed (over their limit, or by a node's OOM killer)
+        self.evictions = 0  # pods the kubelet evicted under node memory pressure
+        self.restarts = 0  # containers started again after a kill
+        self._retired_memory_peak = 0
         self.replicas_launching = ReplicasLaunching(env, stages, self.replicas_active)
         self.replicas_launching.placement = placement
         self.replicas_terminated = ReplicasTerminated(env)
         self.replicas_terminating = ReplicasTerminating(env, replica.termination_grace, self.replicas_terminated)
+        self.replicas_restarting = ReplicasRestarting(env, self.replicas_active, self._restart_delay)
+        self.replicas_restarting.on_restarting.append(self._container_killed)
         self.replica_set = ReplicaSet(
-            env, self.replica_source, self.replicas_launching, self.replicas_active, self.replicas_terminating
+            env,
+            self.replica_source,
+            self.replicas_launching,
+            self.replicas_active,
+            self.replicas_terminating,
+            self.replicas_restarting,
         )
 
         # Requests.
@@ -151,10 +184,54 @@ class ClusterModel:
             assert isinstance(processing.cpu, ProcessorSharingCPU), "a CFS quota drives processor sharing"
             CfsQuota(self.env, processing.cpu, self.cpu_limit, node, spec.cfs_quota_period)
         replica = Replica(id, processing, self.env.now(), self.cpu_request, self.cpu_limit)
+        if self._baseline is not None:
+            self._give_memory(replica)
         self.replicas[id] = replica
         return replica
 
+    def _give_memory(self, replica: Replica) -> None:
+        """The replica's container gets a working set; alone on its node without a cluster."""
+        assert self._baseline is not None and self.spec.replica.memory is not None
+        qos = qos_class(self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit)
+        memory = PodMemory(self._baseline(), self.memory_request, self.memory_limit, qos)
+        memory.on_oom = lambda: self._oom_killed(replica)
+        memory.on_evict = lambda: self._kubelet_evicts(replica)
+        replica.memory = memory
+        replica.processing.hold_memory(memory, self._per_request)
+        if self.replicas_launching.placement is None:
+            node = NodeMemory(self.env, self.spec.replica.memory.node_memory, f"node-{replica.id}", self.env.now())
+            node.attach(memory)
+
+    def _oom_killed(self, replica: Replica) -> None:
+        """The kernel killed the replica's container: it restarts if it was serving, else its pod ends now."""
+        self.oom_kills += 1
+        env = self.env
+        if replica.state is ReplicaState.ACTIVE:
+            env.schedule("oom_kill", env.now(), self.replicas_active, self.replicas_restarting, replica)
+        elif replica.state is ReplicaState.TERMINATING:
+            self.replicas_terminating.crash(replica, "oom")
+
+    def _container_killed(self, replica: Replica) -> None:
+        self.restarts += 1
+        replica.processing.fail_all("oom")
+
+    def _restart_delay(self, replica: Replica) -> int:
+        """From the kill to ready again: the kubelet's back-off, then the container's start and readiness."""
+        now = self.env.now()
+        backoff = self._backoffs.setdefault(replica, CrashLoopBackOff())
+        return backoff.restart_at(now) - now + sum(stage() for stage in self._restart_stages)
+
+    def _kubelet_evicts(self, replica: Replica) -> None:
+        """The kubelet evicts the pod under node memory pressure: 1 s to drain, then its ReplicaSet replaces it."""
+        if replica.state in (ReplicaState.TERMINATING, ReplicaState.TERMINATED):
+            return
+        self.evictions += 1
+        self.replicas_terminating.shorten(replica, KUBELET_EVICTION_GRACE, "evicted")
+        self.replica_set.replace(replica)
+
     def _activated(self, replica: Replica) -> None:
+        if replica.memory is not None:
+            replica.memory.start()
         self.metrics_ticker.start(replica)
         env = self.env
         # Requests the activator held go out again through routing, oldest first.
@@ -165,6 +242,12 @@ class ClusterModel:
             env.schedule("route_buffered", env.now(), self.requests_buffered, self.requests_routing, request)
 
     def _terminated(self, replica: Replica) -> None:
+        if replica.memory is not None:
+            replica.memory.stop()
+            if replica.memory.node is not None:
+                replica.memory.node.detach(replica.memory)
+            self._retired_memory_peak = max(self._retired_memory_peak, replica.memory.peak)
+        self._backoffs.pop(replica, None)
         del self.replicas[replica.id]
         self.metrics_sink.forget(replica)
         self._retired_busy_core_ns += replica.processing.cpu.busy_core_ns()
@@ -261,6 +344,7 @@ class ClusterModel:
             self.replica_source,
             self.replicas_launching,
             self.replicas_active,
+            self.replicas_restarting,
             self.replicas_terminating,
             self.replicas_terminated,
             self.traffic_source,
@@ -285,6 +369,19 @@ class ClusterModel:
     @property
     def requests_in_flight(self) -> int:
         return self.requests_routing.count() + self.requests_buffered.count() + self.requests_processing
+
+    def memory_working_set(self) -> int | None:
+        """The working sets of every replica now, in bytes; None when memory is not modelled."""
+        if self._baseline is None:
+            return None
+        return sum(r.memory.working_set for r in self.replicas.values() if r.memory is not None)
+
+    def memory_peak(self) -> int | None:
+        """The largest working set any replica has had, in bytes; None when memory is not modelled."""
+        if self._baseline is None:
+            return None
+        live = (r.memory.peak for r in self.replicas.values() if r.memory is not None)
+        return max(self._retired_memory_peak, *live, 0)
 
     def replicas_in(self, state: ReplicaState) -> int:
         return sum(1 for r in self.replicas.values() if r.state is state)

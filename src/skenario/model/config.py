@@ -13,6 +13,7 @@ from skenario.core.random import Constant, Distribution
 from skenario.core.time import SECOND
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES, implicit_node_millicores, pod_capacity
 from skenario.model.disruption import DisruptionBudget
+from skenario.model.memory import IMPLICIT_NODE_MEMORY
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,18 @@ class CpuScheduling(StrEnum):
 
 
 @dataclass(frozen=True)
+class MemorySpec:
+    """How much memory a container uses, in bytes: a baseline while it runs plus a draw per request held.
+
+    Without a cluster each pod's node has `node_memory` allocatable (model/memory.py).
+    """
+
+    baseline: Distribution
+    per_request: Distribution | None = None
+    node_memory: int = IMPLICIT_NODE_MEMORY
+
+
+@dataclass(frozen=True)
 class ReplicaSpec:
     """One replica: its CPU, how many requests it takes at once, how it starts and stops.
 
@@ -48,6 +61,9 @@ class ReplicaSpec:
     launch: tuple[LaunchStage, ...] = ()
     termination_grace: int = 30 * SECOND  # Kubernetes' terminationGracePeriodSeconds default
     cpu_scheduling: CpuScheduling = CpuScheduling.PROCESSOR_SHARING
+    memory_request: int | None = None  # bytes
+    memory_limit: int | None = None  # bytes; the kernel OOM-kills the container above it
+    memory: MemorySpec | None = None  # its usage; None: memory use is not modelled (no working set, no OOM)
 
     @property
     def cpu_capacity(self) -> int:

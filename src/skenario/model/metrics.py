@@ -23,7 +23,9 @@ class Sample(Entity):
 
     `cpu_millicores` is the mean CPU in use over the window (metrics-server's usage), `in_flight`
     the requests held at the tick, `concurrency` their mean over the window (Knative's
-    stable-window input) and `rps` the requests that arrived per second.
+    stable-window input) and `rps` the requests that arrived per second. `memory_bytes` is the
+    working set at the tick (metrics-server serves memory as the last point, not a mean); None
+    when memory is not modelled.
     """
 
     __slots__ = (
@@ -32,6 +34,8 @@ class Sample(Entity):
         "cpu_millicores",
         "cpu_request",
         "in_flight",
+        "memory_bytes",
+        "memory_request",
         "replica",
         "replica_id",
         "rps",
@@ -50,6 +54,8 @@ class Sample(Entity):
         concurrency: float,
         rps: float,
         cpu_request: int,
+        memory_bytes: int | None = None,
+        memory_request: int | None = None,
     ) -> None:
         self.id = id
         self.replica = replica
@@ -61,6 +67,8 @@ class Sample(Entity):
         self.concurrency = concurrency
         self.rps = rps
         self.cpu_request = cpu_request
+        self.memory_bytes = memory_bytes
+        self.memory_request = memory_request
 
     @property
     def cpu_utilisation(self) -> float:
@@ -71,12 +79,13 @@ class Sample(Entity):
 class MetricsTick(Entity):
     """A replica's metrics clock: where its previous window ended (the integrals' values then)."""
 
-    __slots__ = ("arrived", "at", "busy", "in_flight_area", "replica")
+    __slots__ = ("arrived", "at", "busy", "in_flight_area", "replica", "run")
     kind = "MetricsTick"
 
     def __init__(self, replica: Replica, at: int) -> None:
         self.id = replica.id
         self.replica = replica
+        self.run = replica.restarts  # which run of its container this tick follows
         processing = replica.processing
         self.at = at
         self.busy = processing.cpu.busy_core_ns()
@@ -111,8 +120,8 @@ class MetricsTicker(KeyedStock[MetricsTick]):
             self._env.schedule("metrics_tick", now + self.spec.first_after, self, self, tick)
 
     def add(self, entity: MetricsTick) -> None:
-        if entity.replica.state is not ReplicaState.ACTIVE:
-            return  # no longer active: its tick stops here
+        if entity.replica.state is not ReplicaState.ACTIVE or entity.run != entity.replica.restarts:
+            return  # no longer active, or restarted since (with a tick of its own): this tick stops here
         self._items[entity] = None
         env = self._env
         now = env.now()
@@ -131,6 +140,7 @@ class MetricsTicker(KeyedStock[MetricsTick]):
         busy = processing.cpu.busy_core_ns()
         area = processing.in_flight_area()
         arrived = processing.arrived
+        memory = replica.memory
         sample = Sample(
             self._source.emitted,
             replica,
@@ -141,6 +151,8 @@ class MetricsTicker(KeyedStock[MetricsTick]):
             concurrency=(area - tick.in_flight_area) / window,
             rps=(arrived - tick.arrived) * SECOND / window,
             cpu_request=replica.cpu_request,
+            memory_bytes=memory.working_set if memory is not None else None,
+            memory_request=memory.request if memory is not None else None,
         )
         tick.at, tick.busy, tick.in_flight_area, tick.arrived = now, busy, area, arrived
         return sample

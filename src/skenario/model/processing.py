@@ -5,7 +5,8 @@ replica's CPU (processor sharing, or a priority discipline when the scenario nam
 then its IO time holding the slot but no CPU, and completes. A request that leaves early (a
 timeout, or the grace period of a terminating replica running out) gives back whatever it held.
 The stock also integrates the number of requests in it over time, which is the average
-concurrency Knative's autoscaler reads."""
+concurrency Knative's autoscaler reads. When the workload models memory, each request holds some
+of its replica's memory (`memory`, model/memory.py) from arrival on the replica until it leaves."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from skenario.model.config import CpuScheduling
 from skenario.model.cpu.base import CPUDiscipline
 from skenario.model.cpu.priority import PriorityCPU
 from skenario.model.cpu.sharing import ProcessorSharingCPU
+from skenario.model.memory import PodMemory
 from skenario.model.requests import CPU, IO, WAITING, Request, RequestsComplete, RequestsFailed
 
 
@@ -42,6 +44,7 @@ class RequestsProcessing:
         "_free",
         "_items",
         "_on_drained",
+        "_request_memory",
         "_waiting",
         "_work",
         "arrived",
@@ -49,6 +52,7 @@ class RequestsProcessing:
         "concurrency",
         "cpu",
         "kind_stocked",
+        "memory",
         "name",
     )
 
@@ -86,6 +90,13 @@ class RequestsProcessing:
         self._area = 0
         self._area_at = env.now()
         self._on_drained: Callable[[], object] | None = None
+        self.memory: PodMemory | None = None
+        self._request_memory: Callable[[], int] | None = None
+
+    def hold_memory(self, memory: PodMemory, per_request: Callable[[], int] | None) -> None:
+        """Account the replica's working set here: each request adds a draw of `per_request` while held."""
+        self.memory = memory
+        self._request_memory = per_request
 
     def count(self) -> int:
         return len(self._items)
@@ -112,6 +123,10 @@ class RequestsProcessing:
         self._area_at = now
         items[entity] = None
         self.arrived += 1
+        if self._request_memory is not None:
+            assert self.memory is not None
+            entity.memory = amount = self._request_memory()
+            self.memory.grow(amount)
         if self._free:
             self._free -= 1
             entity.stage = CPU
@@ -130,6 +145,8 @@ class RequestsProcessing:
         self._area += len(items) * (now - self._area_at)
         self._area_at = now
         del items[entity]
+        if self.memory is not None and entity.memory:
+            self.memory.shrink(entity.memory)
         stage = entity.stage
         if stage != WAITING:  # it held a slot; a waiting one is skipped when its turn comes
             if stage == CPU:

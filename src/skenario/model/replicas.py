@@ -4,7 +4,9 @@ A replica launches through stages (scheduling, image pull, container start, read
 `launch_stage` movement, and becomes active when the last ends. A replica told to stop while it
 is still launching goes straight to terminating (its pending stage movement is then ignored as
 `from_stock_empty`, which is what happened to it). A terminating replica takes no new requests,
-drains the ones it holds, and is cut off when its grace period runs out.
+drains the ones it holds, and is cut off when its grace period runs out. An active replica whose
+container is OOM-killed waits in ReplicasRestarting (not ready, no traffic) for the kubelet to
+start it again, then becomes active once more.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from skenario.core.clock import Timer
 from skenario.core.entity import Entity
 from skenario.core.environment import Environment
 from skenario.core.stocks import FifoStock, KeyedStock, Sink, Source
+from skenario.model.memory import PodMemory
 from skenario.model.processing import RequestsProcessing
 
 ReplicaHook = Callable[["Replica"], object]
@@ -36,6 +39,7 @@ class ReplicaState(IntEnum):
     ACTIVE = 1
     TERMINATING = 2
     TERMINATED = 3
+    RESTARTING = 4  # its container was killed; the kubelet starts it again after a back-off
 
 
 class Replica(Entity):
@@ -46,7 +50,10 @@ class Replica(Entity):
         "cpu_limit",
         "cpu_request",
         "created_at",
+        "killed_at",
+        "memory",
         "processing",
+        "restarts",
         "stage",
         "state",
         "terminated_at",
@@ -65,6 +72,9 @@ class Replica(Entity):
         self.terminated_at: int | None = None
         self.state = ReplicaState.LAUNCHING
         self.stage = -1  # index of the launch stage it is in
+        self.memory: PodMemory | None = None  # its container's working set, when the workload models memory
+        self.restarts = 0  # times its container was killed and started again
+        self.killed_at: int | None = None  # when its container was last killed
 
     @property
     def millicores(self) -> int:
@@ -195,10 +205,37 @@ class ReplicasActive(FifoStock[Replica]):
         return self._items[index]
 
 
+class ReplicasRestarting(KeyedStock[Replica]):
+    """Replicas whose container was killed: Running but not ready, until the kubelet starts it again.
+
+    `restart_delay` says how long from the kill until the replica is ready again (the kubelet's
+    back-off, then the container's start and readiness); `on_restarting` hooks hear each kill.
+    """
+
+    __slots__ = ("_active", "_env", "on_restarting", "restart_delay")
+
+    def __init__(self, env: Environment, active: ReplicasActive, restart_delay: Callable[[Replica], int]) -> None:
+        super().__init__("ReplicasRestarting", "Replica")
+        self._env = env
+        self._active = active
+        self.restart_delay = restart_delay
+        self.on_restarting: list[ReplicaHook] = []
+
+    def add(self, entity: Replica) -> None:
+        self._items[entity] = None
+        entity.state = ReplicaState.RESTARTING
+        entity.restarts += 1
+        env = self._env
+        entity.killed_at = env.now()
+        for hook in self.on_restarting:
+            hook(entity)
+        env.schedule("restart_container", env.now() + self.restart_delay(entity), self, self._active, entity)
+
+
 class ReplicasTerminating(KeyedStock[Replica]):
     """Replicas shutting down: no new requests; done when drained or when the grace period ends."""
 
-    __slots__ = ("_crashing", "_env", "_terminated", "_timers", "grace", "on_terminating")
+    __slots__ = ("_crashing", "_env", "_graces", "_terminated", "_timers", "grace", "on_terminating")
 
     def __init__(self, env: Environment, grace: int, terminated: ReplicasTerminated) -> None:
         super().__init__("ReplicasTerminating", "Replica")
@@ -207,29 +244,36 @@ class ReplicasTerminating(KeyedStock[Replica]):
         self.grace = grace  # for replicas that begin terminating from now on
         self._terminated = terminated
         self._timers: dict[Replica, Timer] = {}
-        self._crashing: set[Replica] = set()
+        self._crashing: dict[Replica, str] = {}  # replica -> why its requests fail
+        self._graces: dict[Replica, tuple[int, str]] = {}  # replica -> its own grace period and failure reason
 
     def add(self, entity: Replica) -> None:
         self._items[entity] = None
         entity.state = ReplicaState.TERMINATING
         for hook in self.on_terminating:
             hook(entity)
-        if entity in self._crashing:
-            self._crashing.discard(entity)
-            self._cut_off(entity, "replica_killed")
+        reason = self._crashing.pop(entity, None)
+        if reason is not None:
+            self._cut_off(entity, reason)
             return
-        self._timers[entity] = self._env.call_later(self.grace, lambda: self._grace_over(entity))
+        grace, reason = self._graces.pop(entity, (self.grace, "replica_terminated"))
+        self._timers[entity] = self._env.call_later(grace, lambda: self._grace_over(entity, reason))
         entity.processing.drain(lambda: self._finish(entity))
 
-    def crash(self, replica: Replica) -> None:
+    def crash(self, replica: Replica, reason: str = "replica_killed") -> None:
         """The replica dies without draining: now if it is terminating, else as soon as it gets here."""
         if replica in self._items:
             timer = self._timers.pop(replica, None)
             if timer is not None:
                 timer.cancel()
-            self._cut_off(replica, "replica_killed")
+            self._cut_off(replica, reason)
         else:
-            self._crashing.add(replica)
+            self._crashing[replica] = reason
+
+    def shorten(self, replica: Replica, grace: int, reason: str) -> None:
+        """When it gets here, the replica has only `grace` to drain; then its requests fail as `reason`
+        (a kubelet eviction's grace period override)."""
+        self._graces[replica] = (grace, reason)
 
     def remove(self, entity: Replica | None = None) -> Replica | None:
         if entity is not None and entity.processing.count():
@@ -244,9 +288,9 @@ class ReplicasTerminating(KeyedStock[Replica]):
                 timer.cancel()
         return replica
 
-    def _grace_over(self, replica: Replica) -> None:
+    def _grace_over(self, replica: Replica, reason: str) -> None:
         self._timers.pop(replica, None)
-        self._cut_off(replica, "replica_terminated")
+        self._cut_off(replica, reason)
 
     def _cut_off(self, replica: Replica, reason: str) -> None:
         # The failures are scheduled now, ahead of the finish, so the replica leaves empty.

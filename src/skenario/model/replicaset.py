@@ -15,16 +15,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from skenario.core.environment import Environment
-from skenario.model.replicas import Replica, ReplicasActive, ReplicasLaunching, ReplicaSource, ReplicasTerminating
+from skenario.model.replicas import (
+    Replica,
+    ReplicasActive,
+    ReplicasLaunching,
+    ReplicaSource,
+    ReplicasRestarting,
+    ReplicasTerminating,
+)
 
 # Movements other than the start need a time after 0.
 _FIRST = 1
 
 
 class ReplicasRunning:
-    """Launching and active replicas seen as one stock, to take scale-down victims from."""
+    """Launching, restarting and active replicas seen as one stock, to take scale-down victims from."""
 
-    __slots__ = ("_active", "_launching", "_on_miss", "_on_take", "kind_stocked", "name")
+    __slots__ = ("_active", "_launching", "_on_miss", "_on_take", "_restarting", "kind_stocked", "name")
 
     def __init__(
         self,
@@ -32,27 +39,35 @@ class ReplicasRunning:
         active: ReplicasActive,
         on_take: Callable[[], object],
         on_miss: Callable[[Replica], object],
+        restarting: ReplicasRestarting | None = None,
     ) -> None:
         self.name = "ReplicasLaunchingOrActive"
         self.kind_stocked = "Replica"
         self._launching = launching
         self._active = active
+        self._restarting = restarting
         self._on_take = on_take
         self._on_miss = on_miss  # told when a named replica is no longer here to take
 
     def count(self) -> int:
-        return self._launching.count() + self._active.count()
+        restarting = self._restarting.count() if self._restarting is not None else 0
+        return self._launching.count() + restarting + self._active.count()
 
     def remove(self, entity: Replica | None = None) -> Replica | None:
         self._on_take()
+        restarting = self._restarting
         if entity is not None:
             taken = self._launching.remove(entity) or self._active.remove(entity)
+            if taken is None and restarting is not None:
+                taken = restarting.remove(entity)
             if taken is None:
                 self._on_miss(entity)
             return taken
         victim = self._launching.newest()
         if victim is not None:
             return self._launching.remove(victim)
+        if restarting is not None and restarting.count():  # not ready: before the ready ones
+            return restarting.remove()
         victim = self._active.newest()
         return self._active.remove(victim) if victim is not None else None
 
@@ -67,13 +82,14 @@ class ReplicaSet:
         launching: ReplicasLaunching,
         active: ReplicasActive,
         terminating: ReplicasTerminating,
+        restarting: ReplicasRestarting | None = None,
     ) -> None:
         self._env = env
         self._source = source
         self._launching = launching
         self._active = active
         self._terminating = terminating
-        self.running = ReplicasRunning(launching, active, self._stop_ran, self._replaced_already_gone)
+        self.running = ReplicasRunning(launching, active, self._stop_ran, self._replaced_already_gone, restarting)
         source.on_emit = self._launch_ran
         self.desired = 0
         self._pending_launches = 0  # begin_launch movements scheduled and not yet run

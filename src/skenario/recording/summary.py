@@ -41,6 +41,8 @@ class Summary:
     digest: str = field(default="")
     # With request classes: per class, its priority, counts and latency (see `class_figures`).
     classes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # With memory modelled: OOM kills, restarts, evictions and the peak working set (see `memory_figures`).
+    memory: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -80,8 +82,24 @@ def summarize(name: str, seed: int, env: Environment, model: ClusterModel) -> Su
     classes = class_figures(model)
     if classes:  # absent otherwise, so runs without classes keep their digests
         material["classes"] = classes
+    memory = memory_figures(model)
+    if memory:  # likewise for runs that do not model memory
+        material["memory"] = memory
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
-    return Summary(**facts, digest=digest, classes=classes)
+    return Summary(**facts, digest=digest, classes=classes, memory=memory)
+
+
+def memory_figures(model: ClusterModel) -> dict[str, int]:
+    """OOM kills, container restarts, kubelet evictions and the largest working set; empty without memory."""
+    peak = model.memory_peak()
+    if peak is None:
+        return {}
+    return {
+        "oom_kills": model.oom_kills,
+        "container_restarts": model.restarts,
+        "evictions": model.evictions,
+        "working_set_peak_bytes": peak,
+    }
 
 
 def class_figures(model: ClusterModel) -> dict[str, dict[str, Any]]:

@@ -35,8 +35,10 @@ def _time_index(frame: pd.DataFrame) -> pd.Index:
 
 
 def _counts(frame: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFrame:
+    """Count columns renamed; one a run stored before it existed reads as zeros."""
     return pd.DataFrame(
-        {new: np.asarray(frame[old], dtype=np.int64) for old, new in columns.items()}, index=_time_index(frame)
+        {new: np.asarray(frame[old].fillna(0), dtype=np.int64) for old, new in columns.items()},
+        index=_time_index(frame),
     )
 
 
@@ -63,6 +65,7 @@ def stocks(run: RunData) -> pd.DataFrame:
         {
             "replicas_launching": "replicas_launching",
             "replicas_active": "replicas_active",
+            "replicas_restarting": "replicas_restarting",
             "replicas_terminating": "replicas_terminating",
             "replicas_terminated": "replicas_terminated",
             "requests_buffered": "requests_buffered",
@@ -75,13 +78,15 @@ def stocks(run: RunData) -> pd.DataFrame:
 
 
 def replicas(run: RunData) -> pd.DataFrame:
-    """What the autoscalers asked for against what the cluster had: columns desired, launching, active, terminating."""
+    """What the autoscalers asked for against what the cluster had: columns desired, launching, active,
+    restarting (a killed container waiting to start again) and terminating."""
     return _counts(
         run.series,
         {
             "replicas_desired": "desired",
             "replicas_launching": "launching",
             "replicas_active": "active",
+            "replicas_restarting": "restarting",
             "replicas_terminating": "terminating",
         },
     )

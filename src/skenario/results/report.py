@@ -115,6 +115,8 @@ def _replicas_chart(run: RunData, events: pd.DataFrame) -> go.Figure:
     figure.add_trace(_line(frame, "desired", "desired", line={"shape": "hv", "color": "black"}))
     for column, colour in (("launching", "#ff7f0e"), ("active", "#2ca02c"), ("terminating", "#9467bd")):
         figure.add_trace(_line(frame, column, column, line={"color": colour}))
+    if frame["restarting"].any():  # containers killed and waiting to start again (memory modelled)
+        figure.add_trace(_line(frame, "restarting", "restarting", line={"color": "#d62728"}))
     return figure
 
 

@@ -1,4 +1,4 @@
-"""The workload with its Deployment manifest read in: replicas, the container's name and its CPU.
+"""The workload with its Deployment manifest read in: replicas, the container's name and its resources.
 
 Fields the scenario sets win over the manifest's, so a scenario can reuse a production
 Deployment and change one thing.
@@ -25,13 +25,17 @@ def with_deployment(workload: Workload, base_dir: Path) -> Workload:
     else:
         path = "the Deployment at spec.workload.deployment"
         manifest = validate_document(workload.deployment, DeploymentManifest, path, DEPLOYMENT_SHAPE)
-    request, limit = manifest.cpu(workload.container, file=path)
+    read = manifest.resources(workload.container, file=path)
     update: dict[str, object] = {"container": manifest.container_name(workload.container)}
     if workload.replicas is None:
         update["replicas"] = manifest.spec.replicas
-    if "resources" not in workload.model_fields_set and request is not None:
-        cpu = {"requests": {"cpu": f"{request}m"}} | ({"limits": {"cpu": f"{limit}m"}} if limit else {})
-        update["resources"] = Resources.model_validate(cpu)
+    if "resources" not in workload.model_fields_set and read.cpu_request is not None:
+        requests = {"cpu": f"{read.cpu_request}m", "memory": read.memory_request}
+        limits = {"cpu": f"{read.cpu_limit}m" if read.cpu_limit else None, "memory": read.memory_limit}
+        resources: dict[str, object] = {"requests": {k: v for k, v in requests.items() if v is not None}}
+        if any(v is not None for v in limits.values()):
+            resources["limits"] = {k: v for k, v in limits.items() if v is not None}
+        update["resources"] = Resources.model_validate(resources)
     return workload.model_copy(update=update)
 
 

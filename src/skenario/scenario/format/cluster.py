@@ -20,15 +20,14 @@ spec:
 
 from __future__ import annotations
 
-import math
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+from pydantic import Field, model_validator
 
 from skenario.core.time import MINUTE, SECOND
 from skenario.model.cpu.node import WeightRule
 from skenario.scenario.format.base import Spec as _Spec
-from skenario.scenario.format.units import CpuQuantity, Duration, Ratio, milli_quantity
+from skenario.scenario.format.units import ByteQuantity, CpuQuantity, Duration, Ratio
 from skenario.scheduling.affinity import NodeAffinity, PreferredTerm, Requirement, Term
 from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
 from skenario.scheduling.objects import (
@@ -38,19 +37,6 @@ from skenario.scheduling.objects import (
     TopologySpreadConstraint,
 )
 from skenario.scheduling.taints import Taint, TaintEffect, Toleration
-
-
-def _bytes(value: Any) -> int:
-    """A Kubernetes byte quantity (`512Mi`, `2Gi`, `1G`, a plain number) in whole bytes."""
-    return math.ceil(milli_quantity(value) / 1000)
-
-
-ByteQuantity = Annotated[
-    int,
-    BeforeValidator(_bytes),
-    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}], "examples": ["512Mi", "16Gi"]}),
-]
-"""Bytes, written as Kubernetes writes memory: `512Mi`, `16Gi`, `1G`."""
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 

@@ -33,6 +33,7 @@ from skenario.model.config import (
     ClusterSpec,
     CpuScheduling,
     LaunchStage,
+    MemorySpec,
     MetricsSpec,
     ReplicaSpec,
     RequestClass,
@@ -42,14 +43,15 @@ from skenario.model.config import (
 )
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
 from skenario.model.disruption import DisruptionBudget
+from skenario.model.memory import IMPLICIT_NODE_MEMORY
 from skenario.scenario.format.autoscalers import AutoscalerSpec
 from skenario.scenario.format.base import Spec as _Spec
-from skenario.scenario.format.cluster import ByteQuantity, Cluster, PodSchedulingSpec
-from skenario.scenario.format.distributions import ConstantDistribution, RandomDuration
+from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
+from skenario.scenario.format.distributions import ConstantDistribution, RandomBytes, RandomDuration
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.format.traffic import TrafficSpec
-from skenario.scenario.format.units import CpuQuantity, Duration, Ratio
+from skenario.scenario.format.units import ByteQuantity, CpuQuantity, Duration, Ratio
 
 API_VERSION = "skenario.dev/v1alpha1"
 MAX_SEED = 2**63 - 1  # what the run store (SQLite) keeps as an integer
@@ -62,7 +64,30 @@ def _constant(duration: str) -> ConstantDistribution:
 class CpuResources(_Spec):
     cpu: CpuQuantity = Field(gt=0, description="CPU, as Kubernetes writes it: '500m', 1, '0.5'.")
     memory: ByteQuantity | None = Field(
-        None, ge=0, description="Memory, such as '512Mi': only the scheduler reads it (with spec.cluster)."
+        None,
+        ge=0,
+        description="Memory, such as '512Mi': what the scheduler reserves, the kubelet's eviction ranking and "
+        "an HPA's memory utilisation refer to, and what cost counts.",
+    )
+
+
+class ResourceLimits(_Spec):
+    cpu: CpuQuantity | None = Field(
+        None, gt=0, description="The most CPU a replica may use (the CFS quota); absent: whatever its node has idle."
+    )
+    memory: ByteQuantity | None = Field(
+        None, gt=0, description="Above this working set the kernel OOM-kills the container (with workload.memory)."
+    )
+
+
+class MemoryUse(_Spec):
+    """How much memory the workload's container uses: the working set the kubelet and metrics-server see."""
+
+    baseline: RandomBytes = Field(
+        description="While the container runs: '200Mi', or a distribution drawn once per replica."
+    )
+    per_request: RandomBytes | None = Field(
+        None, description="Held by each request on the replica until it leaves: '2Mi', or a distribution."
     )
 
 
@@ -73,6 +98,12 @@ class ImplicitNode(_Spec):
         IMPLICIT_NODE_MILLICORES,
         gt=0,
         description="The node's cores (default 4, a common node size); a pod requesting more gets a node its size.",
+    )
+    memory: ByteQuantity = Field(
+        IMPLICIT_NODE_MEMORY,
+        gt=0,
+        description="The node's allocatable memory (default 16Gi): above it the kubelet evicts, 100Mi further "
+        "the kernel kills.",
     )
 
 
@@ -103,21 +134,40 @@ class DisruptionBudgetSpec(_Spec):
 
 
 class Resources(_Spec):
-    """A container's `resources`, as in a Pod spec. Only CPU matters to the model."""
+    """A container's `resources`, as in a Pod spec."""
 
     requests: CpuResources = Field(default_factory=lambda: CpuResources.model_validate({"cpu": "1000m"}))
-    limits: CpuResources | None = Field(
+    limits: ResourceLimits | None = Field(
         None,
-        description="When set, a replica never uses more CPU than this (the CFS quota); else it may use "
-        "whatever CPU its node has idle.",
+        description="CPU: a replica never uses more (the CFS quota); else it may use whatever CPU its node has "
+        "idle. Memory: the container is OOM-killed above it.",
     )
 
     @model_validator(mode="after")
     def _limit_not_below_request(self) -> Resources:
-        if self.limits is not None and self.limits.cpu < self.requests.cpu:
-            limit, request = self.limits.cpu, self.requests.cpu
+        limits = self.limits
+        if limits is not None and limits.cpu is not None and limits.cpu < self.requests.cpu:
+            limit, request = limits.cpu, self.requests.cpu
             raise ValueError(f"limits.cpu ({limit}m) must not be below requests.cpu ({request}m)")
+        memory = self.requests.memory
+        if limits is not None and limits.memory is not None and memory is not None and limits.memory < memory:
+            limit = limits.memory
+            raise ValueError(f"limits.memory ({limit} bytes) must not be below requests.memory ({memory} bytes)")
         return self
+
+    @property
+    def cpu_limit(self) -> int | None:
+        return self.limits.cpu if self.limits is not None else None
+
+    @property
+    def memory_limit(self) -> int | None:
+        return self.limits.memory if self.limits is not None else None
+
+    @property
+    def memory_request(self) -> int | None:
+        """The memory request; Kubernetes defaults a request left out to the limit."""
+        memory = self.requests.memory
+        return memory if memory is not None else self.memory_limit
 
 
 class RequestWork(_Spec):
@@ -221,8 +271,13 @@ class Workload(_Spec):
     )
     node: ImplicitNode | None = Field(
         None,
-        description="Without spec.cluster, each pod runs alone on a node of this size (default 4 cores): a pod "
-        "without a CPU limit may use all of it.",
+        description="Without spec.cluster, each pod runs alone on a node of this size (default 4 cores, 16Gi): "
+        "a pod without a CPU limit may use all of its cores.",
+    )
+    memory: MemoryUse | None = Field(
+        None,
+        description="The container's working set; with it, memory limits OOM-kill, nodes under memory pressure "
+        "evict, and HPAs and VPAs can read memory. Absent: memory use is not modelled.",
     )
     pod: PodSchedulingSpec | None = Field(
         None, description="The pods' scheduling fields (priority, tolerations, affinity, spread); with spec.cluster."
@@ -246,7 +301,8 @@ class Workload(_Spec):
         self, routing: Routing, metrics: Metrics, disruption_budget: DisruptionBudget | None = None
     ) -> ClusterSpec:
         request = self.request
-        limits = self.resources.limits
+        resources = self.resources
+        memory = self.memory
         assert self.replicas is not None, "with_deployment() fills in replicas from the manifest"
         return ClusterSpec(
             requests=RequestSpec(
@@ -256,8 +312,17 @@ class Workload(_Spec):
                 classes=tuple(c.build() for c in self.request_classes),
             ),
             replica=ReplicaSpec(
-                cpu_request=self.resources.requests.cpu,
-                cpu_limit=limits.cpu if limits is not None else None,
+                cpu_request=resources.requests.cpu,
+                cpu_limit=resources.cpu_limit,
+                memory_request=resources.memory_request,
+                memory_limit=resources.memory_limit,
+                memory=MemorySpec(
+                    memory.baseline.build(),
+                    memory.per_request.build() if memory.per_request is not None else None,
+                    self.node.memory if self.node is not None else IMPLICIT_NODE_MEMORY,
+                )
+                if memory is not None
+                else None,
                 concurrency=self.concurrency,
                 queue_capacity=self.queue_capacity,
                 launch=self.launch.stages(),

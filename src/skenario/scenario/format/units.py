@@ -162,3 +162,16 @@ Ratio = Annotated[
     ),
 ]
 """A fraction between 0 and 1, written as a number or a percentage."""
+
+
+def _bytes(value: Any) -> int:
+    """A Kubernetes byte quantity (`512Mi`, `2Gi`, `1G`, a plain number) in whole bytes."""
+    return math.ceil(milli_quantity(value) / 1000)
+
+
+ByteQuantity = Annotated[
+    int,
+    BeforeValidator(_bytes),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}], "examples": ["512Mi", "16Gi"]}),
+]
+"""Bytes, written as Kubernetes writes memory: `512Mi`, `16Gi`, `1G`."""

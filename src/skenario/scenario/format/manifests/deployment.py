@@ -1,32 +1,42 @@
-"""An apps/v1 Deployment, read for what the simulation needs: replicas and the container's CPU.
+"""An apps/v1 Deployment, read for what the simulation needs: replicas and the container's resources.
 
 `workload.deployment: web.yaml` in a scenario takes `spec.replicas` (default 1, as the API
-server) and the CPU `resources` of the container named by `workload.container` (or the only /
-first container) from the user's own manifest; fields the scenario sets itself win.
+server) and the CPU and memory `resources` of the container named by `workload.container` (or
+the only / first container) from the user's own manifest; fields the scenario sets itself win.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import ConfigDict, Field
 
 from skenario.errors import ScenarioError
 from skenario.scenario.format.base import Spec
-from skenario.scenario.format.units import CpuQuantity
+from skenario.scenario.format.units import ByteQuantity, CpuQuantity
 
 
-class _Cpu(Spec):
-    model_config = ConfigDict(extra="allow", frozen=True)  # memory and the rest are not simulated
+class _Quantities(Spec):
+    model_config = ConfigDict(extra="allow", frozen=True)  # ephemeral storage and the rest are not simulated
 
     cpu: CpuQuantity | None = Field(None, gt=0)
+    memory: ByteQuantity | None = Field(None, gt=0)
 
 
 class ContainerResources(Spec):
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    requests: _Cpu | None = None
-    limits: _Cpu | None = None
+    requests: _Quantities | None = None
+    limits: _Quantities | None = None
+
+
+class ReadResources(NamedTuple):
+    """A container's requests and limits (millicores and bytes), a request left out defaulted to its limit."""
+
+    cpu_request: int | None = None
+    cpu_limit: int | None = None
+    memory_request: int | None = None
+    memory_limit: int | None = None
 
 
 class DeploymentContainer(Spec):
@@ -74,8 +84,8 @@ class DeploymentManifest(Spec):
         """The container the simulation models: the one named, else the first."""
         return container if container is not None else self.spec.template.spec.containers[0].name
 
-    def cpu(self, container: str | None, *, file: str) -> tuple[int | None, int | None]:
-        """The named (or only / first) container's CPU request and limit, in millicores."""
+    def resources(self, container: str | None, *, file: str) -> ReadResources:
+        """The named (or only / first) container's CPU and memory requests and limits."""
         containers = self.spec.template.spec.containers
         chosen = containers[0]
         if container is not None:
@@ -91,8 +101,14 @@ class DeploymentManifest(Spec):
             chosen = match[0]
         resources = chosen.resources
         if resources is None:
-            return None, None
-        request = resources.requests.cpu if resources.requests is not None else None
-        limit = resources.limits.cpu if resources.limits is not None else None
+            return ReadResources()
+        none = _Quantities.model_validate({})
+        requests = resources.requests or none
+        limits = resources.limits or none
         # As the API server defaults it: a limit without a request makes the request equal the limit.
-        return (request if request is not None else limit), limit
+        return ReadResources(
+            requests.cpu if requests.cpu is not None else limits.cpu,
+            limits.cpu,
+            requests.memory if requests.memory is not None else limits.memory,
+            limits.memory,
+        )
