@@ -29,6 +29,8 @@ from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 
 S = SECOND
+MI = 2**20
+GI = 2**30
 TIMES_S = [10, 20, 30, 40, 50, 55]
 
 # time: desired, launching, active, terminating, terminated, buffered, processing,
@@ -45,11 +47,12 @@ ROWS: list[tuple[Any, ...]] = [
 # Live replicas (launching + active + terminating) at the start of the run, before the first sample.
 INITIAL_LIVE = 2
 
+# replica, created, activated, terminated, cpu request, cpu limit, busy core-ns, memory request, restarts
 LIFECYCLES = [
-    (0, 0, 0, None, 500, 1000, 12 * S),
-    (1, 0, 0, 40 * S, 500, 1000, 8 * S),
-    (2, 20 * S, 30 * S, None, 1000, 1000, 10 * S),
-    (3, 30 * S, None, 50 * S, 1000, 1000, 0),
+    (0, 0, 0, None, 500, 1000, 12 * S, 512 * MI, 0),
+    (1, 0, 0, 40 * S, 500, 1000, 8 * S, 512 * MI, 2),
+    (2, 20 * S, 30 * S, None, 1000, 1000, 10 * S, 2 * GI, 0),
+    (3, 30 * S, None, 50 * S, 1000, 1000, 0, None, 0),
 ]
 
 # time: [(replica, state, utilisation, held)]
@@ -157,6 +160,8 @@ def build_run(*, name: str = "hand-made", timeline: list[tuple[Any, ...]] | None
                 "cpu_request",
                 "cpu_limit",
                 "busy_core_ns",
+                "memory_request",
+                "restarts",
             ],
         ),
         timeline=pd.DataFrame(TIMELINE if timeline is None else timeline, columns=list(TIMELINE_COLUMNS)),

@@ -165,12 +165,19 @@ def test_cost_from_the_lifecycles(run: RunData) -> None:
     assert result["cpu_hours_requested"] == pytest.approx((0.5 * 55 + 0.5 * 40 + 1.0 * 35 + 1.0 * 20) / 3600)
     assert result["cpu_hours_used"] == pytest.approx((12 + 8 + 10) / 3600)
     assert result["cpu_efficiency"] == pytest.approx(30 / 102.5)
+    # 0.5 GiB for 55 s and 40 s, 2 GiB for 35 s; the replica without a request costs no memory.
+    assert result["memory_gib_hours_requested"] == pytest.approx((0.5 * 55 + 0.5 * 40 + 2 * 35) / 3600)
+    assert result["container_restarts"] == 2
     assert result["replica_cost"] is None and result["cpu_cost"] is None and result["total_cost"] is None
+    assert result["memory_cost"] is None
     priced = analysis.cost(run, price_per_replica_hour=3.6, price_per_cpu_hour=36.0)
     assert priced["replica_cost"] == pytest.approx(150 * 3.6 / 3600)
     assert priced["cpu_cost"] == pytest.approx(102.5 * 36 / 3600)
     assert priced["total_cost"] == pytest.approx(priced["replica_cost"] + priced["cpu_cost"])
     assert analysis.cost(run, price_per_cpu_hour=1.0)["total_cost"] == pytest.approx(102.5 / 3600)
+    memory_priced = analysis.cost(run, price_per_cpu_hour=1.0, price_per_gib_hour=2.0)
+    assert memory_priced["memory_cost"] == pytest.approx(117.5 * 2 / 3600)
+    assert memory_priced["total_cost"] == pytest.approx((102.5 + 235) / 3600)
 
 
 def test_replica_hours_equal_the_integral_of_live_replicas(run: RunData) -> None:

@@ -31,6 +31,7 @@ POD_METRICS: dict[str, Callable[[Sample], float]] = {
     "in_flight": lambda s: s.in_flight,  # requests held at the tick
     "concurrency": lambda s: s.concurrency,  # mean requests held over the window (queue-proxy)
     "requests_per_second": lambda s: s.rps,  # arrivals over the window
+    "memory_bytes": lambda s: s.memory_bytes or 0.0,  # working set at the tick (memory modelled)
 }
 
 
@@ -40,7 +41,8 @@ class PodView:
 
     `ready` is the Ready condition; `ready_since` its last transition (None while never ready);
     `started_at` when the pod was created. `phase` is Pending while launching, Running when
-    active, Terminating while it drains. A simulated pod has one container, `container`.
+    active or restarting a killed container (then not ready), Terminating while it drains. A
+    simulated pod has one container, `container`.
     """
 
     id: int
@@ -52,6 +54,8 @@ class PodView:
     cpu_request: int
     cpu_limit: int | None
     container: str = DEFAULT_CONTAINER
+    memory_request: int | None = None  # bytes
+    memory_limit: int | None = None  # bytes
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,7 @@ class Autoscaler(Protocol):
 _PHASES = {
     ReplicaState.LAUNCHING: "Pending",
     ReplicaState.ACTIVE: "Running",
+    ReplicaState.RESTARTING: "Running",
     ReplicaState.TERMINATING: "Terminating",
 }
 
@@ -178,10 +183,12 @@ class ClusterContext:
                     phase=_PHASES[replica.state],
                     ready=replica.state is ReplicaState.ACTIVE,
                     started_at=replica.created_at,
-                    ready_since=replica.activated_at,
+                    ready_since=replica.killed_at if replica.state is ReplicaState.RESTARTING else replica.activated_at,
                     cpu_request=replica.cpu_request,
                     cpu_limit=replica.cpu_limit,
                     container=self._container,
+                    memory_request=replica.memory_request,
+                    memory_limit=replica.memory_limit,
                 )
             )
         return views

@@ -101,9 +101,10 @@ def show(
     if judged is not None:
         out.print(_slo_line(analysis.slo_summary(data, **judged)))
     spend = analysis.cost(data)
+    memory = spend["memory_gib_hours_requested"]
     out.print(
         f"cost: {spend['replica_hours']:.2f} replica-hours, {spend['cpu_hours_requested']:.2f} CPU-hours requested, "
-        f"{spend['cpu_hours_used']:.2f} used",
+        f"{spend['cpu_hours_used']:.2f} used" + (f", {memory:.2f} GiB-hours of memory requested" if memory else ""),
         highlight=False,
     )
     events = analysis.events(data)
@@ -173,6 +174,8 @@ def compare(
     costs = [analysis.cost(data) for data in datas]
     add("replica-hours", [f"{c['replica_hours']:.2f}" for c in costs])
     add("CPU-hours requested / used", [f"{c['cpu_hours_requested']:.2f} / {c['cpu_hours_used']:.2f}" for c in costs])
+    if any(c["memory_gib_hours_requested"] for c in costs):
+        add("memory GiB-hours requested", [f"{c['memory_gib_hours_requested']:.2f}" for c in costs])
     verdicts = []
     for data in datas:
         judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)

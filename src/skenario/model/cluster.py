@@ -183,7 +183,9 @@ class ClusterModel:
             # The limit is a quota per period, not a smooth cap: the quota owns the CPU's capacity.
             assert isinstance(processing.cpu, ProcessorSharingCPU), "a CFS quota drives processor sharing"
             CfsQuota(self.env, processing.cpu, self.cpu_limit, node, spec.cfs_quota_period)
-        replica = Replica(id, processing, self.env.now(), self.cpu_request, self.cpu_limit)
+        replica = Replica(
+            id, processing, self.env.now(), self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit
+        )
         if self._baseline is not None:
             self._give_memory(replica)
         self.replicas[id] = replica
@@ -192,8 +194,8 @@ class ClusterModel:
     def _give_memory(self, replica: Replica) -> None:
         """The replica's container gets a working set; alone on its node without a cluster."""
         assert self._baseline is not None and self.spec.replica.memory is not None
-        qos = qos_class(self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit)
-        memory = PodMemory(self._baseline(), self.memory_request, self.memory_limit, qos)
+        qos = qos_class(replica.cpu_request, replica.cpu_limit, replica.memory_request, replica.memory_limit)
+        memory = PodMemory(self._baseline(), replica.memory_request, replica.memory_limit, qos)
         memory.on_oom = lambda: self._oom_killed(replica)
         memory.on_evict = lambda: self._kubelet_evicts(replica)
         replica.memory = memory

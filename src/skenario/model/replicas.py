@@ -52,6 +52,8 @@ class Replica(Entity):
         "created_at",
         "killed_at",
         "memory",
+        "memory_limit",
+        "memory_request",
         "processing",
         "restarts",
         "stage",
@@ -61,13 +63,22 @@ class Replica(Entity):
     kind = "Replica"
 
     def __init__(
-        self, id: int, processing: RequestsProcessing, created_at: int, cpu_request: int, cpu_limit: int | None = None
+        self,
+        id: int,
+        processing: RequestsProcessing,
+        created_at: int,
+        cpu_request: int,
+        cpu_limit: int | None = None,
+        memory_request: int | None = None,
+        memory_limit: int | None = None,
     ) -> None:
         self.id = id
         self.processing = processing
         self.created_at = created_at
         self.cpu_request = cpu_request  # millicores; what HPA utilisation and VPA bounds refer to
         self.cpu_limit = cpu_limit
+        self.memory_request = memory_request  # bytes
+        self.memory_limit = memory_limit
         self.activated_at: int | None = None
         self.terminated_at: int | None = None
         self.state = ReplicaState.LAUNCHING

@@ -60,6 +60,8 @@ LIFECYCLE_COLUMNS = (
     "cpu_request",
     "cpu_limit",
     "busy_core_ns",
+    "memory_request",
+    "restarts",
 )
 
 
@@ -204,6 +206,8 @@ def _lifecycle(replica: Replica) -> tuple[Any, ...]:
         replica.cpu_request,
         replica.cpu_limit,
         replica.processing.cpu.busy_core_ns(),
+        replica.memory_request,
+        replica.restarts,
     )
 
 

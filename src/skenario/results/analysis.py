@@ -292,33 +292,53 @@ def replica_lifetimes_ns(run: RunData) -> pd.Series:
 
 
 def cost(
-    run: RunData, *, price_per_replica_hour: float | None = None, price_per_cpu_hour: float | None = None
+    run: RunData,
+    *,
+    price_per_replica_hour: float | None = None,
+    price_per_cpu_hour: float | None = None,
+    price_per_gib_hour: float | None = None,
 ) -> dict[str, Any]:
     """What the run's replicas would cost, as a dict (one row of totals; `pd.DataFrame([cost(run)])` tabulates it).
 
     A replica costs from creation (its node slot is reserved while it launches) to termination.
     Keys: replicas, replica_hours, cpu_hours_requested (the request in cores times lifetime: what
     a scheduler reserves and most clouds bill), cpu_hours_used (busy core-time), cpu_efficiency
-    (used over requested; None when nothing was requested), and replica_cost, cpu_cost (from
-    requested CPU) and total_cost, each None when its price is not given.
+    (used over requested; None when nothing was requested), memory_gib_hours_requested (the
+    memory request in GiB times lifetime; 0 for replicas without one), container_restarts, and
+    replica_cost, cpu_cost, memory_cost (from requested CPU and memory) and total_cost, each None
+    when its price is not given.
     """
     frame = run.replicas
     lifetimes = replica_lifetimes_ns(run).to_numpy()
-    request_cores = pd.to_numeric(frame["cpu_request"], errors="coerce").fillna(0).to_numpy(dtype=float) / 1000
-    busy = pd.to_numeric(frame["busy_core_ns"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    request_cores = _lifecycle_values(frame, "cpu_request") / 1000
+    busy = _lifecycle_values(frame, "busy_core_ns")
+    memory_gib = _lifecycle_values(frame, "memory_request") / 2**30
     replica_hours = float(lifetimes.sum()) / HOUR_NS
     requested = float((request_cores * lifetimes).sum()) / HOUR_NS
+    memory = float((memory_gib * lifetimes).sum()) / HOUR_NS
     used = float(busy.sum()) / HOUR_NS
     replica_cost = None if price_per_replica_hour is None else replica_hours * price_per_replica_hour
     cpu_cost = None if price_per_cpu_hour is None else requested * price_per_cpu_hour
-    costs = [c for c in (replica_cost, cpu_cost) if c is not None]
+    memory_cost = None if price_per_gib_hour is None else memory * price_per_gib_hour
+    costs = [c for c in (replica_cost, cpu_cost, memory_cost) if c is not None]
     return {
         "replicas": len(frame),
         "replica_hours": replica_hours,
         "cpu_hours_requested": requested,
         "cpu_hours_used": used,
         "cpu_efficiency": used / requested if requested > 0 else None,
+        "memory_gib_hours_requested": memory,
+        "container_restarts": int(_lifecycle_values(frame, "restarts").sum()),
         "replica_cost": replica_cost,
         "cpu_cost": cpu_cost,
+        "memory_cost": memory_cost,
         "total_cost": sum(costs) if costs else None,
     }
+
+
+def _lifecycle_values(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A lifecycle column as floats, 0 where empty or absent (a run stored before the column existed)."""
+    if column not in frame:
+        return np.zeros(len(frame))
+    values: np.ndarray = pd.to_numeric(frame[column], errors="coerce").fillna(0).to_numpy(dtype=float)
+    return values

@@ -65,7 +65,8 @@ CREATE INDEX IF NOT EXISTS replica_series_run ON replica_series (run_id);
 CREATE TABLE IF NOT EXISTS replicas (
     run_id INTEGER NOT NULL REFERENCES runs(id), replica INTEGER NOT NULL, created_ns INTEGER NOT NULL,
     activated_ns INTEGER, terminated_ns INTEGER, cpu_request INTEGER NOT NULL, cpu_limit INTEGER,
-    busy_core_ns REAL NOT NULL, PRIMARY KEY (run_id, replica)
+    busy_core_ns REAL NOT NULL, memory_request INTEGER, restarts INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, replica)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS timeline (
     run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, time_ns INTEGER NOT NULL,
@@ -108,6 +109,7 @@ class RunStore:
             # skips the fsync per commit, which a power cut could cost the last batches of.
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(_SCHEMA)
+            _add_missing_columns(connection)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the run store: {exc}", file=str(self.path)) from None
         return connection
@@ -231,6 +233,18 @@ class RunStore:
         return pd.DataFrame(rows, columns=["time_ns", "kind", "from_stock", "to_stock", "reason"])
 
 
+_ADDED_COLUMNS = {"replicas": {"memory_request": "INTEGER", "restarts": "INTEGER NOT NULL DEFAULT 0"}}
+"""Columns added to tables since the first store: a store made before them gains them when opened."""
+
+
+def _add_missing_columns(connection: sqlite3.Connection) -> None:
+    for table, columns in _ADDED_COLUMNS.items():
+        present = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns.items():
+            if name not in present:
+                connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
+
 def _series_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The recorder's frame again: its columns in order, failure reasons after, missing counts as 0."""
     import pandas as pd
@@ -310,7 +324,7 @@ class RunWriter:
             self._write_batch(db)
             db.executemany(
                 f"INSERT OR REPLACE INTO replicas (run_id, {', '.join(LIFECYCLE_COLUMNS)}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"VALUES ({', '.join('?' * (1 + len(LIFECYCLE_COLUMNS)))})",
                 [(self.run_id, *record) for record in simulation.recorder.lifecycles()],
             )
             db.executemany(

@@ -118,7 +118,8 @@ class Simulation:
         self._contexts: dict[str, ClusterContext] = {}
         self._decisions_taken: dict[str, int] = {}  # by autoscaler name: decisions already in the timeline
         names = autoscaler_names(spec.autoscalers)
-        for name, autoscaler in zip(names, build_autoscalers(spec.autoscalers, base_dir, self._container), strict=True):
+        built = build_autoscalers(spec.autoscalers, base_dir, spec.workload.simulated)
+        for name, autoscaler in zip(names, built, strict=True):
             self.start_autoscaler(name, autoscaler)
         self._planner = Planner(spec, base_dir, self.streams, horizon)
         self._objects = Objects.of(scenario.document, names)

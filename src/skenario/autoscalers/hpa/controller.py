@@ -9,6 +9,8 @@ syncs.
 
 Metrics it can read, from each pod's latest sample:
 - Resource / ContainerResource `cpu`: mean CPU usage over the sample window, in millicores.
+- Resource / ContainerResource `memory`, when the workload models memory: the working set at the
+  sample (metrics-server's memory is the last point), in milli-bytes as `MilliValue()` gives it.
 - Pods metrics `in_flight` (requests held at the sample), `concurrency` (their mean over the
   window) and `requests_per_second`, in milli-units as the custom metrics API serves them.
 - Object or External `requests_per_second` / `in_flight` / `concurrency`: the sum over pods
@@ -28,6 +30,7 @@ from skenario.autoscalers.hpa.reconcile import HPAHistory, reconcile_desired_rep
 from skenario.autoscalers.hpa.types import (
     CPU,
     DEFAULT_METRICS,
+    MEMORY,
     ConditionStatus,
     ContainerResourceMetricSource,
     ExternalMetricSource,
@@ -174,8 +177,16 @@ def _pod(view: PodView, now: int) -> ListedPod:
         ready_transition_time=view.ready_since if view.ready_since is not None else view.started_at,
         start_time=view.started_at,
         deletion_time=now if view.phase == "Terminating" else None,
-        containers=(ListedContainer(view.container, {CPU: view.cpu_request}),),
+        containers=(ListedContainer(view.container, _requests(view)),),
     )
+
+
+def _requests(view: PodView) -> dict[str, int]:
+    """The container's requests in milli-units: millicores, and memory in milli-bytes when it has a request."""
+    requests = {CPU: view.cpu_request}
+    if view.memory_request is not None:
+        requests[MEMORY] = view.memory_request * 1000
+    return requests
 
 
 def _reading(
@@ -183,8 +194,11 @@ def _reading(
 ) -> MetricReading | None:
     """The metric's current values, or None when skenario does not produce that metric."""
     if isinstance(metric, ResourceMetricSource | ContainerResourceMetricSource):
+        if metric.name == MEMORY:
+            memory = {i: s for i, s in samples.items() if s.memory_bytes is not None}
+            return MetricReading(pod_metrics=_per_pod(views, memory, lambda s: (s.memory_bytes or 0) * 1000))
         if metric.name != CPU:
-            return None  # only CPU is modelled
+            return None  # only CPU and memory are modelled
         return MetricReading(pod_metrics=_per_pod(views, samples, lambda s: s.cpu_millicores))
     if isinstance(metric, PodsMetricSource):
         value = _POD_METRICS.get(metric.name)

@@ -32,6 +32,7 @@ from skenario.scenario.format.autoscalers import (
 from skenario.scenario.format.manifests.hpa import HorizontalPodAutoscalerManifest, HPASpecModel
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest, kpa_config
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest, VPASpecModel
+from skenario.scenario.format.scenario import SimulatedPods
 from skenario.scenario.io import line_of, load_document, read_text, validate_document
 
 M = TypeVar("M", bound=BaseModel)
@@ -67,15 +68,16 @@ def _error(entry: ManifestOrSpec, base_dir: Path, field: str, path: str, message
     return ScenarioError(message, field=f"{where}.{path}", value=value)
 
 
-def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, container: str) -> HorizontalPodAutoscaler:
+def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> HorizontalPodAutoscaler:
     spec: HPASpecModel = _spec(entry, base_dir, HorizontalPodAutoscalerManifest, HPA_SHAPE, field)
+    container, memory = pods
     if entry.ignore_unsimulated_metrics:
-        kept = [metric for metric in spec.metrics if metric.unsimulated(container) is None]
+        kept = [metric for metric in spec.metrics if metric.unsimulated(container, memory) is None]
         if spec.metrics and not kept:
             message = "skenario produces none of these metrics, so nothing would scale the workload"
             raise _error(entry, base_dir, field, "metrics", message, None)
         spec = spec.model_copy(update={"metrics": kept})
-    problem = spec.unsimulated_metric(container)
+    problem = spec.unsimulated_metric(container, memory)
     if problem is not None:
         path, message, value = problem
         message += " (ignoreUnsimulatedMetrics: true on the autoscaler drops such metrics)"
@@ -90,8 +92,9 @@ def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, container: str) 
     return HorizontalPodAutoscaler(spec.build(), config)
 
 
-def build_vpa(entry: VpaAutoscaler, base_dir: Path, field: str, container: str) -> VerticalPodAutoscaler:
+def build_vpa(entry: VpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> VerticalPodAutoscaler:
     spec: VPASpecModel = _spec(entry, base_dir, VerticalPodAutoscalerManifest, VPA_SHAPE, field)
+    container = pods.container
     problem = spec.unmatched_policies(container)
     if problem is not None:
         raise _error(entry, base_dir, field, *problem)
@@ -102,7 +105,7 @@ def build_vpa(entry: VpaAutoscaler, base_dir: Path, field: str, container: str) 
     )
 
 
-def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, container: str) -> KnativePodAutoscaler:
+def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> KnativePodAutoscaler:
     annotations = dict(entry.annotations)
     concurrency = entry.container_concurrency
     file = None
@@ -119,7 +122,7 @@ def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, container: str) 
     )
 
 
-def build_plugin(entry: PluginAutoscaler, base_dir: Path, field: str, container: str) -> Autoscaler:
+def build_plugin(entry: PluginAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> Autoscaler:
     field = f"{field}.plugin"
     instance = load_class(entry.plugin, base_dir, field, entry.options)
     if not isinstance(instance, Autoscaler):
@@ -127,7 +130,7 @@ def build_plugin(entry: PluginAutoscaler, base_dir: Path, field: str, container:
     return instance
 
 
-Builder = Callable[[Any, Path, str, str], Autoscaler]
+Builder = Callable[[Any, Path, str, SimulatedPods], Autoscaler]
 
 BUILDERS: dict[type[BaseModel], Builder] = {
     HpaAutoscaler: build_hpa,
@@ -135,16 +138,14 @@ BUILDERS: dict[type[BaseModel], Builder] = {
     KpaAutoscaler: build_kpa,
     PluginAutoscaler: build_plugin,
 }
-"""Each autoscaler type's builder: (entry, the scenario's folder, the entry's field, the pods' container)."""
+"""Each autoscaler type's builder: (entry, the scenario's folder, the entry's field, what the pods simulate)."""
 
 
-def build_autoscaler(entry: AutoscalerSpec, base_dir: Path, field: str, container: str) -> Autoscaler:
-    """The autoscaler, for a workload whose pods' one container is named `container`."""
-    return BUILDERS[type(entry)](entry, base_dir, field, container)
+def build_autoscaler(entry: AutoscalerSpec, base_dir: Path, field: str, pods: SimulatedPods) -> Autoscaler:
+    """The autoscaler, for a workload whose pods' one container and resources are `pods`."""
+    return BUILDERS[type(entry)](entry, base_dir, field, pods)
 
 
-def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path, container: str) -> list[Autoscaler]:
+def build_autoscalers(specs: tuple[AutoscalerSpec, ...], base_dir: Path, pods: SimulatedPods) -> list[Autoscaler]:
     """Every autoscaler of the scenario, built (manifests read, plugins loaded) before the run."""
-    return [
-        build_autoscaler(spec, base_dir, f"spec.autoscalers.{index}", container) for index, spec in enumerate(specs)
-    ]
+    return [build_autoscaler(spec, base_dir, f"spec.autoscalers.{index}", pods) for index, spec in enumerate(specs)]

@@ -284,7 +284,7 @@ class Planner:
         spec = _validated(_AUTOSCALER, entry, where)
         if not self.build:
             return lambda runtime: ""
-        autoscaler = build_autoscaler(spec, self.base_dir, where, self.spec.workload.container_name)
+        autoscaler = build_autoscaler(spec, self.base_dir, where, self.spec.workload.simulated)
 
         def apply(runtime: Runtime) -> str:
             if operation == "patch":

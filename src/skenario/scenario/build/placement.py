@@ -2,7 +2,9 @@
 
 With `spec.cluster` set, a new replica is Pending until its pod is bound; then its launch stages
 run, and its CPU shares the node's cores with the other pods bound there (`model/cpu/node.py`:
-by CPU request under contention, up to its limit, idle cores to whoever wants them). A replica
+by CPU request under contention, up to its limit, idle cores to whoever wants them); with memory
+modelled its working set counts against the node's allocatable memory (`model/memory.py`: the
+kubelet's evictions, the kernel's OOM killer). A replica
 that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler scale-down)
 ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does.
 """
@@ -18,6 +20,7 @@ from skenario.model.cluster import ClusterModel
 from skenario.model.cpu.node import NodeCPU
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget
+from skenario.model.memory import NodeMemory
 from skenario.model.replicas import Replica, ReplicaState
 from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
@@ -74,6 +77,7 @@ class ClusterPlacement:
                 pdb_tracker=self._pdb_tracker,
             )
         self._node_cpus: dict[str, NodeCPU] = {}
+        self._node_memories: dict[str, NodeMemory] = {}
         self.cpu_weights = cluster.cpu_weights
         self._placed: dict[Pod, Callable[[], object]] = {}
         self._pod_of: dict[Replica, Pod] = {}
@@ -106,14 +110,20 @@ class ClusterPlacement:
         replica, name = pod.owner, pod.node
         if not isinstance(replica, Replica) or name is None:
             return
+        spec = self.snapshot.nodes[self.snapshot.index[name]]
         node = self._node_cpus.get(name)
         if node is None:
-            allocatable = self.snapshot.nodes[self.snapshot.index[name]].cpu
-            node = self._node_cpus[name] = NodeCPU(allocatable, name=name, weights=self.cpu_weights)
+            node = self._node_cpus[name] = NodeCPU(spec.cpu, name=name, weights=self.cpu_weights)
         cpu = replica.processing.cpu
         assert isinstance(cpu, ProcessorSharingCPU), "scenarios with spec.cluster use processor sharing"
         node.attach(cpu, replica.cpu_request, replica.cpu_limit)
         cpu.share(node)
+        if replica.memory is not None:
+            memory = self._node_memories.get(name)
+            if memory is None:
+                memory = self._node_memories[name] = NodeMemory(self.env, spec.memory, name, self.env.now())
+            replica.memory.priority = pod.spec.priority  # the eviction manager ranks by it
+            memory.attach(replica.memory)
 
     def _stopping(self, replica: Replica) -> None:
         pod = self._pod_of.get(replica)

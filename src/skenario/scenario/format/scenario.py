@@ -23,7 +23,7 @@ event or at `spec.duration`, whichever comes first.
 from __future__ import annotations
 
 import copy
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
@@ -224,6 +224,13 @@ class Launch(_Spec):
         )
 
 
+class SimulatedPods(NamedTuple):
+    """The workload's pods as an autoscaler's manifest is checked against them."""
+
+    container: str
+    memory: bool = False  # whether a working set is modelled (spec.workload.memory)
+
+
 class Workload(_Spec):
     """The replicas of one service and the requests they serve."""
 
@@ -296,6 +303,11 @@ class Workload(_Spec):
     def container_name(self) -> str:
         """The simulated pod's one container (after `with_deployment`, the Deployment's)."""
         return self.container if self.container is not None else DEFAULT_CONTAINER
+
+    @property
+    def simulated(self) -> SimulatedPods:
+        """What autoscalers may read of the pods: their container, and whether memory use is modelled."""
+        return SimulatedPods(self.container_name, self.memory is not None)
 
     def cluster_spec(
         self, routing: Routing, metrics: Metrics, disruption_budget: DisruptionBudget | None = None

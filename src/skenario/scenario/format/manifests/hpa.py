@@ -18,6 +18,7 @@ from skenario.autoscalers.hpa.behavior import Behavior, PolicyType, ScalingPolic
 from skenario.autoscalers.hpa.controller import METRIC_NAMES, POD_METRIC_NAMES, HPASpec
 from skenario.autoscalers.hpa.types import (
     CPU,
+    MEMORY,
     AverageValueTarget,
     ContainerResourceMetricSource,
     ExternalMetricSource,
@@ -172,14 +173,22 @@ class MetricSpecModel(Spec):
         assert self.external is not None
         return ExternalMetricSource(self.external.metric.name, _value_or_average(self.external.target))
 
-    def unsimulated(self, container: str) -> tuple[str, str, str] | None:
-        """Why skenario cannot produce this metric, as (field path, message, value); None when it can."""
+    def unsimulated(self, container: str, memory: bool = False) -> tuple[str, str, str] | None:
+        """Why skenario cannot produce this metric, as (field path, message, value); None when it can.
+
+        `memory`: the workload models memory use (spec.workload.memory), so memory is a metric too."""
         source = _SOURCE_FIELDS[self.type]
         if self.resource is not None or self.container_resource is not None:
             resource = self.resource or self.container_resource
             assert resource is not None
-            if resource.name != CPU:
-                message = "skenario simulates CPU only, so the HPA would never get this metric"
+            if resource.name == MEMORY and not memory:
+                message = (
+                    "the workload does not model memory use, so the HPA would never get this metric "
+                    "(set spec.workload.memory to model it)"
+                )
+                return f"{source}.name", message, resource.name
+            if resource.name not in (CPU, MEMORY):
+                message = "skenario simulates CPU and memory only, so the HPA would never get this metric"
                 return f"{source}.name", message, resource.name
             if self.container_resource is not None and self.container_resource.container != container:
                 return (
@@ -260,10 +269,10 @@ class HPASpecModel(Spec):
             raise ValueError(f"must be greater than or equal to minReplicas ({minimum})")
         return value
 
-    def unsimulated_metric(self, container: str) -> tuple[str, str, str] | None:
+    def unsimulated_metric(self, container: str, memory: bool = False) -> tuple[str, str, str] | None:
         """The first metric skenario cannot produce (field path within the spec, message, value), if any."""
         for index, metric in enumerate(self.metrics):
-            problem = metric.unsimulated(container)
+            problem = metric.unsimulated(container, memory)
             if problem is not None:
                 path, message, value = problem
                 return f"metrics.{index}.{path}", message, value
