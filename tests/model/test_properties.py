@@ -35,6 +35,7 @@ from skenario.model.cluster import ClusterModel
 from skenario.model.config import (
     ClusterSpec,
     LaunchStage,
+    MemorySpec,
     MetricsSpec,
     ReplicaSpec,
     RequestSpec,
@@ -50,6 +51,7 @@ from skenario.recording.recorder import Recorder
 from skenario.workloads.patterns import poisson_arrivals
 
 MS = MILLISECOND
+MI = 2**20
 DURATION = 20 * SECOND
 LAG = 500 * MS  # metrics lag
 
@@ -78,6 +80,7 @@ class Config:
     cpu_limit: int | None
     record_ms: int
     pauses_ms: tuple[int, ...]
+    memory_mi: tuple[int, int, int | None, int] | None = None  # baseline, per request, limit, node (MiB)
 
     def spec(self) -> ClusterSpec:
         return ClusterSpec(
@@ -96,6 +99,13 @@ class Config:
                     for i, ms in enumerate(self.launch_ms)
                 ),
                 termination_grace=self.grace_ms * MS,
+                memory_request=128 * MI if self.memory_mi is not None else None,
+                memory_limit=self.memory_mi[2] * MI if self.memory_mi and self.memory_mi[2] else None,
+                memory=None
+                if self.memory_mi is None
+                else MemorySpec(
+                    Constant(self.memory_mi[0] * MI), Constant(self.memory_mi[1] * MI), self.memory_mi[3] * MI
+                ),
             ),
             initial_replicas=self.initial_replicas,
             initial_ready=self.initial_ready,
@@ -130,6 +140,17 @@ def configs(draw: st.DrawFn) -> Config:
         cpu_limit=draw(st.one_of(st.none(), st.sampled_from([cpu_request, 2 * cpu_request]))),
         record_ms=draw(st.integers(500, 7000)),
         pauses_ms=tuple(sorted(set(draw(st.lists(st.integers(2, 19_999), min_size=1, max_size=6))))),
+        memory_mi=draw(
+            st.one_of(
+                st.none(),
+                st.tuples(
+                    st.integers(10, 400),
+                    st.integers(0, 100),
+                    st.one_of(st.none(), st.integers(100, 800)),
+                    st.integers(200, 2000),
+                ),
+            )
+        ),
     )
 
 
@@ -234,6 +255,7 @@ class Tracker:
         if finished != len(self.completed) + len(self.failed):
             self.problems.append(f"{finished} finished but {len(self.completed) + len(self.failed)} seen to finish")
         live = model.replicas_launching.count() + model.replicas_active.count() + model.replicas_terminating.count()
+        live += model.replicas_restarting.count()
         if live + model.replicas_terminated.count() != len(self.replicas):
             self.problems.append(f"{len(self.replicas)} replicas made but {live} live, the rest not terminated")
 
@@ -269,14 +291,20 @@ def check_requests(model: ClusterModel, tracker: Tracker) -> None:
 def check_replicas(model: ClusterModel, tracker: Tracker) -> None:
     """(b) conservation of replicas, each live one in exactly one stock matching its state."""
     launching, active, terminating = model.replicas_launching, model.replicas_active, model.replicas_terminating
+    restarting = model.replicas_restarting
     terminated = model.replicas_terminated.count()
     made = model.replica_source.emitted
     assert made == len(tracker.replicas)
-    assert made == launching.count() + active.count() + terminating.count() + terminated
+    assert made == launching.count() + active.count() + restarting.count() + terminating.count() + terminated
     assert len(model.replicas) + terminated == made
-    stock_of = {ReplicaState.LAUNCHING: launching, ReplicaState.ACTIVE: active, ReplicaState.TERMINATING: terminating}
+    stock_of = {
+        ReplicaState.LAUNCHING: launching,
+        ReplicaState.ACTIVE: active,
+        ReplicaState.RESTARTING: restarting,
+        ReplicaState.TERMINATING: terminating,
+    }
     for replica in tracker.replicas:
-        holders = [stock for stock in (launching, active, terminating) if replica in stock]
+        holders = [stock for stock in stock_of.values() if replica in stock]
         if replica.state is ReplicaState.TERMINATED:
             assert holders == []
             assert replica.id not in model.replicas
@@ -297,6 +325,30 @@ def check_cpu(model: ClusterModel, tracker: Tracker, now: int) -> None:
         end = replica.terminated_at if replica.terminated_at is not None else now
         assert busy <= replica.processing.cpu.cores * (end - replica.activated_at) * (1 + 1e-12) + 1e-6
     assert model.busy_core_ns() <= model.capacity_core_ns() * (1 + 1e-12) + 1e-6
+
+
+def check_memory(model: ClusterModel, tracker: Tracker, config: Config) -> None:
+    """A running container's working set is its baseline plus what its requests hold, never above
+    its limit; a container not running holds nothing; each node holds the sum of its pods'."""
+    if config.memory_mi is None:
+        return
+    baseline, per_request, limit, node_mi = config.memory_mi
+    for replica in tracker.replicas:
+        memory = replica.memory
+        assert memory is not None
+        if memory.running:
+            assert replica.state in (ReplicaState.ACTIVE, ReplicaState.TERMINATING), replica.state
+            assert memory.working_set == (baseline + per_request * replica.processing.count()) * MI
+            assert limit is None or memory.working_set <= limit * MI
+        else:
+            assert memory.working_set == 0
+        node = memory.node
+        if node is not None:
+            assert node.used == sum(pod.working_set for pod in node.pods)
+            assert node.used <= node.capacity or not any(pod.running for pod in node.pods)
+    # Kills and restarts: every restart follows a kill; a kill either restarted or is still waiting.
+    assert model.restarts <= model.oom_kills
+    assert node_mi > 0
 
 
 def check_samples(model: ClusterModel, delivered: list[tuple[int, Sample, ReplicaState]]) -> None:
@@ -374,12 +426,14 @@ def run_checked(
         check_requests(model, tracker)
         check_replicas(model, tracker)
         check_cpu(model, tracker, env.now())
+        check_memory(model, tracker, config)
         assert tracker.problems == []
     env.run()
     recorder.record()
     check_requests(model, tracker)
     check_replicas(model, tracker)
     check_cpu(model, tracker, env.now())
+    check_memory(model, tracker, config)
     assert tracker.problems == []  # (c)
     check_samples(model, delivered)
     # The ReplicaSet reconciled: every scale event ran before the halt.
@@ -387,7 +441,8 @@ def run_checked(
     by_time = [desired for _, desired in sorted(config.scale_events, key=lambda event: event[0])]
     last = by_time[-1] if by_time else config.initial_replicas
     assert model.desired == last
-    assert model.replicas_launching.count() + model.replicas_active.count() == last
+    running = model.replicas_launching.count() + model.replicas_active.count() + model.replicas_restarting.count()
+    assert running == last
     # (d) the recorder's utilisation column.
     for value in recorder.columns["cpu_utilisation"]:
         assert value is None or 0 <= value <= 1 + 1e-9, value

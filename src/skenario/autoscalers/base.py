@@ -183,7 +183,7 @@ class ClusterContext:
                     phase=_PHASES[replica.state],
                     ready=replica.state is ReplicaState.ACTIVE,
                     started_at=replica.created_at,
-                    ready_since=replica.killed_at if replica.state is ReplicaState.RESTARTING else replica.activated_at,
+                    ready_since=replica.killed_at if replica.state is ReplicaState.RESTARTING else replica.ready_since,
                     cpu_request=replica.cpu_request,
                     cpu_limit=replica.cpu_limit,
                     container=self._container,

@@ -201,7 +201,8 @@ class ClusterModel:
         replica.memory = memory
         replica.processing.hold_memory(memory, self._per_request)
         if self.replicas_launching.placement is None:
-            node = NodeMemory(self.env, self.spec.replica.memory.node_memory, f"node-{replica.id}", self.env.now())
+            # Its kubelet has run since the start: eviction passes every 10 s from 0.
+            node = NodeMemory(self.env, self.spec.replica.memory.node_memory, f"node-{replica.id}")
             node.attach(memory)
 
     def _oom_killed(self, replica: Replica) -> None:
@@ -214,7 +215,6 @@ class ClusterModel:
             self.replicas_terminating.crash(replica, "oom")
 
     def _container_killed(self, replica: Replica) -> None:
-        self.restarts += 1
         replica.processing.fail_all("oom")
 
     def _restart_delay(self, replica: Replica) -> int:
@@ -232,6 +232,8 @@ class ClusterModel:
         self.replica_set.replace(replica)
 
     def _activated(self, replica: Replica) -> None:
+        if replica.killed_at is not None:  # back after a kill: the kubelet restarted its container
+            self.restarts += 1
         if replica.memory is not None:
             replica.memory.start()
         self.metrics_ticker.start(replica)

@@ -193,12 +193,16 @@ class PodMemory:
                 self.node.changed(self, -freed)
 
     def _change(self, delta: int) -> None:
+        limit = self.limit
+        if limit is not None and self.working_set + delta > limit:
+            # The cgroup cannot charge it: the container never holds more than its limit; it dies.
+            self.peak = max(self.peak, limit)
+            self.kill()
+            return
         self.working_set += delta
         if self.working_set > self.peak:
             self.peak = self.working_set
-        if self.limit is not None and self.working_set > self.limit:
-            self.kill()
-        elif self.node is not None:
+        if self.node is not None:
             self.node.changed(self, delta)
 
 
@@ -276,9 +280,11 @@ class NodeMemory:
         return max(running, key=lambda pod: oom_badness(pod.working_set, pod.oom_adj, self.capacity))
 
     def _schedule_check(self) -> None:
+        # The next pass strictly after now: a pass at this very instant has run, or (a node made
+        # now, a pod started now) would find no stats for the pod yet.
         now = self._env.now()
         since = now - self.started_at
-        at = now + (-since) % EVICTION_MONITORING_PERIOD
+        at = now + EVICTION_MONITORING_PERIOD - since % EVICTION_MONITORING_PERIOD
         if at >= self._env.halt_at:
             return
         self._check_due = True

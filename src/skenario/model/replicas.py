@@ -55,6 +55,7 @@ class Replica(Entity):
         "memory_limit",
         "memory_request",
         "processing",
+        "ready_since",
         "restarts",
         "stage",
         "state",
@@ -79,7 +80,8 @@ class Replica(Entity):
         self.cpu_limit = cpu_limit
         self.memory_request = memory_request  # bytes
         self.memory_limit = memory_limit
-        self.activated_at: int | None = None
+        self.activated_at: int | None = None  # when it first became active
+        self.ready_since: int | None = None  # when it last became active (after a restart, later)
         self.terminated_at: int | None = None
         self.state = ReplicaState.LAUNCHING
         self.stage = -1  # index of the launch stage it is in
@@ -195,7 +197,10 @@ class ReplicasActive(FifoStock[Replica]):
     def add(self, entity: Replica) -> None:
         self._items.append(entity)
         entity.state = ReplicaState.ACTIVE
-        entity.activated_at = self._env.now()
+        now = self._env.now()
+        if entity.activated_at is None:
+            entity.activated_at = now
+        entity.ready_since = now
         for hook in self.on_activate:
             hook(entity)
 
@@ -210,7 +215,7 @@ class ReplicasActive(FifoStock[Replica]):
         """The replica that became active last (Kubernetes scales down the newest first)."""
         if not self._items:
             return None
-        return max(self._items, key=lambda r: (r.activated_at or 0, r.id))
+        return max(self._items, key=lambda r: (r.ready_since or 0, r.id))
 
     def at(self, index: int) -> Replica:
         return self._items[index]
