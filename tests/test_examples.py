@@ -106,3 +106,17 @@ def test_seed_001_example_prints_pdqs_figures_and_the_simulation(capsys: pytest.
     web = [line for line in lines if line.strip().startswith("simulation")][2]
     development = float(re.findall(r"(\d+\.\d+) ± ", web)[-1])
     assert development > 3.9  # the simulated low class waits well beyond the shadow's 3.33
+
+
+def test_the_memory_example_crash_loops_at_512mi_and_not_at_1gi() -> None:
+    tight = run("memory-limits.yaml")
+    assert tight.model.oom_kills > 0
+    assert tight.model.requests_failed.reasons["oom"] > 0
+    frame = tight.recorder.frame()
+    during = frame.loc[(frame.index > 300) & (frame.index <= 600)]
+    assert during["replicas_restarting"].max() == 4  # every pod down at once during the burst
+    assert frame["replicas_active"].iloc[-1] == 4  # and all back by the end
+    text = (EXAMPLES / "memory-limits.yaml").read_text().replace("limits: {memory: 512Mi}", "limits: {memory: 1Gi}")
+    roomy = Simulation(parse_scenario(text), base_dir=EXAMPLES)
+    roomy.run()
+    assert roomy.model.oom_kills == 0 and roomy.model.requests_failed.count() == 0

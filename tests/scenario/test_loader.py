@@ -129,6 +129,51 @@ def test_launch_stages_default_to_five_seconds_and_zero_stages_are_dropped() -> 
     assert stages[0].duration == Exponential(3e9)
 
 
+def with_workload(lines: str) -> str:
+    return VALID.replace("    replicas: 2\n", "    replicas: 2\n" + lines)
+
+
+def test_memory_reads_requests_limits_and_working_set_in_bytes() -> None:
+    lines = (
+        "    resources: {requests: {cpu: 500m, memory: 256Mi}, limits: {memory: 1G}}\n"
+        "    memory: {baseline: 200Mi, perRequest: {distribution: uniform, min: 1Mi, max: 3Mi}}\n"
+        "    node: {memory: 8Gi}\n"
+    )
+    replica = parse_scenario(with_workload(lines)).spec.cluster_spec().replica
+    assert (replica.memory_request, replica.memory_limit) == (256 * 2**20, 10**9)
+    assert replica.cpu_limit is None  # limits.memory alone leaves the CPU unlimited
+    assert replica.memory is not None
+    assert replica.memory.baseline == Constant(200 * 2**20)
+    assert replica.memory.per_request is not None and replica.memory.per_request.mean() == 2 * 2**20
+    assert replica.memory.node_memory == 8 * 2**30
+
+
+def test_a_memory_request_left_out_defaults_to_the_limit() -> None:
+    lines = "    resources: {requests: {cpu: 500m}, limits: {memory: 512Mi}}\n"
+    replica = parse_scenario(with_workload(lines)).spec.cluster_spec().replica
+    assert replica.memory_request == replica.memory_limit == 512 * 2**20
+    assert replica.memory is None  # no working set given: memory use is not modelled
+
+
+@pytest.mark.parametrize(
+    ("lines", "field", "needle"),
+    [
+        (
+            "    resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {memory: 512Mi}}\n",
+            "spec.workload.resources",
+            "limits.memory (536870912 bytes) must not be below requests.memory (1073741824 bytes)",
+        ),
+        ("    memory: {baseline: -5Mi}\n", "spec.workload.memory.baseline", "greater than or equal to 0"),
+        ("    memory: {baseline: 100Mi, perRequest: lots}\n", "spec.workload.memory.perRequest", "quantity"),
+        ("    node: {memory: 0}\n", "spec.workload.node.memory", "greater than 0"),
+    ],
+)
+def test_bad_memory_is_refused_naming_the_field(lines: str, field: str, needle: str) -> None:
+    error = error_for(with_workload(lines))
+    assert error.field is not None and error.field.startswith(field), error.field
+    assert needle in error.message, error.message
+
+
 def error_for(text: str) -> ScenarioError:
     with pytest.raises(ScenarioError) as info:
         parse_scenario(text, source="s.yaml")

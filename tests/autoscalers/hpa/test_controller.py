@@ -421,3 +421,49 @@ def test_a_plugin_reads_the_metrics_it_asks_for_by_name() -> None:
     assert all(math.isclose(value, 15, rel_tol=1e-6) for value in context.metric("requests_per_second").values())
     with pytest.raises(ValueError, match="cpu_millicores"):
         context.metric("memory")
+
+
+MEMORY_SCENARIO = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: hpa-memory}
+spec:
+  duration: 2m
+  workload:
+    replicas: 2
+    resources: {requests: {cpu: 500m, memory: 256Mi}}
+    memory: {baseline: 200Mi}
+    request: {cpuTime: 10ms}
+  traffic: {type: poisson, rate: 1/s}
+  metrics: {interval: 5s, firstAfter: 5s, lag: 4s}
+  autoscalers:
+    - type: hpa
+      spec:
+        maxReplicas: 12
+        metrics: [{type: Resource, resource: {name: memory, target: {type: Utilization, averageUtilization: 50}}}]
+"""
+
+
+def test_a_memory_metric_reads_the_working_set_over_the_memory_request() -> None:
+    """Each pod's working set is its 200Mi baseline, 78.125% of its 256Mi request, whatever the load.
+
+    The first sync (15 s) proposes ceil(2 × 78.125 / 50) = 4; every new pod brings its own
+    baseline, so the ratio never falls and the HPA climbs to maxReplicas: the classic memory-HPA
+    pitfall on a workload whose memory does not follow its load.
+    """
+    simulation = Simulation(parse_scenario(MEMORY_SCENARIO))
+    simulation.run()
+    hpa = simulation.autoscalers["hpa"]
+    assert isinstance(hpa, HorizontalPodAutoscaler)
+    first = hpa.decisions[0]
+    assert first.at == 15 * SECOND
+    assert first.proposed == math.ceil(2 * (200 / 256 * 100) / 50)
+    assert simulation.model.desired == 12
+
+
+def test_a_memory_metric_needs_the_workload_to_model_memory() -> None:
+    text = MEMORY_SCENARIO.replace("    memory: {baseline: 200Mi}\n", "")
+    with pytest.raises(ScenarioError, match=r"spec\.workload\.memory") as info:
+        Simulation(parse_scenario(text))
+    assert info.value.field == "spec.autoscalers.0.spec.metrics.0.resource.name"
+    assert info.value.value == "memory"

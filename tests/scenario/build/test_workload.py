@@ -58,6 +58,16 @@ def test_replicas_and_the_named_containers_cpu_come_from_the_deployment(tmp_path
     assert {(r.cpu_request, r.cpu_limit, r.millicores) for r in model.replicas_active} == {(250, 1000, 1000)}
 
 
+def test_the_containers_memory_comes_from_the_deployment_and_its_limit_kills(tmp_path: Path) -> None:
+    model = simulate(tmp_path, SCENARIO).model
+    assert {(r.memory_request, r.memory_limit) for r in model.replicas_active} == {(256 * 2**20, 512 * 2**20)}
+    # With a working set above the manifest's 512Mi limit, every pod is OOM-killed as it starts.
+    crashing = simulate(
+        tmp_path, SCENARIO.replace("    container: web\n", "    container: web\n    memory: {baseline: 600Mi}\n")
+    )
+    assert crashing.model.oom_kills >= 3 and crashing.model.replicas_active.count() == 0
+
+
 def test_the_first_container_when_none_is_named(tmp_path: Path) -> None:
     model = simulate(tmp_path, SCENARIO.replace("    container: web\n", "")).model
     assert {r.cpu_request for r in model.replicas_active} == {100}
