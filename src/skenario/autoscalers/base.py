@@ -20,7 +20,7 @@ from skenario.core.clock import Clock, Timer
 from skenario.model.cluster import ClusterModel
 from skenario.model.disruption import EvictionBudget
 from skenario.model.metrics import Sample
-from skenario.model.replicas import ReplicaState
+from skenario.model.replicas import Replica, ReplicaState
 
 DEFAULT_CONTAINER = "app"  # the simulated pod's one container, unless the workload names it
 
@@ -56,6 +56,7 @@ class PodView:
     container: str = DEFAULT_CONTAINER
     memory_request: int | None = None  # bytes
     memory_limit: int | None = None  # bytes
+    last_oom: tuple[int, int] | None = None  # (started, killed) of its container's last run, if OOM-killed
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,19 @@ class AutoscalerContext(Protocol):
 
     def set_cpu(self, request: int, limit: int | None = None) -> None:
         """Change the pod template's CPU; running pods keep theirs until replaced."""
+        ...
+
+    @property
+    def memory_request(self) -> int | None:
+        """The pod template's memory request, in bytes (None: it has none)."""
+        ...
+
+    def set_memory(self, request: int | None, limit: int | None = None) -> None:
+        """Change the pod template's memory (bytes); running pods keep theirs until replaced."""
+        ...
+
+    def subscribe_oom(self, fn: Callable[[PodView], object]) -> None:
+        """Call `fn` with the pod each time the kernel OOM-kills its container (memory modelled)."""
         ...
 
     def evict(self, pod_id: int) -> None:
@@ -189,6 +203,7 @@ class ClusterContext:
                     container=self._container,
                     memory_request=replica.memory_request,
                     memory_limit=replica.memory_limit,
+                    last_oom=replica.last_run,
                 )
             )
         return views
@@ -232,11 +247,32 @@ class ClusterContext:
             self._on_action("set_cpu", cpu_request=request, cpu_limit=limit)
         self._model.set_cpu(request, limit)
 
+    @property
+    def memory_request(self) -> int | None:
+        return self._model.memory_request
+
+    def set_memory(self, request: int | None, limit: int | None = None) -> None:
+        if self.closed:
+            return
+        if self._on_action is not None:
+            self._on_action("set_memory", memory_request=request, memory_limit=limit)
+        self._model.set_memory(request, limit)
+
+    def subscribe_oom(self, fn: Callable[[PodView], object]) -> None:
+        def feed(replica: Replica) -> None:
+            if not self.closed:
+                view = next((v for v in self.pods() if v.id == replica.id), None)
+                if view is not None:
+                    fn(view)
+
+        self._model.on_oom_kill.append(feed)
+
     def evict(self, pod_id: int) -> None:
         if self.closed:
             return
         replica = self._model.replicas.get(pod_id)
-        if replica is not None and replica.state in (ReplicaState.LAUNCHING, ReplicaState.ACTIVE):
+        evictable = (ReplicaState.LAUNCHING, ReplicaState.ACTIVE, ReplicaState.RESTARTING)
+        if replica is not None and replica.state in evictable:
             if self._on_action is not None:
                 self._on_action("evict", pod=replica.name)
             self._model.replace(replica)

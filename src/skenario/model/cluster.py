@@ -109,6 +109,7 @@ class ClusterModel:
         self.evictions = 0  # pods the kubelet evicted under node memory pressure
         self.restarts = 0  # containers started again after a kill
         self._retired_memory_peak = 0
+        self.on_oom_kill: list[Callable[[Replica], object]] = []  # told of each container the kernel kills
         self.replicas_launching = ReplicasLaunching(env, stages, self.replicas_active)
         self.replicas_launching.placement = placement
         self.replicas_terminated = ReplicasTerminated(env)
@@ -208,6 +209,8 @@ class ClusterModel:
     def _oom_killed(self, replica: Replica) -> None:
         """The kernel killed the replica's container: it restarts if it was serving, else its pod ends now."""
         self.oom_kills += 1
+        for hook in self.on_oom_kill:
+            hook(replica)
         env = self.env
         if replica.state is ReplicaState.ACTIVE:
             env.schedule("oom_kill", env.now(), self.replicas_active, self.replicas_restarting, replica)
@@ -289,6 +292,13 @@ class ClusterModel:
             raise ValueError(f"need 0 < request <= limit, got request {request}, limit {limit}")
         self.cpu_request = request
         self.cpu_limit = limit
+
+    def set_memory(self, request: int | None, limit: int | None = None) -> None:
+        """Change the pod template's memory (bytes): replicas made from now on get it."""
+        if (request is not None and request <= 0) or (limit is not None and request is not None and limit < request):
+            raise ValueError(f"need 0 < request <= limit, got request {request}, limit {limit}")
+        self.memory_request = request
+        self.memory_limit = limit
 
     def replace(self, replica: Replica) -> None:
         """Stop one replica and launch a replacement from the current template (a VPA eviction)."""

@@ -51,6 +51,7 @@ class Replica(Entity):
         "cpu_request",
         "created_at",
         "killed_at",
+        "last_run",
         "memory",
         "memory_limit",
         "memory_request",
@@ -88,6 +89,7 @@ class Replica(Entity):
         self.memory: PodMemory | None = None  # its container's working set, when the workload models memory
         self.restarts = 0  # times its container was killed and started again
         self.killed_at: int | None = None  # when its container was last killed
+        self.last_run: tuple[int, int] | None = None  # (started, killed) of the container's last killed run
 
     @property
     def millicores(self) -> int:
@@ -242,7 +244,9 @@ class ReplicasRestarting(KeyedStock[Replica]):
         entity.state = ReplicaState.RESTARTING
         entity.restarts += 1
         env = self._env
-        entity.killed_at = env.now()
+        entity.killed_at = now = env.now()
+        started = entity.ready_since if entity.ready_since is not None else entity.created_at
+        entity.last_run = (started, now)
         for hook in self.on_restarting:
             hook(entity)
         env.schedule("restart_container", env.now() + self.restart_delay(entity), self, self._active, entity)

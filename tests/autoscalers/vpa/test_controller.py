@@ -125,9 +125,8 @@ def test_a_real_manifest_reads_its_cpu_policy() -> None:
         ),
         # A policy for another container only: none applies.
         ("[{containerName: sidecar, minAllowed: {cpu: 70m}}]", "app", None, None),
-        # A container's mode Off, or CPU outside controlledResources: the VPA leaves its CPU alone.
+        # A container's mode Off: the VPA leaves it alone.
         ("[{containerName: web, mode: 'Off'}]", "web", None, UpdateMode.OFF),
-        ("[{containerName: web, controlledResources: [memory]}]", "web", None, UpdateMode.OFF),
     ],
 )
 def test_the_policy_of_the_workloads_container_applies(
@@ -142,6 +141,29 @@ def test_the_policy_of_the_workloads_container_applies(
     spec = parse_document(text, VerticalPodAutoscalerManifest, "vpa.yaml", "a manifest").spec.build(container)
     assert (spec.policy.min_allowed if spec.policy is not None else None) == minimum
     assert spec.update_mode is (mode or UpdateMode.INITIAL)
+
+
+@pytest.mark.parametrize(
+    ("controlled", "resources", "mode"),
+    [
+        ("", {"cpu", "memory"}, UpdateMode.INITIAL),  # the default: both
+        ("controlledResources: [memory]", {"memory"}, UpdateMode.INITIAL),  # CPU left alone
+        ("controlledResources: [cpu]", {"cpu"}, UpdateMode.INITIAL),
+        ("controlledResources: []", set(), UpdateMode.OFF),  # nothing to control
+    ],
+)
+def test_controlled_resources_say_what_the_vpa_changes(controlled: str, resources: set[str], mode: UpdateMode) -> None:
+    policy = f"[{{containerName: web, minAllowed: {{memory: 300Mi}}, {controlled}}}]".replace(", }", "}")
+    text = MANIFEST.replace(
+        """    containerPolicies:
+    - {containerName: "*", minAllowed: {cpu: 50m, memory: 64Mi}, maxAllowed: {cpu: "2"}}
+""",
+        f"    containerPolicies: {policy}\n",
+    )
+    spec = parse_document(text, VerticalPodAutoscalerManifest, "vpa.yaml", "a manifest").spec.build("web")
+    assert spec.controlled_resources == resources
+    assert spec.update_mode is mode
+    assert spec.memory_policy is not None and spec.memory_policy.min_allowed == 300 * 2**20
 
 
 def test_policies_for_other_containers_only_are_refused_in_a_scenario(tmp_path: Path) -> None:

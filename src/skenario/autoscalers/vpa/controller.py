@@ -2,10 +2,14 @@
 
 - The recommender (`recommender.RunOnce`, every `recommender_interval`, 1 min upstream) feeds each
   CPU sample the pipeline delivers into the aggregate histogram and recomputes the
-  recommendation (`recommend`, capped by the policy).
-- The admission controller sets new pods' CPU request to the target at creation: here, the pod
-  template's request follows the target (`request_at_creation`) in every mode but Off. The limit
-  keeps its ratio to the request, as with `controlledValues: RequestsAndLimits` (the default).
+  recommendation (`recommend`, capped by the policy). When the workload models memory, each
+  pod's working set goes into its per-interval peak and each OOM kill into an OOM sample
+  (`vpa.memory`), and memory is recommended the same way (`recommend_memory`).
+- The admission controller sets new pods' requests to the targets at creation: here, the pod
+  template's requests follow them (`request_at_creation`) in every mode but Off, for the
+  resources in `controlledResources`. With `controlledValues: RequestsAndLimits` (the default) a
+  limit keeps its ratio to the request; with `RequestsOnly` the memory target is capped at the
+  limit (`capRecommendationToContainerLimit`) and the limit stays.
 - The updater (`updater.RunOnce`, every `updater_interval`, 1 min upstream) evicts the pods
   `pods_to_evict` picks in Recreate and Auto modes; each is replaced from the new template.
 
@@ -17,12 +21,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from skenario.autoscalers.base import AutoscalerContext
+from skenario.autoscalers.base import AutoscalerContext, PodView
 from skenario.autoscalers.vpa.config import RecommenderConfig, UpdaterConfig
+from skenario.autoscalers.vpa.memory import MEMORY, ContainerMemory, MemoryConfig, MemoryPeaks, recommend_memory
 from skenario.autoscalers.vpa.recommender import (
+    CPU,
     AggregateContainerState,
     ContainerResourcePolicy,
     Recommendation,
+    RecommendedResources,
     recommend,
 )
 from skenario.autoscalers.vpa.updater import (
@@ -38,11 +45,14 @@ from skenario.model.metrics import Sample
 
 @dataclass(frozen=True)
 class VPASpec:
-    """The parts of a VerticalPodAutoscaler's spec the simulation uses (CPU only)."""
+    """The parts of a VerticalPodAutoscaler's spec the simulation uses. `policy` bounds CPU
+    (millicores), `memory_policy` memory (bytes)."""
 
     update_mode: UpdateMode = DEFAULT_UPDATE_MODE
     policy: ContainerResourcePolicy | None = None
     controlled_values: str = "RequestsAndLimits"
+    controlled_resources: frozenset[str] = frozenset({CPU, MEMORY})
+    memory_policy: ContainerResourcePolicy | None = None
 
 
 @dataclass
@@ -50,11 +60,15 @@ class VPADecision:
     """One recommender pass: what it recommended, and the template request that followed."""
 
     at: int
-    target: int
-    lower_bound: int
-    upper_bound: int
+    target: int | None  # CPU, millicores; None before any CPU sample
+    lower_bound: int | None
+    upper_bound: int | None
     template_request: int
     evicted: int = 0
+    memory_target: int | None = None  # bytes, when memory is modelled
+    memory_lower_bound: int | None = None
+    memory_upper_bound: int | None = None
+    template_memory_request: int | None = None
 
 
 @dataclass
@@ -67,38 +81,101 @@ class VerticalPodAutoscaler:
     recommender_interval: int = MINUTE
     updater_interval: int = MINUTE
     request_weighted: bool = False
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
     keep_decisions: int = 100_000
     decisions: list[VPADecision] = field(default_factory=list)
     recommendation: Recommendation | None = None
+    memory_recommendation: Recommendation | None = None
     _context: AutoscalerContext | None = None
     _state: AggregateContainerState | None = None
+    _peaks: MemoryPeaks | None = None
+    _containers: dict[int, ContainerMemory] = field(default_factory=dict)
 
     def start(self, context: AutoscalerContext) -> None:
         self._context = context
         self._state = AggregateContainerState(request_weighted=self.request_weighted)
+        self._peaks = MemoryPeaks(self.memory)
         context.subscribe(self._observe)
+        context.subscribe_oom(self._oom_killed)
         context.clock.call_later(self.recommender_interval, self._recommend)
         if self.spec.update_mode in (UpdateMode.RECREATE, UpdateMode.AUTO):
             context.clock.call_later(self.updater_interval, self._update)
 
+    def _container(self, pod_id: int) -> ContainerMemory:
+        container = self._containers.get(pod_id)
+        if container is None:
+            assert self._peaks is not None
+            container = self._containers[pod_id] = ContainerMemory(self._peaks, self.memory)
+        return container
+
     def _observe(self, sample: Sample) -> None:
         assert self._state is not None
         self._state.add_cpu_sample(sample.cpu_millicores, sample.at - sample.window, sample.cpu_request)
+        if sample.memory_bytes is not None:
+            self._container(sample.replica_id).add_sample(sample.memory_bytes, sample.at)
+
+    def _oom_killed(self, pod: PodView) -> None:
+        """The OOM observer: `RecordOOM` with the container's memory request at the kill."""
+        assert self._context is not None
+        self._container(pod.id).record_oom(self._context.clock.now(), pod.memory_request or 0)
 
     def _recommend(self) -> None:
         context = self._context
         assert context is not None and self._state is not None
+        controlled = self.spec.controlled_resources
         if self._state.total_samples_count:
             self.recommendation = recommend(self._state, self.recommender, policy=self.spec.policy)
             target = request_at_creation(self.spec.update_mode, self.recommendation)
-            if target is not None and target != context.cpu_request:
+            if CPU in controlled and target is not None and target != context.cpu_request:
                 context.set_cpu(target, self._limit_for(target))
-            if len(self.decisions) < self.keep_decisions:
-                rec = self.recommendation
-                self.decisions.append(
-                    VPADecision(context.clock.now(), rec.target, rec.lower_bound, rec.upper_bound, context.cpu_request)
+        if self._containers:  # memory samples or OOM kills: a container that dies at once has no CPU history
+            self._recommend_memory(context)
+        cpu, memory = self.recommendation, self.memory_recommendation
+        if (cpu is not None or memory is not None) and len(self.decisions) < self.keep_decisions:
+            self.decisions.append(
+                VPADecision(
+                    context.clock.now(),
+                    cpu.target if cpu is not None else None,
+                    cpu.lower_bound if cpu is not None else None,
+                    cpu.upper_bound if cpu is not None else None,
+                    context.cpu_request,
+                    memory_target=memory.target if memory is not None else None,
+                    memory_lower_bound=memory.lower_bound if memory is not None else None,
+                    memory_upper_bound=memory.upper_bound if memory is not None else None,
+                    template_memory_request=context.memory_request if memory is not None else None,
                 )
+            )
         context.clock.call_later(self.recommender_interval, self._recommend)
+
+    def _recommend_memory(self, context: AutoscalerContext) -> None:
+        assert self._peaks is not None and self._state is not None
+        limit = self._memory_limit()
+        policy = self.spec.memory_policy
+        if self.spec.controlled_values == "RequestsOnly" and limit is not None:
+            # capRecommendationToContainerLimit: a request may not pass the limit it cannot move.
+            cap = policy.max_allowed if policy is not None and policy.max_allowed else limit
+            policy = ContainerResourcePolicy(policy.min_allowed if policy else None, min(cap, limit))
+        self.memory_recommendation = recommend_memory(
+            self._peaks, self._state, self.recommender, self.memory, policy=policy
+        )
+        target = request_at_creation(self.spec.update_mode, self.memory_recommendation)
+        if MEMORY in self.spec.controlled_resources and target is not None and target != context.memory_request:
+            context.set_memory(target, self._memory_limit_for(target, limit))
+
+    def _memory_limit(self) -> int | None:
+        assert self._context is not None
+        return next((p.memory_limit for p in self._context.pods() if p.memory_limit is not None), None)
+
+    def _memory_limit_for(self, request: int, limit: int | None) -> int | None:
+        """`GetProportionalLimit` under RequestsAndLimits: the limit keeps its ratio to the request."""
+        assert self._context is not None
+        if limit is None or self.spec.controlled_values == "RequestsOnly":
+            return limit
+        pods = self._context.pods()
+        reference = next((p.memory_request for p in pods if p.memory_limit is not None and p.memory_request), None)
+        if not reference:
+            return limit
+        return max(request, round(limit * request / reference))
 
     def _limit_for(self, request: int) -> int | None:
         """Keep the limit's ratio to the request (RequestsAndLimits), or leave it (RequestsOnly)."""
@@ -114,20 +191,24 @@ class VerticalPodAutoscaler:
     def _update(self) -> None:
         context = self._context
         assert context is not None
-        rec = self.recommendation
-        if rec is not None:
+        if self.recommendation is not None or self.memory_recommendation is not None:
             now = context.clock.now()
             views = {p.name: p for p in context.pods() if p.phase != "Terminating"}
             pods = [
                 PodState(
-                    name, {view.container: {"cpu": view.cpu_request}}, view.started_at, pending=view.phase == "Pending"
+                    name,
+                    {view.container: self._requests(view)},
+                    view.started_at,
+                    pending=view.phase == "Pending",
+                    oom_terminations={view.container: view.last_oom} if view.last_oom is not None else {},
                 )
                 for name, view in views.items()
             ]
             containers = {view.container for view in views.values()}
+            resources = self._recommended_resources(self.recommendation)
             evict = pods_to_evict(
                 pods,
-                {container: rec.as_resources() for container in containers},
+                {container: resources for container in containers},
                 self.spec.update_mode,
                 now,
                 configured_replicas=context.desired,
@@ -139,3 +220,20 @@ class VerticalPodAutoscaler:
             if evict and self.decisions:
                 self.decisions[-1].evicted += len(evict)
         context.clock.call_later(self.updater_interval, self._update)
+
+    def _requests(self, view: PodView) -> dict[str, int]:
+        requests = {CPU: view.cpu_request}
+        if view.memory_request is not None:
+            requests[MEMORY] = view.memory_request
+        return requests
+
+    def _recommended_resources(self, cpu: Recommendation | None) -> RecommendedResources:
+        """The capped recommendation of each controlled resource, as the updater compares it to requests."""
+        target: dict[str, int] = {}
+        lower: dict[str, int] = {}
+        upper: dict[str, int] = {}
+        controlled = self.spec.controlled_resources
+        for name, rec in ((CPU, cpu), (MEMORY, self.memory_recommendation)):
+            if rec is not None and name in controlled:
+                target[name], lower[name], upper[name] = rec.target, rec.lower_bound, rec.upper_bound
+        return RecommendedResources(target, lower, upper)

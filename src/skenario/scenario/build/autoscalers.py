@@ -19,6 +19,7 @@ from skenario.autoscalers.hpa.config import HPAControllerConfig
 from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler
 from skenario.autoscalers.kpa.controller import KnativePodAutoscaler
 from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler
+from skenario.autoscalers.vpa.memory import MemoryConfig
 from skenario.errors import ScenarioError
 from skenario.scenario.build.plugins import load_class
 from skenario.scenario.format.autoscalers import (
@@ -102,6 +103,7 @@ def build_vpa(entry: VpaAutoscaler, base_dir: Path, field: str, pods: SimulatedP
         spec.build(container),
         recommender_interval=entry.recommender_interval,
         updater_interval=entry.updater_interval,
+        memory=MemoryConfig(aggregation_interval=entry.memory_aggregation_interval),
     )
 
 

@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from skenario.core.time import MINUTE, SECOND
+from skenario.core.time import DAY, MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.format.base import Spec
 from skenario.scenario.format.manifests.hpa import HPASpecModel
@@ -82,7 +82,7 @@ class HpaAutoscaler(ManifestOrSpec):
 
 
 class VpaAutoscaler(ManifestOrSpec):
-    """A VerticalPodAutoscaler (CPU), from a manifest file or an inline `spec`."""
+    """A VerticalPodAutoscaler (CPU, and memory when the workload models it), from a manifest or an inline `spec`."""
 
     type: Literal["vpa"]
     manifest: str | dict[str, Any] | None = Field(
@@ -91,6 +91,12 @@ class VpaAutoscaler(ManifestOrSpec):
     spec: VPASpecModel | None = Field(None, description="The VPA's spec, as in a manifest.")
     recommender_interval: Duration = Field(MINUTE, gt=0, description="The recommender's --recommender-interval.")
     updater_interval: Duration = Field(MINUTE, gt=0, description="The updater's --updater-interval.")
+    memory_aggregation_interval: Duration = Field(
+        DAY,
+        gt=0,
+        description="The recommender's --memory-aggregation-interval: each pod adds one memory peak per "
+        "interval (24h upstream; shorten it for runs of hours).",
+    )
 
 
 class KpaAutoscaler(_Autoscaler):

@@ -1,10 +1,11 @@
 """An autoscaling.k8s.io/v1 VerticalPodAutoscaler, read as the VPA's CRD validation reads it.
 
-Only CPU is simulated: `minAllowed.cpu` / `maxAllowed.cpu` of the container policy that applies
-(the one naming the workload's container, else the one named `*`), its `mode`,
-`controlledResources` (without `cpu` the VPA leaves CPU alone), `controlledValues`, and
-`updatePolicy.updateMode` (default `Auto`, which today behaves as `Recreate`). Other resources in
-the policies are accepted and ignored; `metadata`, `targetRef` and `status` are read loosely.
+CPU and memory are simulated (memory when the workload models it): `minAllowed` / `maxAllowed` of
+the container policy that applies (the one naming the workload's container, else the one named
+`*`), its `mode`, `controlledResources` (default both; a resource left out is left alone),
+`controlledValues`, and `updatePolicy.updateMode` (default `Auto`, which today behaves as
+`Recreate`). Other resources in the policies are accepted and ignored; `metadata`, `targetRef`
+and `status` are read loosely.
 """
 
 from __future__ import annotations
@@ -18,15 +19,16 @@ from skenario.autoscalers.vpa.controller import VPASpec
 from skenario.autoscalers.vpa.recommender import ContainerResourcePolicy
 from skenario.autoscalers.vpa.updater import UpdateMode
 from skenario.scenario.format.base import Loose, Spec
-from skenario.scenario.format.units import CpuQuantity
+from skenario.scenario.format.units import ByteQuantity, CpuQuantity
 
 
 class ResourceList(Spec):
-    """A `v1.ResourceList` (a policy's minAllowed / maxAllowed): cpu is read, the rest accepted."""
+    """A `v1.ResourceList` (a policy's minAllowed / maxAllowed): cpu and memory are read, the rest accepted."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)  # memory and others: accepted, not simulated
+    model_config = ConfigDict(extra="allow", frozen=True)  # others (ephemeral storage...): accepted, not simulated
 
     cpu: CpuQuantity | None = None
+    memory: ByteQuantity | None = None
 
 
 class ContainerPolicy(Spec):
@@ -39,10 +41,11 @@ class ContainerPolicy(Spec):
 
     @model_validator(mode="after")
     def _min_not_above_max(self) -> ContainerPolicy:
-        low = self.min_allowed.cpu if self.min_allowed is not None else None
-        high = self.max_allowed.cpu if self.max_allowed is not None else None
-        if low is not None and high is not None and low > high:
-            raise ValueError("minAllowed.cpu must not be greater than maxAllowed.cpu")
+        for resource in ("cpu", "memory"):
+            low = getattr(self.min_allowed, resource) if self.min_allowed is not None else None
+            high = getattr(self.max_allowed, resource) if self.max_allowed is not None else None
+            if low is not None and high is not None and low > high:
+                raise ValueError(f"minAllowed.{resource} must not be greater than maxAllowed.{resource}")
         return self
 
 
@@ -66,19 +69,26 @@ class VPASpecModel(Spec):
     def build(self, container: str = DEFAULT_CONTAINER) -> VPASpec:
         """The VPA for a workload whose pods' one container is `container`."""
         policy = self._policy(container)
-        cpu_controlled = policy is None or policy.controlled_resources is None or "cpu" in policy.controlled_resources
-        if policy is not None and (policy.mode == "Off" or not cpu_controlled):
+        resources = frozenset({"cpu", "memory"})
+        if policy is not None and policy.controlled_resources is not None:
+            resources = frozenset(policy.controlled_resources) & resources
+        if policy is not None and (policy.mode == "Off" or not resources):
             mode = UpdateMode.OFF
         else:
             mode = UpdateMode(self.update_policy.update_mode)
-        limits = None
+        cpu = memory = None
         if policy is not None:
-            limits = ContainerResourcePolicy(
-                min_allowed=policy.min_allowed.cpu if policy.min_allowed is not None else None,
-                max_allowed=policy.max_allowed.cpu if policy.max_allowed is not None else None,
-            )
+            low, high = policy.min_allowed, policy.max_allowed
+            cpu = ContainerResourcePolicy(low.cpu if low else None, high.cpu if high else None)
+            memory = ContainerResourcePolicy(low.memory if low else None, high.memory if high else None)
         controlled = policy.controlled_values if policy is not None else "RequestsAndLimits"
-        return VPASpec(update_mode=mode, policy=limits, controlled_values=controlled)
+        return VPASpec(
+            update_mode=mode,
+            policy=cpu,
+            controlled_values=controlled,
+            controlled_resources=resources,
+            memory_policy=memory,
+        )
 
     def unmatched_policies(self, container: str) -> tuple[str, str, str] | None:
         """Policies that name containers the simulated pod lacks, and none for it nor `*`: upstream
