@@ -36,6 +36,7 @@ from skenario.scheduling.controller import SchedulerSettings, SchedulingControll
 from skenario.scheduling.framework import Framework, Profile, default_profile
 from skenario.scheduling.objects import NEVER, PREEMPT_LOWER_PRIORITY, NodeSpec, PodSpec
 from skenario.scheduling.pods import PodEnd
+from skenario.scheduling.preemption import PreemptionBudget
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.traces import TracePod
@@ -308,6 +309,23 @@ def test_a_high_priority_pod_preempts_the_least_important_low_priority_pod() -> 
     preempted = [e for e in r.controller.timeline if e.kind == "PodPreempted"]
     assert [(e.at, e.pod, e.node) for e in preempted] == [(at, "low2", "node")]
     assert "high" in preempted[0].detail
+
+
+def test_a_disruption_budget_steers_the_victim_to_a_pod_it_does_not_cover() -> None:
+    """The case above, with low2 under a budget that allows no disruption: the reprieve puts back
+    the violating low2 first (700 fits), then low0 (1000 fits), and low1 (1300) is the victim."""
+    trace = [
+        TracePod(PodSpec(f"low{k}", cpu=300, memory=1, priority=0, labels=labels), (k + 1) * SECOND, None)
+        for k, labels in enumerate(({}, {}, {"app": "foo"}))
+    ]
+    trace.append(TracePod(PodSpec("high", cpu=400, memory=1, priority=100), 4 * SECOND, None))
+    r = BatchReplay([NodeSpec("node", cpu=1000, memory=GIB)], trace, profile=_profile("random"))
+    r.controller.preemption_budgets = lambda: [PreemptionBudget(lambda p: p.labels.get("app") == "foo", 0)]
+    r.run()
+    pods = r.controller.pods
+    assert pods["low1"].end is PodEnd.PREEMPTED
+    assert pods["low0"].end is None and pods["low2"].end is None
+    assert pods["high"].node == "node"
 
 
 def test_a_preemptor_with_policy_never_preempts_nothing() -> None:

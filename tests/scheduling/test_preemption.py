@@ -44,10 +44,14 @@ from skenario.scheduling.plugins.podtopologyspread import spread_filter
 from skenario.scheduling.preemption import (
     PRIORITY_SHIFT,
     FitsFn,
+    PreemptionBudget,
+    Victims,
     by_importance,
     eligible,
+    filter_pods_with_pdb_violation,
     pick_node,
     select_victims,
+    select_victims_with_budgets,
 )
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
@@ -467,3 +471,51 @@ def test_pick_node_is_deterministic_and_picks_a_candidate(
     if all(candidates.values()):
         lowest_top = min(max(p.priority for p in v) for v in candidates.values())
         assert max(p.priority for p in candidates[chosen]) == lowest_top
+
+
+# --------------------------------------------------------------------------------------------------
+# PodDisruptionBudgets: filterPodsWithPDBViolation, the reprieve order and the first tie-break
+
+
+def app_foo(allowed: int) -> PreemptionBudget:
+    """A budget selecting `app: foo` with `status.disruptionsAllowed` = allowed."""
+    return PreemptionBudget(lambda p: p.labels.get("app") == "foo", allowed)
+
+
+def test_preemption_with_violation_of_same_pdb() -> None:
+    # TestDryRunPreemption "preemption with violation of same pdb": both 200m pods must go for the
+    # 500m preemptor; the budget allows one disruption, so the second (less important) violates it.
+    p11, p12 = pod("p1.1", MID, MEDIUM, app="foo"), pod("p1.2", LOW, MEDIUM, app="foo")
+    chosen = select_victims_with_budgets(
+        pod("p", HIGH, VERY_LARGE), make_node("node1"), [p11, p12], resource_fits, budgets=[app_foo(1)]
+    )
+    assert chosen is not None
+    assert {p.name for p in chosen.pods} == {"p1.1", "p1.2"} and chosen.pdb_violations == 1
+
+
+def test_each_pod_takes_a_disruption_from_every_budget_covering_it_in_order() -> None:
+    pods = [pod("a", MID, app="foo"), pod("b", LOW, app="foo"), pod("c", LOW), pod("d", NEG, app="foo")]
+    violating, non_violating = filter_pods_with_pdb_violation(pods, [app_foo(1)])
+    # a takes the one disruption; b and d take the budget below zero; c is not covered.
+    assert [p.name for p in violating] == ["b", "d"]
+    assert [p.name for p in non_violating] == ["a", "c"]
+    unlabelled = PodSpec("u", priority=LOW)
+    assert filter_pods_with_pdb_violation([unlabelled], [PreemptionBudget(lambda p: True, 0)]) == ([], [unlabelled])
+
+
+def test_a_covered_pod_is_reprieved_first_so_an_uncovered_one_goes_instead() -> None:
+    # Room for one 300m pod after one of two 300m pods leaves. By importance alone the later-started
+    # `covered` goes; with a budget allowing no disruption it is reprieved first and `free` goes.
+    covered, free = pod("covered", LOW, LARGE, app="foo"), pod("free", LOW, LARGE)
+    node, preemptor = make_node("node1"), pod("p", HIGH, SMALL)
+    started = {"free": 1, "covered": 2}
+    assert select_victims(preemptor, node, [covered, free], resource_fits, started) == [covered]
+    with_budget = select_victims_with_budgets(preemptor, node, [covered, free], resource_fits, started, [app_foo(0)])
+    assert with_budget == Victims([free], 0)
+
+
+def test_the_node_with_fewest_violations_wins_before_any_priority() -> None:
+    # n1's victim is of the lowest priority but violates a budget; n2's victims violate none.
+    candidates = {"n1": [pod("a", NEG, app="foo")], "n2": [pod("b", MID), pod("c", MID)]}
+    assert pick_node(candidates) == "n1"
+    assert pick_node(candidates, pdb_violations={"n1": 1, "n2": 0}) == "n2"

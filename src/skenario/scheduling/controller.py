@@ -21,7 +21,7 @@ node's next heartbeat after the pod ends plus the network delay.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ from skenario.core.environment import Environment
 from skenario.scheduling.framework import FilterOutcome, Framework
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd, PodsBound, PodsDone, PodSource, PodsPending
-from skenario.scheduling.preemption import eligible, pick_node, select_victims
+from skenario.scheduling.preemption import PreemptionBudget, eligible, pick_node, select_victims_with_budgets
 from skenario.scheduling.snapshot import ClusterSnapshot
 
 
@@ -88,6 +88,8 @@ class SchedulingController:
         ]
         self.on_bound: Callable[[Pod], object] | None = None  # a replica's launch
         self.on_preempted: Callable[[Pod], object] | None = None  # a replica's graceful end
+        # The PodDisruptionBudgets preemption tries not to violate, as they stand now.
+        self.preemption_budgets: Callable[[], Sequence[PreemptionBudget]] | None = None
         self._active: list[tuple[int, int, str, Pod]] = []
         self._unschedulable: dict[tuple[int, ...] | None, dict[Pod, None]] = {}
         self._pass_due = False
@@ -291,6 +293,8 @@ class SchedulingController:
         if lowest is None or lowest >= spec.priority:
             return None
         candidates: dict[str, list[PodSpec]] = {}
+        violations: dict[str, int] = {}
+        budgets = self.preemption_budgets() if self.preemption_budgets is not None else ()
         nodes = outcome.failed[outcome.resolvable].tolist()
         started = {name: self.pods[name].bound_at or 0 for i in nodes for name in snap.pods_on[i]}
         for i in nodes:
@@ -299,12 +303,13 @@ class SchedulingController:
             # and their room is promised to whoever evicted them: neither is offered again.
             if any(self.pods[p.name].preempted_at is not None for p in snap.pods_on[i].values()):
                 continue
-            victims = select_victims(spec, node, list(snap.pods_on[i].values()), self._fits_without(i), started)
+            pods = list(snap.pods_on[i].values())
+            victims = select_victims_with_budgets(spec, node, pods, self._fits_without(i), started, budgets)
             if victims is not None:
-                candidates[node.name] = victims
+                candidates[node.name], violations[node.name] = victims
         if not candidates:
             return None
-        chosen = pick_node(candidates, started)
+        chosen = pick_node(candidates, started, violations)
         now = self.env.now()
         for victim_spec in candidates[chosen]:
             victim = self.pods[victim_spec.name]

@@ -6,7 +6,8 @@ by CPU request under contention, up to its limit, idle cores to whoever wants th
 modelled its working set counts against the node's allocatable memory (`model/memory.py`: the
 kubelet's evictions, the kernel's OOM killer). A replica
 that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler scale-down)
-ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does.
+ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does. The workload's
+disruption budget steers preemption away from its pods where another choice exists.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.framework import Framework
 from skenario.scheduling.pods import Pod, PodEnd
+from skenario.scheduling.preemption import PreemptionBudget
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
 
@@ -84,6 +86,7 @@ class ClusterPlacement:
         self._model: ClusterModel | None = None
         self.controller.on_bound = self._bound
         self.controller.on_preempted = self._end_replica
+        self.controller.preemption_budgets = self._preemption_budgets
 
     def attach(self, model: ClusterModel) -> None:
         """Follow the model's replicas as they stop."""
@@ -147,6 +150,14 @@ class ClusterPlacement:
         """The workload's disruption budget for one cluster-autoscaler pass, if it has one."""
         budget = self._model.eviction_budget() if self._model is not None else None
         return _WorkloadPdbTracker(budget) if budget is not None else None
+
+    def _preemption_budgets(self) -> list[PreemptionBudget]:
+        """The workload's disruption budget as preemption reads it: its pods, and the disruptions allowed now."""
+        budget = self._model.eviction_budget() if self._model is not None else None
+        if budget is None:
+            return []
+        names = {pod.name for pod in self._pod_of.values()}
+        return [PreemptionBudget(lambda spec: spec.name in names, budget.allowed)]
 
     def _end_replica(self, pod: Pod) -> None:
         assert self._model is not None
