@@ -124,6 +124,17 @@ class AutoscalerContext(Protocol):
         """Stop a pod; its replacement is made from the current template."""
         ...
 
+    def resize(
+        self,
+        pod_id: int,
+        cpu_request: int,
+        cpu_limit: int | None,
+        memory_request: int | None = None,
+        memory_limit: int | None = None,
+    ) -> str:
+        """Resize a running pod in place (Kubernetes 1.33+): "Applied", "Deferred", "Infeasible" or "InProgress"."""
+        ...
+
     def eviction_budget(self) -> EvictionBudget | None:
         """The workload's PodDisruptionBudget as the eviction API applies it now; None if it has none."""
         ...
@@ -276,6 +287,30 @@ class ClusterContext:
             if self._on_action is not None:
                 self._on_action("evict", pod=replica.name)
             self._model.replace(replica)
+
+    def resize(
+        self,
+        pod_id: int,
+        cpu_request: int,
+        cpu_limit: int | None,
+        memory_request: int | None = None,
+        memory_limit: int | None = None,
+    ) -> str:
+        replica = self._model.replicas.get(pod_id)
+        if self.closed or replica is None:
+            return "Infeasible"
+        outcome = self._model.resize(replica, cpu_request, cpu_limit, memory_request, memory_limit)
+        if self._on_action is not None:
+            self._on_action(
+                "resize",
+                pod=replica.name,
+                outcome=outcome.value,
+                cpu_request=cpu_request,
+                cpu_limit=cpu_limit,
+                memory_request=memory_request,
+                memory_limit=memory_limit,
+            )
+        return outcome.value
 
     def eviction_budget(self) -> EvictionBudget | None:
         return self._model.eviction_budget()

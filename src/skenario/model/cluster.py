@@ -17,7 +17,7 @@ from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
 from skenario.core.time import SECOND
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
-from skenario.model.cpu.node import implicit_node_millicores, pod_capacity, qos_class
+from skenario.model.cpu.node import NodeCPU, implicit_node_millicores, pod_capacity, qos_class
 from skenario.model.cpu.quota import CfsQuota
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget, budget_status
@@ -34,6 +34,7 @@ from skenario.model.replicas import (
     ReplicaState,
     ReplicasTerminated,
     ReplicasTerminating,
+    ResizeOutcome,
 )
 from skenario.model.replicaset import ReplicaSet
 from skenario.model.requests import (
@@ -271,7 +272,8 @@ class ClusterModel:
         if replica.activated_at is None:
             return 0.0
         end = replica.terminated_at if replica.terminated_at is not None else self.env.now()
-        return replica.processing.cpu.millicores / 1000 * (end - replica.activated_at)
+        since = replica.capacity_since if replica.capacity_since is not None else replica.activated_at
+        return replica.capacity_core_ns + replica.processing.cpu.millicores / 1000 * (end - since)
 
     # -- accounts ------------------------------------------------------------------------------
 
@@ -299,6 +301,68 @@ class ClusterModel:
             raise ValueError(f"need 0 < request <= limit, got request {request}, limit {limit}")
         self.memory_request = request
         self.memory_limit = limit
+
+    def resize(
+        self,
+        replica: Replica,
+        cpu_request: int,
+        cpu_limit: int | None,
+        memory_request: int | None = None,
+        memory_limit: int | None = None,
+    ) -> ResizeOutcome:
+        """Resize a running replica's requests and limits in place (KEP-1287), without a restart.
+
+        The kubelet admits it if the node has room (`Applied`), defers it while it does not fit
+        (`Deferred`), refuses what can never fit the node (`Infeasible`), and leaves a memory limit
+        below the working set accepted but not actuated (`InProgress`). An applied resize changes
+        the pod's CPU weight and cap on its node at once, and its memory request and limit.
+        """
+        if replica.state not in (ReplicaState.ACTIVE, ReplicaState.RESTARTING, ReplicaState.LAUNCHING):
+            return ResizeOutcome.INFEASIBLE
+        placement = self.replicas_launching.placement
+        if placement is not None:
+            outcome = placement.resize(replica, cpu_request, memory_request)
+        else:
+            outcome = self._resize_on_own_node(replica, cpu_request, memory_request)
+        if outcome is not ResizeOutcome.APPLIED:
+            return outcome
+        memory = replica.memory
+        if memory is not None and memory_limit is not None and memory_limit < memory.working_set:
+            return ResizeOutcome.IN_PROGRESS
+        self._apply_cpu(replica, cpu_request, cpu_limit)
+        replica.memory_request, replica.memory_limit = memory_request, memory_limit
+        if memory is not None:
+            memory.request, memory.limit = memory_request or 0, memory_limit
+            if memory.node is not None:
+                memory.node.attach(memory)  # its oom_score_adj follows the new request
+        return ResizeOutcome.APPLIED
+
+    def _resize_on_own_node(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome:
+        spec = self.spec.replica
+        node_cpu = implicit_node_millicores(replica.cpu_request, spec.node_cpu)
+        node_memory = spec.memory.node_memory if spec.memory is not None else None
+        if cpu_request > node_cpu or (node_memory is not None and (memory_request or 0) > node_memory):
+            return ResizeOutcome.INFEASIBLE
+        return ResizeOutcome.APPLIED
+
+    def _apply_cpu(self, replica: Replica, request: int, limit: int | None) -> None:
+        """The new CPU from now on: the capacity held so far is kept, the node re-weighs the pod."""
+        now = self.env.now()
+        cpu = replica.processing.cpu
+        if replica.activated_at is not None:
+            replica.capacity_core_ns = self._capacity_core_ns(replica)
+            replica.capacity_since = now
+        replica.cpu_request, replica.cpu_limit = request, limit
+        if not isinstance(cpu, ProcessorSharingCPU):
+            return  # a priority CPU keeps its cores (pods under priority scheduling sit alone on a node)
+        owner = cpu.owner
+        if isinstance(owner, NodeCPU):
+            owner.detach(cpu)
+            owner.attach(cpu, request, limit)
+        elif owner is None:
+            cap = pod_capacity(limit, implicit_node_millicores(request, self.spec.replica.node_cpu))
+            cpu.millicores = cap
+            cpu.set_cores(cap / 1000)
 
     def replace(self, replica: Replica) -> None:
         """Stop one replica and launch a replacement from the current template (a VPA eviction)."""

@@ -12,7 +12,7 @@ start it again, then becomes active once more.
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from typing import Protocol
 
 from skenario.core.clock import Timer
@@ -29,9 +29,21 @@ class Placement(Protocol):
     """Where a new replica must first be placed (a scheduler binding its pod to a node).
 
     `place` calls `placed` once the replica's pod is bound; until then the replica is Pending.
+    `resize` is the kubelet's admission of an in-place resize of a bound pod's requests.
     """
 
     def place(self, replica: Replica, placed: Callable[[], object]) -> None: ...
+
+    def resize(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome: ...
+
+
+class ResizeOutcome(StrEnum):
+    """What the kubelet makes of an in-place resize (KEP-1287, the pod's resize conditions)."""
+
+    APPLIED = "Applied"
+    DEFERRED = "Deferred"  # does not fit the node now; retried later
+    INFEASIBLE = "Infeasible"  # can never fit this node
+    IN_PROGRESS = "InProgress"  # accepted, not actuated (a memory limit below the usage)
 
 
 class ReplicaState(IntEnum):
@@ -47,6 +59,8 @@ class Replica(Entity):
 
     __slots__ = (
         "activated_at",
+        "capacity_core_ns",
+        "capacity_since",
         "cpu_limit",
         "cpu_request",
         "created_at",
@@ -82,6 +96,8 @@ class Replica(Entity):
         self.memory_request = memory_request  # bytes
         self.memory_limit = memory_limit
         self.activated_at: int | None = None  # when it first became active
+        self.capacity_core_ns = 0.0  # CPU held before `capacity_since` (a resize changed it then)
+        self.capacity_since: int | None = None
         self.ready_since: int | None = None  # when it last became active (after a restart, later)
         self.terminated_at: int | None = None
         self.state = ReplicaState.LAUNCHING

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -134,6 +134,29 @@ class SchedulingController:
             env.schedule("delete_pod", env.now(), self.pending, self.done, pod)
         elif pod in self.bound:
             env.schedule("finish_pod", env.now(), self.bound, self.done, pod)
+
+    def resize(self, pod: Pod, cpu: int | None, memory: int | None) -> str:
+        """The kubelet's admission of an in-place resize of a bound pod (KEP-1287, `canResizePod`).
+
+        "Infeasible" when the new requests exceed the node's allocatable, "Deferred" while they do
+        not fit beside the other pods, else "Applied": the snapshot counts the new requests from
+        now on. A pod not on a node has nothing to resize ("Infeasible").
+        """
+        snap = self.snapshot
+        if pod.node is None or pod.node not in snap.index:
+            return "Infeasible"
+        i = snap.index[pod.node]
+        resized = replace(pod.spec, cpu=cpu, memory=memory)
+        new, old = snap.request_of(resized), snap.request_of(pod.spec)
+        allocatable = snap.allocatable[i]
+        if (new > allocatable).any():
+            return "Infeasible"
+        if (snap.requested[i] - old + new > allocatable).any():
+            return "Deferred"
+        snap.release(pod.spec, i)
+        pod.spec = resized
+        snap.assume(resized, i)
+        return "Applied"
 
     def _arrived(self, pod: Pod) -> None:
         self.timeline.append(TimelineEvent(self.env.now(), "PodCreated", pod.name))

@@ -11,7 +11,10 @@
   limit keeps its ratio to the request; with `RequestsOnly` the memory target is capped at the
   limit (`capRecommendationToContainerLimit`) and the limit stays.
 - The updater (`updater.RunOnce`, every `updater_interval`, 1 min upstream) evicts the pods
-  `pods_to_evict` picks in Recreate and Auto modes; each is replaced from the new template.
+  `pods_to_evict` picks in Recreate and Auto modes; each is replaced from the new template. In
+  InPlaceOrRecreate it resizes the pods `pods_to_update` picks in place instead (their CPU share
+  and memory limit change at once, no restart), and evicts one only when its resize cannot be
+  done: Infeasible at once, Deferred for 5 minutes, InProgress for an hour (`fall_back_to_eviction`).
 
 Samples are weighted by the pod's request or not as the recommender is configured (upstream now
 uses a constant weight). HPA and VPA can act on the same workload, as in the seeds.
@@ -36,7 +39,9 @@ from skenario.autoscalers.vpa.updater import (
     DEFAULT_UPDATE_MODE,
     PodState,
     UpdateMode,
+    fall_back_to_eviction,
     pods_to_evict,
+    pods_to_update,
     request_at_creation,
 )
 from skenario.core.time import MINUTE
@@ -90,6 +95,7 @@ class VerticalPodAutoscaler:
     _state: AggregateContainerState | None = None
     _peaks: MemoryPeaks | None = None
     _containers: dict[int, ContainerMemory] = field(default_factory=dict)
+    _resizes: dict[int, tuple[str, int]] = field(default_factory=dict)  # pod -> stuck resize's condition, since
 
     def start(self, context: AutoscalerContext) -> None:
         self._context = context
@@ -98,7 +104,7 @@ class VerticalPodAutoscaler:
         context.subscribe(self._observe)
         context.subscribe_oom(self._oom_killed)
         context.clock.call_later(self.recommender_interval, self._recommend)
-        if self.spec.update_mode in (UpdateMode.RECREATE, UpdateMode.AUTO):
+        if self.spec.update_mode in (UpdateMode.RECREATE, UpdateMode.AUTO, UpdateMode.IN_PLACE_OR_RECREATE):
             context.clock.call_later(self.updater_interval, self._update)
 
     def _container(self, pod_id: int) -> ContainerMemory:
@@ -206,20 +212,50 @@ class VerticalPodAutoscaler:
             ]
             containers = {view.container for view in views.values()}
             resources = self._recommended_resources(self.recommendation)
-            evict = pods_to_evict(
-                pods,
-                {container: resources for container in containers},
-                self.spec.update_mode,
-                now,
-                configured_replicas=context.desired,
-                config=self.updater,
-                budget=context.eviction_budget(),
-            )
+            by_container = {container: resources for container in containers}
+            if self.spec.update_mode is UpdateMode.IN_PLACE_OR_RECREATE:
+                replicas = context.desired
+                chosen = pods_to_update(pods, by_container, now, configured_replicas=replicas, config=self.updater)
+                evict = [name for name in chosen if not self._resize(context, views[name], resources, now)]
+                budget = context.eviction_budget()
+                evict = [n for n in evict if budget is None or budget.evict(pending=False, ready=True)]
+            else:
+                evict = pods_to_evict(
+                    pods,
+                    by_container,
+                    self.spec.update_mode,
+                    now,
+                    configured_replicas=context.desired,
+                    config=self.updater,
+                    budget=context.eviction_budget(),
+                )
             for name in evict:
                 context.evict(views[name].id)
             if evict and self.decisions:
                 self.decisions[-1].evicted += len(evict)
         context.clock.call_later(self.updater_interval, self._update)
+
+    def _resize(self, context: AutoscalerContext, view: PodView, rec: RecommendedResources, now: int) -> bool:
+        """Try the pod's resize in place; False when it should be evicted instead (`CanEvictInPlacingPod`)."""
+        stuck = self._resizes.get(view.id)
+        if stuck is not None and fall_back_to_eviction(stuck[0], stuck[1], now):
+            del self._resizes[view.id]
+            return False
+        cpu = rec.target.get(CPU, view.cpu_request)
+        memory = rec.target.get(MEMORY, view.memory_request)
+        outcome = context.resize(
+            view.id,
+            cpu,
+            _proportional(view.cpu_limit, view.cpu_request, cpu, self.spec.controlled_values),
+            memory,
+            _proportional(view.memory_limit, view.memory_request, memory, self.spec.controlled_values),
+        )
+        if outcome == "Applied":
+            self._resizes.pop(view.id, None)
+            return True
+        if stuck is None or stuck[0] != outcome:
+            self._resizes[view.id] = (outcome, now)
+        return not fall_back_to_eviction(outcome, self._resizes[view.id][1], now)
 
     def _requests(self, view: PodView) -> dict[str, int]:
         requests = {CPU: view.cpu_request}
@@ -237,3 +273,10 @@ class VerticalPodAutoscaler:
             if rec is not None and name in controlled:
                 target[name], lower[name], upper[name] = rec.target, rec.lower_bound, rec.upper_bound
         return RecommendedResources(target, lower, upper)
+
+
+def _proportional(limit: int | None, request: int | None, new_request: int | None, controlled: str) -> int | None:
+    """`GetProportionalLimit`: the limit keeps its ratio to the request (RequestsAndLimits), else stays."""
+    if limit is None or not request or new_request is None or controlled == "RequestsOnly":
+        return limit
+    return max(new_request, round(limit * new_request / request))

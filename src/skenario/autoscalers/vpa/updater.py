@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from skenario.autoscalers.vpa.config import DEFAULT_UPDATER_CONFIG, UpdaterConfig
 from skenario.autoscalers.vpa.recommender import Recommendation, RecommendedResources
-from skenario.core.time import MINUTE
+from skenario.core.time import HOUR, MINUTE
 from skenario.model.disruption import EvictionBudget
 
 T = TypeVar("T")
@@ -29,12 +29,33 @@ T = TypeVar("T")
 
 class UpdateMode(StrEnum):
     """`spec.updatePolicy.updateMode`. Off: recommend only. Initial: set requests at pod creation
-    only. Recreate: also evict pods to apply new ones. Auto: deprecated, the same as Recreate."""
+    only. Recreate: also evict pods to apply new ones. Auto: deprecated, the same as Recreate.
+    InPlaceOrRecreate (VPA 1.4+): resize running pods in place, evicting only when that fails."""
 
     OFF = "Off"
     INITIAL = "Initial"
     RECREATE = "Recreate"
     AUTO = "Auto"
+    IN_PLACE_OR_RECREATE = "InPlaceOrRecreate"
+
+
+# pods_inplace_restriction.go: how long a resize may stay Deferred or InProgress before eviction.
+DEFERRED_RESIZE_UPDATE_TIMEOUT = 5 * MINUTE
+IN_PROGRESS_RESIZE_UPDATE_TIMEOUT = HOUR
+
+
+def fall_back_to_eviction(condition: str, since: int, now: int) -> bool:
+    """Whether a pod whose resize is stuck should be evicted instead; mirrors `CanEvictInPlacingPod`.
+
+    Infeasible (never fits its node) at once; Deferred (does not fit now) after 5 minutes;
+    InProgress (accepted, not actuated) after an hour; an applied resize never."""
+    if condition == "Infeasible":
+        return True
+    if condition == "Deferred":
+        return now - since > DEFERRED_RESIZE_UPDATE_TIMEOUT
+    if condition == "InProgress":
+        return now - since > IN_PROGRESS_RESIZE_UPDATE_TIMEOUT
+    return False
 
 
 # vpa_api_util.GetUpdateMode: an unset mode is Recreate.
@@ -215,15 +236,8 @@ def pods_to_evict(
     restriction = EvictionRestriction(
         pods, configured_replicas, min_replicas=config.min_replicas, eviction_tolerance=config.eviction_tolerance
     )
-    queued: list[tuple[PodState, PodPriority]] = []
-    for pod in pods:
-        if not restriction.can_evict(pod):
-            continue
-        priority = get_update_priority(pod.requests, recommendation)
-        if is_update_admitted(pod, priority, now, config):
-            queued.append((pod, priority))
     evicted: list[str] = []
-    for pod in sort_by_update_priority(queued):
+    for pod in _queue(pods, recommendation, now, config, restriction):
         if not restriction.can_evict(pod):  # re-checked, as RunOnce's CanEvict before Evict
             continue
         if budget is not None and not budget.evict(pending=pod.pending, ready=not pod.pending):
@@ -231,6 +245,45 @@ def pods_to_evict(
         restriction.evict(pod)
         evicted.append(pod.name)
     return evicted
+
+
+def pods_to_update(
+    pods: Sequence[PodState],
+    recommendation: Mapping[str, RecommendedResources],
+    now: int,
+    *,
+    configured_replicas: int | None = None,
+    config: UpdaterConfig = DEFAULT_UPDATER_CONFIG,
+) -> list[str]:
+    """The names of the pods one InPlaceOrRecreate pass resizes, in order: the same queue and the
+    same disruption tolerance as evictions (`CanInPlaceUpdate`, with `in-place-skip-disruption-budget`
+    false), but no PodDisruptionBudget, as a resize is no eviction."""
+    restriction = EvictionRestriction(
+        pods, configured_replicas, min_replicas=config.min_replicas, eviction_tolerance=config.eviction_tolerance
+    )
+    chosen: list[str] = []
+    for pod in _queue(pods, recommendation, now, config, restriction):
+        if restriction.evict(pod):
+            chosen.append(pod.name)
+    return chosen
+
+
+def _queue(
+    pods: Sequence[PodState],
+    recommendation: Mapping[str, RecommendedResources],
+    now: int,
+    config: UpdaterConfig,
+    restriction: EvictionRestriction,
+) -> list[PodState]:
+    """The pods the restriction lets go that `is_update_admitted` accepts, highest priority first."""
+    queued: list[tuple[PodState, PodPriority]] = []
+    for pod in pods:
+        if not restriction.can_evict(pod):
+            continue
+        priority = get_update_priority(pod.requests, recommendation)
+        if is_update_admitted(pod, priority, now, config):
+            queued.append((pod, priority))
+    return sort_by_update_priority(queued)
 
 
 def request_at_creation(mode: UpdateMode | None, recommendation: Recommendation | None) -> int | None:

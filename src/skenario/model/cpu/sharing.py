@@ -137,6 +137,11 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
         if self._owner is not None:
             self._owner.demand_changed(self)
 
+    @property
+    def owner(self) -> CapacityOwner | None:
+        """What sets its capacity now (its node's sharing, a CFS quota), or None."""
+        return self._owner
+
     def share(self, owner: CapacityOwner | None) -> None:
         """From now on `owner` (a node's sharing, a CFS quota) sets `cores` as the demand changes; None: no one."""
         self._owner = owner

@@ -22,7 +22,7 @@ from skenario.model.cpu.node import NodeCPU
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget
 from skenario.model.memory import NodeMemory
-from skenario.model.replicas import Replica, ReplicaState
+from skenario.model.replicas import Replica, ReplicaState, ResizeOutcome
 from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
@@ -101,6 +101,13 @@ class ClusterPlacement:
         pod = self.controller.create(spec, owner=replica)
         self._placed[pod] = placed
         self._pod_of[replica] = pod
+
+    def resize(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome:
+        """The kubelet's admission of the replica's pod's in-place resize, against its node's room."""
+        pod = self._pod_of.get(replica)
+        if pod is None:
+            return ResizeOutcome.INFEASIBLE
+        return ResizeOutcome(self.controller.resize(pod, cpu_request, memory_request))
 
     def _bound(self, pod: Pod) -> None:
         placed = self._placed.pop(pod, None)

@@ -54,7 +54,7 @@ class ResourcePolicy(Spec):
 
 
 class UpdatePolicy(Spec):
-    update_mode: Literal["Off", "Initial", "Recreate", "Auto"] = "Auto"
+    update_mode: Literal["Off", "Initial", "Recreate", "Auto", "InPlaceOrRecreate"] = "Auto"
     min_replicas: int | None = Field(None, gt=0)
 
 
