@@ -178,3 +178,20 @@ def test_without_memory_modelled_a_vpa_recommends_cpu_only() -> None:
 
 def test_a_memory_config_of_one_hour_spaces_the_peaks() -> None:
     assert MemoryConfig(aggregation_interval=HOUR).aggregation_interval == HOUR
+
+
+def test_under_requests_only_the_target_stops_at_the_limit_and_the_crash_loop_goes_on() -> None:
+    """capRecommendationToContainerLimit: the request may rise to the 384Mi limit but not past it,
+    and the limit does not move, so the 400Mi container keeps dying (a human must raise the limit)."""
+    policy = (
+        "      spec:\n"
+        "        updatePolicy: {updateMode: Recreate}\n"
+        '        resourcePolicy: {containerPolicies: [{containerName: "*", controlledValues: RequestsOnly}]}\n'
+    )
+    text = VPA_SCENARIO.replace("      spec: {updatePolicy: {updateMode: Recreate}}\n", policy)
+    simulation = Simulation(parse_scenario(text))
+    simulation.run()
+    model = simulation.model
+    assert model.memory_limit == 384 * MB
+    assert model.memory_request is not None and 256 * MB < model.memory_request <= 384 * MB
+    assert model.replicas_active.count() == 0 and model.oom_kills > 10

@@ -130,7 +130,9 @@ class VerticalPodAutoscaler:
         assert context is not None and self._state is not None
         controlled = self.spec.controlled_resources
         if self._state.total_samples_count:
-            self.recommendation = recommend(self._state, self.recommender, policy=self.spec.policy)
+            cpu_limit = next((p.cpu_limit for p in context.pods() if p.cpu_limit is not None), None)
+            policy = self._capped_to_limit(self.spec.policy, cpu_limit)
+            self.recommendation = recommend(self._state, self.recommender, policy=policy)
             target = request_at_creation(self.spec.update_mode, self.recommendation)
             if CPU in controlled and target is not None and target != context.cpu_request:
                 context.set_cpu(target, self._limit_for(target))
@@ -156,17 +158,23 @@ class VerticalPodAutoscaler:
     def _recommend_memory(self, context: AutoscalerContext) -> None:
         assert self._peaks is not None and self._state is not None
         limit = self._memory_limit()
-        policy = self.spec.memory_policy
-        if self.spec.controlled_values == "RequestsOnly" and limit is not None:
-            # capRecommendationToContainerLimit: a request may not pass the limit it cannot move.
-            cap = policy.max_allowed if policy is not None and policy.max_allowed else limit
-            policy = ContainerResourcePolicy(policy.min_allowed if policy else None, min(cap, limit))
+        policy = self._capped_to_limit(self.spec.memory_policy, limit)
         self.memory_recommendation = recommend_memory(
             self._peaks, self._state, self.recommender, self.memory, policy=policy
         )
         target = request_at_creation(self.spec.update_mode, self.memory_recommendation)
         if MEMORY in self.spec.controlled_resources and target is not None and target != context.memory_request:
             context.set_memory(target, self._memory_limit_for(target, limit))
+
+    def _capped_to_limit(
+        self, policy: ContainerResourcePolicy | None, limit: int | None
+    ) -> ContainerResourcePolicy | None:
+        """Under RequestsOnly the recommendation may not pass the limit it cannot move
+        (`capRecommendationToContainerLimit`): the limit joins the policy's maxAllowed."""
+        if self.spec.controlled_values != "RequestsOnly" or limit is None:
+            return policy
+        cap = min(policy.max_allowed, limit) if policy is not None and policy.max_allowed else limit
+        return ContainerResourcePolicy(policy.min_allowed if policy is not None else None, cap)
 
     def _memory_limit(self) -> int | None:
         assert self._context is not None
@@ -190,7 +198,7 @@ class VerticalPodAutoscaler:
         pods = context.pods()
         limit = next((p.cpu_limit for p in pods if p.cpu_limit is not None), None)
         if limit is None or self.spec.controlled_values == "RequestsOnly":
-            return limit if limit is None or limit >= request else request
+            return limit  # RequestsOnly: the target was capped at it
         reference = next((p.cpu_request for p in pods if p.cpu_limit is not None), request)
         return max(request, round(limit * request / reference))
 
