@@ -174,6 +174,11 @@ class ClusterPlacement:
 
     # -- results ---------------------------------------------------------------------------------
 
+    @property
+    def node_memories(self) -> dict[str, NodeMemory]:
+        """Each node's memory account, by node name (nodes that have had a pod with memory modelled)."""
+        return dict(self._node_memories)
+
     def summary(self) -> SchedulingSummary:
         return summarize(self.controller, self.env.now())
 
