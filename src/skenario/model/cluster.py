@@ -4,7 +4,8 @@ It owns the stocks and the accounts that span replicas (CPU busy and capacity in
 logic lives in the stocks. Random quantities come from named streams of the scenario's seed:
 `cpu-time`, `io-time` (`cpu-time/<class>`, `io-time/<class>` with request classes),
 `request-classes`, `routing`, `launch.<stage>`, and with memory `memory.baseline`,
-`memory.per-request` and `restart.<stage>` (a restarted container's start and readiness).
+`memory.per-request` and `restart.<stage>` (a restarted container's start and readiness), and
+`endpoint-propagation` (how long routers keep a deleted replica).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from skenario.model.cpu.node import NodeCPU, implicit_node_millicores, pod_capac
 from skenario.model.cpu.quota import CfsQuota
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget, budget_status
+from skenario.model.endpoints import StaleEndpoints
 from skenario.model.memory import CrashLoopBackOff, NodeMemory, PodMemory
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.processing import ClassWork, RequestsProcessing
@@ -115,6 +117,7 @@ class ClusterModel:
         self.replicas_launching.placement = placement
         self.replicas_terminated = ReplicasTerminated(env)
         self.replicas_terminating = ReplicasTerminating(env, replica.termination_grace, self.replicas_terminated)
+        self.replicas_terminating.pre_stop = replica.pre_stop_sleep
         self.replicas_restarting = ReplicasRestarting(env, self.replicas_active, self._restart_delay)
         self.replicas_restarting.on_restarting.append(self._container_killed)
         self.replica_set = ReplicaSet(
@@ -132,7 +135,15 @@ class ClusterModel:
         self.requests_failed = RequestsFailed()
         self.requests_buffered = RequestsBuffered(spec.routing.buffer_capacity)
         choose = make_chooser(spec.routing, self.replicas_active, uniform)
+        self.stale_endpoints: StaleEndpoints | None = None
+        if spec.routing.endpoint_propagation is not None:
+            propagation = sampler(spec.routing.endpoint_propagation, streams.generator("endpoint-propagation"))
+            self.stale_endpoints = StaleEndpoints(env, propagation, replica.pre_stop_sleep)
+            choose = self.stale_endpoints.chooser(self.replicas_active, choose, uniform)
+            self.replicas_terminating.on_terminating.append(self.stale_endpoints.deleted)
         self.requests_routing = RequestsRouting(env, choose, self.requests_buffered, self.requests_failed)
+        if self.stale_endpoints is not None:
+            self.requests_routing.accepts = self.stale_endpoints.accepts
         self.timeouts: RequestTimeouts | None = None
         if requests.timeout is not None:
             self.timeouts = RequestTimeouts(env, requests.timeout, self._expire)
@@ -388,6 +399,7 @@ class ClusterModel:
         """A new spec for what is made from now on: replicas' concurrency and queue, and the grace period."""
         self.spec = spec
         self.replicas_terminating.grace = spec.replica.termination_grace
+        self.replicas_terminating.pre_stop = spec.replica.pre_stop_sleep
 
     def metrics_down(self) -> None:
         """The metrics pipeline fails: samples in transit and to come are lost, the sink empties."""

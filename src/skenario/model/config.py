@@ -60,6 +60,7 @@ class ReplicaSpec:
     queue_capacity: int | None = None  # requests waiting for a slot; None is unbounded
     launch: tuple[LaunchStage, ...] = ()
     termination_grace: int = 30 * SECOND  # Kubernetes' terminationGracePeriodSeconds default
+    pre_stop_sleep: int = 0  # ns a stopping replica keeps accepting requests before it stops (a preStop sleep)
     cpu_scheduling: CpuScheduling = CpuScheduling.PROCESSOR_SHARING
     memory_request: int | None = None  # bytes
     memory_limit: int | None = None  # bytes; the kernel OOM-kills the container above it
@@ -108,6 +109,8 @@ class RoutingSpec:
     policy: RoutingPolicy = RoutingPolicy.ROUND_ROBIN
     choices: int = 2  # least requests: replicas compared per request (Envoy's default is 2)
     buffer_capacity: int = 1000  # 0: fail at once when no replica is active
+    # From a replica's deletion until the routers stop sending it requests; None: at once.
+    endpoint_propagation: Distribution | None = None
 
 
 @dataclass(frozen=True)

@@ -271,13 +271,14 @@ class ReplicasRestarting(KeyedStock[Replica]):
 class ReplicasTerminating(KeyedStock[Replica]):
     """Replicas shutting down: no new requests; done when drained or when the grace period ends."""
 
-    __slots__ = ("_crashing", "_env", "_graces", "_terminated", "_timers", "grace", "on_terminating")
+    __slots__ = ("_crashing", "_env", "_graces", "_terminated", "_timers", "grace", "on_terminating", "pre_stop")
 
     def __init__(self, env: Environment, grace: int, terminated: ReplicasTerminated) -> None:
         super().__init__("ReplicasTerminating", "Replica")
         self._env = env
         self.on_terminating: list[ReplicaHook] = []
         self.grace = grace  # for replicas that begin terminating from now on
+        self.pre_stop = 0  # ns of preStop sleep before the container stops and drains
         self._terminated = terminated
         self._timers: dict[Replica, Timer] = {}
         self._crashing: dict[Replica, str] = {}  # replica -> why its requests fail
@@ -294,7 +295,15 @@ class ReplicasTerminating(KeyedStock[Replica]):
             return
         grace, reason = self._graces.pop(entity, (self.grace, "replica_terminated"))
         self._timers[entity] = self._env.call_later(grace, lambda: self._grace_over(entity, reason))
-        entity.processing.drain(lambda: self._finish(entity))
+        if self.pre_stop and reason == "replica_terminated":
+            # The preStop sleep runs first (part of the grace period); the container drains after it.
+            self._env.call_later(self.pre_stop, lambda: self._drain(entity))
+        else:
+            self._drain(entity)
+
+    def _drain(self, entity: Replica) -> None:
+        if entity in self._items and entity in self._timers:
+            entity.processing.drain(lambda: self._finish(entity))
 
     def crash(self, replica: Replica, reason: str = "replica_killed") -> None:
         """The replica dies without draining: now if it is terminating, else as soon as it gets here."""

@@ -150,9 +150,11 @@ class RequestsRouting:
 
     With no active replica the request goes to the buffer, or fails if it is full; with no room
     on the chosen replica it fails. A request holds this stock only for the instant of arrival.
+    `accepts`, when set (endpoints that outlive their pods' readiness), says whether the chosen
+    replica still takes connections; a request sent to one that does not fails as `refused`.
     """
 
-    __slots__ = ("_buffer", "_choose", "_env", "_failed", "_n", "kind_stocked", "name")
+    __slots__ = ("_buffer", "_choose", "_env", "_failed", "_n", "accepts", "kind_stocked", "name")
 
     def __init__(
         self,
@@ -168,6 +170,7 @@ class RequestsRouting:
         self._buffer = buffer
         self._failed = failed
         self._n = 0
+        self.accepts: Callable[[Any], bool] | None = None
 
     def count(self) -> int:
         return self._n
@@ -182,6 +185,10 @@ class RequestsRouting:
             return
         replica = self._choose()
         if replica is not None:
+            if self.accepts is not None and not self.accepts(replica):
+                entity.failure = "refused"
+                env.schedule("request_failed", now, self, self._failed, entity)
+                return
             processing = replica.processing
             if processing.capacity is None or processing.has_room():
                 entity.processing = processing

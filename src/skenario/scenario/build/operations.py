@@ -45,6 +45,7 @@ _PATCHABLE_WORKLOAD = {
     "concurrency",
     "queue_capacity",
     "termination_grace_period",
+    "pre_stop_sleep",
 }
 
 

@@ -262,6 +262,12 @@ class Workload(_Spec):
     termination_grace_period: Duration = Field(
         30 * SECOND, ge=0, description="How long a stopping replica drains before its requests are cut off."
     )
+    pre_stop_sleep: Duration = Field(
+        0,
+        ge=0,
+        description="A preStop sleep: a stopping replica keeps accepting requests this long, then drains "
+        "(within terminationGracePeriod). 0: none, Kubernetes' default.",
+    )
     cpu_scheduling: CpuScheduling = Field(
         CpuScheduling.PROCESSOR_SHARING,
         description="ProcessorSharing (every request on the CPU progresses), PriorityPreemptive or "
@@ -339,13 +345,19 @@ class Workload(_Spec):
                 queue_capacity=self.queue_capacity,
                 launch=self.launch.stages(),
                 termination_grace=self.termination_grace_period,
+                pre_stop_sleep=self.pre_stop_sleep,
                 cpu_scheduling=self.cpu_scheduling,
                 node_cpu=self.node.cpu if self.node is not None else IMPLICIT_NODE_MILLICORES,
                 cfs_quota_period=self.cfs_quota_period,
             ),
             initial_replicas=self.replicas,
             initial_ready=self.initial_ready,
-            routing=RoutingSpec(RoutingPolicy(routing.policy), routing.choices, routing.buffer_capacity),
+            routing=RoutingSpec(
+                RoutingPolicy(routing.policy),
+                routing.choices,
+                routing.buffer_capacity,
+                routing.endpoint_propagation.build() if routing.endpoint_propagation is not None else None,
+            ),
             metrics=MetricsSpec(metrics.interval, metrics.first_after, metrics.lag),
             disruption_budget=disruption_budget,
         )
@@ -358,6 +370,12 @@ class Routing(_Spec):
     choices: int = Field(2, ge=1, description="leastRequests: replicas compared per request (Envoy: 2).")
     buffer_capacity: int = Field(
         1000, ge=0, description="Requests held while no replica is active (Knative's activator); 0: fail them."
+    )
+    endpoint_propagation: RandomDuration | None = Field(
+        None,
+        description="From a replica's deletion until routers (kube-proxy, ingresses, meshes) stop sending it "
+        "requests: '1s', or a distribution. Requests it gets once stopped fail as `refused`. null: at once "
+        "(production: about a second, with a tail to tens of seconds).",
     )
 
 
