@@ -25,6 +25,7 @@ from skenario.model.disruption import EvictionBudget, budget_status
 from skenario.model.endpoints import StaleEndpoints
 from skenario.model.memory import CrashLoopBackOff, NodeMemory, PodMemory
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
+from skenario.model.probes import ready_at
 from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
     Placement,
@@ -103,7 +104,7 @@ class ClusterModel:
         per_request = memory.per_request if memory else None
         self._per_request = sampler(per_request, streams.generator("memory.per-request")) if per_request else None
         self._restart_stages = [
-            sampler(stage.duration, streams.generator(f"restart.{stage.name}"))
+            (stage.name, sampler(stage.duration, streams.generator(f"restart.{stage.name}")))
             for stage in replica.launch
             if stage.name in RESTART_STAGES
         ]
@@ -115,6 +116,7 @@ class ClusterModel:
         self.on_oom_kill: list[Callable[[Replica], object]] = []  # told of each container the kernel kills
         self.replicas_launching = ReplicasLaunching(env, stages, self.replicas_active)
         self.replicas_launching.placement = placement
+        self.replicas_launching.probe = replica.readiness_probe
         self.replicas_terminated = ReplicasTerminated(env)
         self.replicas_terminating = ReplicasTerminating(env, replica.termination_grace, self.replicas_terminated)
         self.replicas_terminating.pre_stop = replica.pre_stop_sleep
@@ -236,7 +238,12 @@ class ClusterModel:
         """From the kill to ready again: the kubelet's back-off, then the container's start and readiness."""
         now = self.env.now()
         backoff = self._backoffs.setdefault(replica, CrashLoopBackOff())
-        return backoff.restart_at(now) - now + sum(stage() for stage in self._restart_stages)
+        durations = {name: stage() for name, stage in self._restart_stages}
+        started = backoff.restart_at(now) + durations.get("containerStart", 0)
+        warm_up = durations.get("readiness", 0)
+        probe = self.spec.replica.readiness_probe
+        ready = started + warm_up if probe is None else ready_at(started, warm_up, probe)
+        return ready - now
 
     def _kubelet_evicts(self, replica: Replica) -> None:
         """The kubelet evicts the pod under node memory pressure: 1 s to drain, then its ReplicaSet replaces it."""

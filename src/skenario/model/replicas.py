@@ -20,6 +20,7 @@ from skenario.core.entity import Entity
 from skenario.core.environment import Environment
 from skenario.core.stocks import FifoStock, KeyedStock, Sink, Source
 from skenario.model.memory import PodMemory
+from skenario.model.probes import ReadinessProbe, ready_at
 from skenario.model.processing import RequestsProcessing
 
 ReplicaHook = Callable[["Replica"], object]
@@ -141,7 +142,7 @@ class ReplicasLaunching(KeyedStock[Replica]):
     those in `instant` (the initial replicas of a run that starts ready) then skip the stages.
     """
 
-    __slots__ = ("_active", "_env", "_stages", "instant", "placement")
+    __slots__ = ("_active", "_env", "_stages", "instant", "placement", "probe")
 
     def __init__(self, env: Environment, stages: list[tuple[str, Callable[[], int]]], active: ReplicasActive) -> None:
         super().__init__("ReplicasLaunching", "Replica")
@@ -150,6 +151,7 @@ class ReplicasLaunching(KeyedStock[Replica]):
         self._active = active
         self.placement: Placement | None = None
         self.instant: set[int] = set()
+        self.probe: ReadinessProbe | None = None  # with one, the pod is ready at a probe (model/probes.py)
 
     def add(self, entity: Replica) -> None:
         self._items[entity] = None
@@ -176,14 +178,19 @@ class ReplicasLaunching(KeyedStock[Replica]):
         stages = self._stages
         env = self._env
         if entity.stage >= len(stages):  # no stages at all
-            env.schedule("finish_launching", env.now(), self, self._active, entity)
+            at = env.now() if self.probe is None else ready_at(env.now(), 0, self.probe)
+            env.schedule("finish_launching", at, self, self._active, entity)
             return
-        _, duration = stages[entity.stage]
+        name, duration = stages[entity.stage]
         at = env.now() + duration()
         if entity.stage + 1 < len(stages):
             env.schedule("launch_stage", at, self, self, entity, stages[entity.stage + 1][0])
-        else:
-            env.schedule("finish_launching", at, self, self._active, entity)
+            return
+        if self.probe is not None:
+            # The readiness stage is the application's warm-up; a probe finds it ready.
+            started, warm_up = (env.now(), at - env.now()) if name == "readiness" else (at, 0)
+            at = ready_at(started, warm_up, self.probe)
+        env.schedule("finish_launching", at, self, self._active, entity)
 
     def stage_of(self, replica: Replica) -> str | None:
         """The launch stage a launching replica is in."""

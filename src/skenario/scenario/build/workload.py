@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
-from skenario.scenario.format.scenario import Resources, ScenarioSpec, Workload
+from skenario.scenario.format.scenario import ProbeSpec, Resources, ScenarioSpec, Workload
 from skenario.scenario.io import load_document, validate_document
 
 DEPLOYMENT_SHAPE = "a manifest is a mapping with apiVersion: apps/v1, kind: Deployment and spec"
@@ -36,6 +36,11 @@ def with_deployment(workload: Workload, base_dir: Path) -> Workload:
         if any(v is not None for v in limits.values()):
             resources["limits"] = {k: v for k, v in limits.items() if v is not None}
         update["resources"] = Resources.model_validate(resources)
+    probe = manifest.container(workload.container, file=path).readiness_probe
+    if "readiness_probe" not in workload.model_fields_set and probe is not None:
+        update["readiness_probe"] = validate_document(
+            probe, ProbeSpec, f"{path}: the container's readinessProbe", "a readinessProbe mapping"
+        )
     return workload.model_copy(update=update)
 
 

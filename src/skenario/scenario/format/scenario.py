@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal, NamedTuple
 
-from pydantic import Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
 from skenario.autoscalers.base import DEFAULT_CONTAINER
 from skenario.core.time import SECOND
@@ -44,6 +44,7 @@ from skenario.model.config import (
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
 from skenario.model.disruption import DisruptionBudget
 from skenario.model.memory import IMPLICIT_NODE_MEMORY
+from skenario.model.probes import ReadinessProbe
 from skenario.scenario.format.autoscalers import AutoscalerSpec
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
@@ -78,6 +79,24 @@ class ResourceLimits(_Spec):
     memory: ByteQuantity | None = Field(
         None, gt=0, description="Above this working set the kernel OOM-kills the container (with workload.memory)."
     )
+
+
+class ProbeSpec(_Spec):
+    """A container's `readinessProbe`, as in a Pod spec: its timing, with Kubernetes' defaults.
+
+    The handler (httpGet, tcpSocket, exec, grpc) is accepted and not read: the probe succeeds once
+    the application has warmed up (the launch's readiness duration)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)  # the handler and the rest: accepted, not read
+
+    initial_delay_seconds: int = Field(0, ge=0, description="Probes before this are skipped.")
+    period_seconds: int = Field(10, ge=1, description="Between probes, from the container's start.")
+    success_threshold: int = Field(1, ge=1, description="Successes in a row to turn Ready.")
+    failure_threshold: int = Field(3, ge=1, description="Failures in a row to turn not Ready (not modelled yet).")
+    timeout_seconds: int = Field(1, ge=1, description="A probe's timeout (not modelled yet).")
+
+    def build(self) -> ReadinessProbe:
+        return ReadinessProbe(self.initial_delay_seconds * SECOND, self.period_seconds * SECOND, self.success_threshold)
 
 
 class MemoryUse(_Spec):
@@ -262,6 +281,12 @@ class Workload(_Spec):
     termination_grace_period: Duration = Field(
         30 * SECOND, ge=0, description="How long a stopping replica drains before its requests are cut off."
     )
+    readiness_probe: ProbeSpec | None = Field(
+        None,
+        description="The container's readinessProbe: the pod turns ready only at a probe, every periodSeconds "
+        "(default 10) from its start, once launch.readiness has passed. Absent: ready when launch.readiness ends "
+        "(read from the Deployment manifest when one is given).",
+    )
     pre_stop_sleep: Duration = Field(
         0,
         ge=0,
@@ -346,6 +371,7 @@ class Workload(_Spec):
                 launch=self.launch.stages(),
                 termination_grace=self.termination_grace_period,
                 pre_stop_sleep=self.pre_stop_sleep,
+                readiness_probe=self.readiness_probe.build() if self.readiness_probe is not None else None,
                 cpu_scheduling=self.cpu_scheduling,
                 node_cpu=self.node.cpu if self.node is not None else IMPLICIT_NODE_MILLICORES,
                 cfs_quota_period=self.cfs_quota_period,

@@ -7,7 +7,7 @@ the only / first container) from the user's own manifest; fields the scenario se
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import ConfigDict, Field
 
@@ -46,6 +46,7 @@ class DeploymentContainer(Spec):
 
     name: str
     resources: ContainerResources | None = None
+    readiness_probe: dict[str, Any] | None = None
 
 
 class DeploymentPodSpec(Spec):
@@ -84,22 +85,25 @@ class DeploymentManifest(Spec):
         """The container the simulation models: the one named, else the first."""
         return container if container is not None else self.spec.template.spec.containers[0].name
 
+    def container(self, container: str | None, *, file: str) -> DeploymentContainer:
+        """The named container, else the first; an unknown name is an error naming the ones there."""
+        containers = self.spec.template.spec.containers
+        if container is None:
+            return containers[0]
+        match = [c for c in containers if c.name == container]
+        if not match:
+            names = ", ".join(c.name for c in containers)
+            raise ScenarioError(
+                f"the Deployment has no container of that name; it has {names}",
+                file=file,
+                field="workload.container",
+                value=container,
+            )
+        return match[0]
+
     def resources(self, container: str | None, *, file: str) -> ReadResources:
         """The named (or only / first) container's CPU and memory requests and limits."""
-        containers = self.spec.template.spec.containers
-        chosen = containers[0]
-        if container is not None:
-            match = [c for c in containers if c.name == container]
-            if not match:
-                names = ", ".join(c.name for c in containers)
-                raise ScenarioError(
-                    f"the Deployment has no container of that name; it has {names}",
-                    file=file,
-                    field="workload.container",
-                    value=container,
-                )
-            chosen = match[0]
-        resources = chosen.resources
+        resources = self.container(container, file=file).resources
         if resources is None:
             return ReadResources()
         none = _Quantities.model_validate({})
