@@ -197,27 +197,23 @@ class ClusterContext:
         return self._clock
 
     def pods(self) -> list[PodView]:
-        views = []
-        for replica in self._model.replicas.values():
-            if replica.state is ReplicaState.TERMINATED:
-                continue
-            views.append(
-                PodView(
-                    id=replica.id,
-                    name=replica.name,
-                    phase=_PHASES[replica.state],
-                    ready=replica.state is ReplicaState.ACTIVE,
-                    started_at=replica.created_at,
-                    ready_since=replica.killed_at if replica.state is ReplicaState.RESTARTING else replica.ready_since,
-                    cpu_request=replica.cpu_request,
-                    cpu_limit=replica.cpu_limit,
-                    container=self._container,
-                    memory_request=replica.memory_request,
-                    memory_limit=replica.memory_limit,
-                    last_oom=replica.last_run,
-                )
-            )
-        return views
+        return [self._view(r) for r in self._model.replicas.values() if r.state is not ReplicaState.TERMINATED]
+
+    def _view(self, replica: Replica) -> PodView:
+        return PodView(
+            id=replica.id,
+            name=replica.name,
+            phase=_PHASES[replica.state],
+            ready=replica.state is ReplicaState.ACTIVE,
+            started_at=replica.created_at,
+            ready_since=replica.killed_at if replica.state is ReplicaState.RESTARTING else replica.ready_since,
+            cpu_request=replica.cpu_request,
+            cpu_limit=replica.cpu_limit,
+            container=self._container,
+            memory_request=replica.memory_request,
+            memory_limit=replica.memory_limit,
+            last_oom=replica.last_run,
+        )
 
     def samples(self) -> dict[int, Sample]:
         return dict(self._model.metrics_sink.latest)
@@ -271,10 +267,8 @@ class ClusterContext:
 
     def subscribe_oom(self, fn: Callable[[PodView], object]) -> None:
         def feed(replica: Replica) -> None:
-            if not self.closed:
-                view = next((v for v in self.pods() if v.id == replica.id), None)
-                if view is not None:
-                    fn(view)
+            if not self.closed and replica.state is not ReplicaState.TERMINATED:
+                fn(self._view(replica))
 
         self._model.on_oom_kill.append(feed)
 

@@ -175,14 +175,10 @@ class PodMemory:
 
     def kill(self) -> None:
         """The kernel kills the container: its memory is free, and its owner hears of it."""
-        if not self.running:
-            return
-        self.running = False
-        freed, self.working_set = self.working_set, 0
-        if self.node is not None:
-            self.node.changed(self, -freed)
-        if self.on_oom is not None:
-            self.on_oom()
+        if self.running:
+            self.stop()
+            if self.on_oom is not None:
+                self.on_oom()
 
     def stop(self) -> None:
         """The container stops (its pod ends): its memory is free."""
@@ -190,7 +186,7 @@ class PodMemory:
             self.running = False
             freed, self.working_set = self.working_set, 0
             if self.node is not None:
-                self.node.changed(self, -freed)
+                self.node.changed(-freed)
 
     def _change(self, delta: int) -> None:
         limit = self.limit
@@ -203,7 +199,7 @@ class PodMemory:
         if self.working_set > self.peak:
             self.peak = self.working_set
         if self.node is not None:
-            self.node.changed(self, delta)
+            self.node.changed(delta)
 
 
 class NodeMemory:
@@ -252,14 +248,14 @@ class NodeMemory:
         pod.node = self
         pod.oom_adj = oom_score_adj(pod.qos, pod.request, self.capacity)
         if pod.working_set:
-            self.changed(pod, pod.working_set)
+            self.changed(pod.working_set)
 
     def detach(self, pod: PodMemory) -> None:
         if self.pods.pop(pod, 0) is None:
             self.used -= pod.working_set
             pod.node = None
 
-    def changed(self, pod: PodMemory, delta: int) -> None:
+    def changed(self, delta: int) -> None:
         self.used += delta
         if delta <= 0:
             return

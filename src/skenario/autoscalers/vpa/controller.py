@@ -129,15 +129,16 @@ class VerticalPodAutoscaler:
         context = self._context
         assert context is not None and self._state is not None
         controlled = self.spec.controlled_resources
+        pods = context.pods()
         if self._state.total_samples_count:
-            cpu_limit = next((p.cpu_limit for p in context.pods() if p.cpu_limit is not None), None)
-            policy = self._capped_to_limit(self.spec.policy, cpu_limit)
+            request, limit = _reference(pods, CPU)
+            policy = self._capped_to_limit(self.spec.policy, limit)
             self.recommendation = recommend(self._state, self.recommender, policy=policy)
             target = request_at_creation(self.spec.update_mode, self.recommendation)
             if CPU in controlled and target is not None and target != context.cpu_request:
-                context.set_cpu(target, self._limit_for(target))
+                context.set_cpu(target, _proportional(limit, request, target, self.spec.controlled_values))
         if self._containers:  # memory samples or OOM kills: a container that dies at once has no CPU history
-            self._recommend_memory(context)
+            self._recommend_memory(context, pods)
         cpu, memory = self.recommendation, self.memory_recommendation
         if (cpu is not None or memory is not None) and len(self.decisions) < self.keep_decisions:
             self.decisions.append(
@@ -155,16 +156,16 @@ class VerticalPodAutoscaler:
             )
         context.clock.call_later(self.recommender_interval, self._recommend)
 
-    def _recommend_memory(self, context: AutoscalerContext) -> None:
+    def _recommend_memory(self, context: AutoscalerContext, pods: list[PodView]) -> None:
         assert self._peaks is not None and self._state is not None
-        limit = self._memory_limit()
+        request, limit = _reference(pods, MEMORY)
         policy = self._capped_to_limit(self.spec.memory_policy, limit)
         self.memory_recommendation = recommend_memory(
             self._peaks, self._state, self.recommender, self.memory, policy=policy
         )
         target = request_at_creation(self.spec.update_mode, self.memory_recommendation)
         if MEMORY in self.spec.controlled_resources and target is not None and target != context.memory_request:
-            context.set_memory(target, self._memory_limit_for(target, limit))
+            context.set_memory(target, _proportional(limit, request, target, self.spec.controlled_values))
 
     def _capped_to_limit(
         self, policy: ContainerResourcePolicy | None, limit: int | None
@@ -175,32 +176,6 @@ class VerticalPodAutoscaler:
             return policy
         cap = min(policy.max_allowed, limit) if policy is not None and policy.max_allowed else limit
         return ContainerResourcePolicy(policy.min_allowed if policy is not None else None, cap)
-
-    def _memory_limit(self) -> int | None:
-        assert self._context is not None
-        return next((p.memory_limit for p in self._context.pods() if p.memory_limit is not None), None)
-
-    def _memory_limit_for(self, request: int, limit: int | None) -> int | None:
-        """`GetProportionalLimit` under RequestsAndLimits: the limit keeps its ratio to the request."""
-        assert self._context is not None
-        if limit is None or self.spec.controlled_values == "RequestsOnly":
-            return limit
-        pods = self._context.pods()
-        reference = next((p.memory_request for p in pods if p.memory_limit is not None and p.memory_request), None)
-        if not reference:
-            return limit
-        return max(request, round(limit * request / reference))
-
-    def _limit_for(self, request: int) -> int | None:
-        """Keep the limit's ratio to the request (RequestsAndLimits), or leave it (RequestsOnly)."""
-        context = self._context
-        assert context is not None
-        pods = context.pods()
-        limit = next((p.cpu_limit for p in pods if p.cpu_limit is not None), None)
-        if limit is None or self.spec.controlled_values == "RequestsOnly":
-            return limit  # RequestsOnly: the target was capped at it
-        reference = next((p.cpu_request for p in pods if p.cpu_limit is not None), request)
-        return max(request, round(limit * request / reference))
 
     def _update(self) -> None:
         context = self._context
@@ -281,6 +256,16 @@ class VerticalPodAutoscaler:
             if rec is not None and name in controlled:
                 target[name], lower[name], upper[name] = rec.target, rec.lower_bound, rec.upper_bound
         return RecommendedResources(target, lower, upper)
+
+
+def _reference(pods: list[PodView], resource: str) -> tuple[int | None, int | None]:
+    """The (request, limit) of the first pod with a limit on `resource`: the ratio a new limit keeps."""
+    for pod in pods:
+        if resource == CPU and pod.cpu_limit is not None:
+            return pod.cpu_request, pod.cpu_limit
+        if resource == MEMORY and pod.memory_limit is not None:
+            return pod.memory_request, pod.memory_limit
+    return None, None
 
 
 def _proportional(limit: int | None, request: int | None, new_request: int | None, controlled: str) -> int | None:
