@@ -42,6 +42,7 @@ class RequestsProcessing:
         "_env",
         "_failed",
         "_free",
+        "_held",
         "_items",
         "_on_drained",
         "_request_memory",
@@ -92,11 +93,13 @@ class RequestsProcessing:
         self._on_drained: Callable[[], object] | None = None
         self.memory: PodMemory | None = None
         self._request_memory: Callable[[], int] | None = None
+        self._held: dict[Request, int] | None = None  # bytes each request holds, with memory per request
 
     def hold_memory(self, memory: PodMemory, per_request: Callable[[], int] | None) -> None:
         """Account the replica's working set here: each request adds a draw of `per_request` while held."""
         self.memory = memory
         self._request_memory = per_request
+        self._held = {} if per_request is not None else None
 
     def count(self) -> int:
         return len(self._items)
@@ -123,9 +126,10 @@ class RequestsProcessing:
         self._area_at = now
         items[entity] = None
         self.arrived += 1
-        if self._request_memory is not None:
-            assert self.memory is not None
-            entity.memory = amount = self._request_memory()
+        held = self._held
+        if held is not None:
+            assert self.memory is not None and self._request_memory is not None
+            held[entity] = amount = self._request_memory()
             self.memory.grow(amount)
         if self._free:
             self._free -= 1
@@ -145,8 +149,10 @@ class RequestsProcessing:
         self._area += len(items) * (now - self._area_at)
         self._area_at = now
         del items[entity]
-        if self.memory is not None and entity.memory:
-            self.memory.shrink(entity.memory)
+        held = self._held
+        if held is not None:
+            assert self.memory is not None
+            self.memory.shrink(held.pop(entity, 0))
         stage = entity.stage
         if stage != WAITING:  # it held a slot; a waiting one is skipped when its turn comes
             if stage == CPU:

@@ -32,7 +32,7 @@ DONE = 5
 class Request(Entity):
     """A request. `failure` names why it failed, if it did."""
 
-    __slots__ = ("arrived_at", "cls", "failure", "memory", "processing", "stage")
+    __slots__ = ("arrived_at", "cls", "failure", "processing", "stage")
     kind = "Request"
 
     def __init__(self, id: int, arrived_at: int, cls: int = 0) -> None:
@@ -42,7 +42,6 @@ class Request(Entity):
         self.stage = ROUTING
         self.processing: Processing | None = None  # where routing sent it, for a timeout to take it from
         self.failure: str | None = None
-        self.memory = 0  # bytes it holds on its replica, when the workload models memory
 
 
 class Processing(ThroughStock["Request"], Protocol):
