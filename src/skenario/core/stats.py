@@ -14,19 +14,30 @@ from collections.abc import Iterator
 _BITS = 8
 _EXACT = 1 << _BITS  # values below this have a bucket each
 _HALF = _EXACT >> 1
+_NO_MIN = 1 << 64  # an empty histogram's min and max: above and below any latency in ns
+_NO_MAX = -1
 
 
 class LatencyHistogram:
     """Counts of non-negative integers (nanoseconds) in log-linear buckets."""
 
-    __slots__ = ("_counts", "count", "max", "min", "total")
+    __slots__ = ("_counts", "_max", "_min", "count", "total")
 
     def __init__(self) -> None:
         self._counts: list[int] = [0] * _EXACT
         self.count = 0
         self.total = 0
-        self.min: int | None = None
-        self.max: int | None = None
+        # Sentinels rather than None, so `record` (once per request) compares without a test first.
+        self._min = _NO_MIN
+        self._max = _NO_MAX
+
+    @property
+    def min(self) -> int | None:
+        return self._min if self.count else None
+
+    @property
+    def max(self) -> int | None:
+        return self._max if self.count else None
 
     def record(self, value: int) -> None:
         if value < _EXACT:
@@ -35,15 +46,17 @@ class LatencyHistogram:
             shift = value.bit_length() - _BITS
             index = shift * _HALF + (value >> shift)
         counts = self._counts
-        if index >= len(counts):
+        try:
+            counts[index] += 1
+        except IndexError:
             counts.extend([0] * (index + 1 - len(counts)))
-        counts[index] += 1
+            counts[index] += 1
         self.count += 1
         self.total += value
-        if self.min is None or value < self.min:
-            self.min = value
-        if self.max is None or value > self.max:
-            self.max = value
+        if value < self._min:
+            self._min = value
+        if value > self._max:
+            self._max = value
 
     @staticmethod
     def bucket_bounds(index: int) -> tuple[int, int]:
@@ -63,7 +76,6 @@ class LatencyHistogram:
             raise ValueError(f"percentile must be in (0, 100], got {q}")
         if self.count == 0:
             return None
-        assert self.min is not None and self.max is not None
         rank = max(1, math.ceil(q / 100 * self.count))
         seen = 0
         for index, n in enumerate(self._counts):
@@ -71,8 +83,8 @@ class LatencyHistogram:
             if seen >= rank:
                 low, high = self.bucket_bounds(index)
                 middle = (low + high - 1) // 2
-                return min(max(middle, self.min), self.max)
-        return self.max
+                return min(max(middle, self._min), self._max)
+        return self._max
 
     def mean(self) -> float | None:
         return self.total / self.count if self.count else None
@@ -88,7 +100,5 @@ class LatencyHistogram:
             self._counts[i] += n
         self.count += other.count
         self.total += other.total
-        for v in (other.min, other.max):
-            if v is not None:
-                self.min = v if self.min is None else min(self.min, v)
-                self.max = v if self.max is None else max(self.max, v)
+        self._min = min(self._min, other._min)
+        self._max = max(self._max, other._max)

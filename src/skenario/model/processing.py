@@ -37,7 +37,6 @@ class RequestsProcessing:
 
     __slots__ = (
         "_area",
-        "_area_at",
         "_complete",
         "_env",
         "_failed",
@@ -88,8 +87,9 @@ class RequestsProcessing:
             preemptive = scheduling is CpuScheduling.PRIORITY_PREEMPTIVE
             self.cpu = PriorityCPU(env, millicores, self._cpu_done, name=f"CPU[{name}]", preemptive=preemptive)
         self.arrived = 0
+        # The integral of requests held is the sum of each one's time here: the departure times of
+        # those gone minus the arrival times of all, plus now for each still here (in_flight_area).
         self._area = 0
-        self._area_at = env.now()
         self._on_drained: Callable[[], object] | None = None
         self.memory: PodMemory | None = None
         self._request_memory: Callable[[], int] | None = None
@@ -116,15 +116,11 @@ class RequestsProcessing:
 
     def in_flight_area(self) -> int:
         """Integral of the number of requests held, in request-ns, up to now."""
-        now = self._env.now()
-        return self._area + len(self._items) * (now - self._area_at)
+        return self._area + len(self._items) * self._env.now()
 
     def add(self, entity: Request) -> None:
-        items = self._items
-        now = self._env._now
-        self._area += len(items) * (now - self._area_at)
-        self._area_at = now
-        items[entity] = None
+        self._items[entity] = None
+        self._area -= self._env._now
         self.arrived += 1
         held = self._held
         if held is not None:
@@ -145,10 +141,8 @@ class RequestsProcessing:
         items = self._items
         if entity is None or entity not in items:
             return None
-        now = self._env._now
-        self._area += len(items) * (now - self._area_at)
-        self._area_at = now
         del items[entity]
+        self._area += self._env._now
         held = self._held
         if held is not None:
             assert self.memory is not None
