@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from skenario.core.clock import Clock, Timer
 from skenario.model.cluster import ClusterModel
 from skenario.model.disruption import EvictionBudget
@@ -69,6 +71,7 @@ class PodCounters:
 
     request_ns: int
     requests: int
+    started_at: int = 0  # when the pod started (its age decides whether Knative's scraper prefers it)
 
 
 class AutoscalerContext(Protocol):
@@ -143,8 +146,28 @@ class AutoscalerContext(Protocol):
         """Requests waiting in the activator-like buffer for a pod to become ready."""
         ...
 
+    def buffered_request_ns(self) -> int:
+        """The integral of `buffered_requests` over time, in request-ns: its rate is their mean number."""
+        ...
+
     def counters(self) -> dict[int, PodCounters]:
         """Each ready pod's running totals now, by pod id (what Knative's autoscaler scrapes)."""
+        ...
+
+    def set_sks_mode(self, proxy: bool) -> None:
+        """Knative: route every request through the activator (Proxy) or straight to the pods (Serve).
+
+        Without an activator in front of the pods this does nothing.
+        """
+        ...
+
+    def subscribe_activator(self, fn: Callable[[], object]) -> None:
+        """Call `fn` each time the activator takes a request (Knative; never called without one)."""
+        ...
+
+    @property
+    def random(self) -> np.random.Generator:
+        """The autoscaler's own random stream, drawn from the scenario's seed."""
         ...
 
 
@@ -182,10 +205,12 @@ class ClusterContext:
         model: ClusterModel,
         on_action: Callable[..., object] | None = None,
         container: str = DEFAULT_CONTAINER,
+        random: np.random.Generator | None = None,
     ) -> None:
         self._model = model
         self._on_action = on_action
         self._container = container
+        self._random = random if random is not None else np.random.default_rng(0)
         self.closed = False
         self._clock = _ClosableClock(model.env, self)
 
@@ -312,11 +337,36 @@ class ClusterContext:
     def buffered_requests(self) -> int:
         return self._model.requests_buffered.count()
 
+    def buffered_request_ns(self) -> int:
+        return self._model.requests_buffered.held_area()
+
     def counters(self) -> dict[int, PodCounters]:
         return {
-            replica.id: PodCounters(replica.processing.in_flight_area(), replica.processing.arrived)
+            replica.id: PodCounters(replica.processing.in_flight_area(), replica.processing.arrived, replica.created_at)
             for replica in self._model.replicas_active
         }
+
+    def set_sks_mode(self, proxy: bool) -> None:
+        activator = self._model.activator
+        if activator is not None and not self.closed and activator.in_path != proxy:
+            if self._on_action is not None:
+                self._on_action("set_sks_mode", mode="Proxy" if proxy else "Serve")
+            activator.in_path = proxy
+
+    def subscribe_activator(self, fn: Callable[[], object]) -> None:
+        activator = self._model.activator
+        if activator is None:
+            return
+
+        def feed(request: object) -> None:
+            if not self.closed:
+                fn()
+
+        activator.on_request.append(feed)
+
+    @property
+    def random(self) -> np.random.Generator:
+        return self._random
 
 
 class _ClosableClock:

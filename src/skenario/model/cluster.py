@@ -17,6 +17,7 @@ from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
 from skenario.core.time import SECOND
+from skenario.model.activator import Activator
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
 from skenario.model.cpu.node import NodeCPU, implicit_node_millicores, pod_capacity, qos_class
 from skenario.model.cpu.quota import CfsQuota
@@ -135,7 +136,15 @@ class ClusterModel:
         classes = len(requests.classes)
         self.requests_complete = RequestsComplete(env, classes)
         self.requests_failed = RequestsFailed()
-        self.requests_buffered = RequestsBuffered(spec.routing.buffer_capacity)
+        self.activator: Activator | None = None
+        if spec.activator is not None:
+            self.activator = Activator(
+                env, self.requests_failed, spec.activator.container_concurrency, uniform, spec.routing.buffer_capacity
+            )
+            self.replicas_active.on_deactivate.append(self.activator.pod_gone)
+        self.requests_buffered = (
+            self.activator if self.activator is not None else RequestsBuffered(env, spec.routing.buffer_capacity)
+        )
         choose = make_chooser(spec.routing, self.replicas_active, uniform)
         self.stale_endpoints: StaleEndpoints | None = None
         if spec.routing.endpoint_propagation is not None:
@@ -194,6 +203,10 @@ class ClusterModel:
             capacity=spec.queue_capacity,
             scheduling=spec.cpu_scheduling,
         )
+        if self.activator is not None:
+            # Knative's queue-proxy: its breaker's queue overflows with a 503; the activator hears who leaves.
+            processing.overflow = "queue_proxy_overflow"
+            processing.on_leave = self.activator.left
         if spec.cfs_quota_period is not None and self.cpu_limit is not None:
             # The limit is a quota per period, not a smooth cap: the quota owns the CPU's capacity.
             assert isinstance(processing.cpu, ProcessorSharingCPU), "a CFS quota drives processor sharing"
@@ -259,8 +272,11 @@ class ClusterModel:
         if replica.memory is not None:
             replica.memory.start()
         self.metrics_ticker.start(replica)
+        if self.activator is not None:  # it sends what it holds into the pod's free slots
+            self.activator.pod_ready(replica)
+            return
         env = self.env
-        # Requests the activator held go out again through routing, oldest first.
+        # Requests the buffer held go out again through routing, oldest first.
         for request in self.requests_buffered.oldest_first():
             if request.stage != BUFFERED:
                 continue  # already on its way out, sent by another replica's activation

@@ -98,6 +98,10 @@ class RequestSpec:
     classes: tuple[RequestClass, ...] = ()
 
 
+PLAIN_BUFFER_CAPACITY = 1000
+"""Requests held while no replica is active, without Knative's activator (which holds 10,000)."""
+
+
 class RoutingPolicy(StrEnum):
     ROUND_ROBIN = "roundRobin"
     RANDOM = "random"
@@ -110,7 +114,7 @@ class RoutingSpec:
 
     policy: RoutingPolicy = RoutingPolicy.ROUND_ROBIN
     choices: int = 2  # least requests: replicas compared per request (Envoy's default is 2)
-    buffer_capacity: int = 1000  # 0: fail at once when no replica is active
+    buffer_capacity: int = PLAIN_BUFFER_CAPACITY  # 0: fail at once when no replica is active
     # From a replica's deletion until the routers stop sending it requests; None: at once.
     endpoint_propagation: Distribution | None = None
 
@@ -125,6 +129,13 @@ class MetricsSpec:
 
 
 @dataclass(frozen=True)
+class ActivatorSpec:
+    """Knative's activator in front of the pods (model/activator.py): slots per pod from containerConcurrency."""
+
+    container_concurrency: int = 0  # 0: no per-pod limit (the throttler's infinite breaker)
+
+
+@dataclass(frozen=True)
 class ClusterSpec:
     """Everything the ClusterModel needs besides the clock, the arrivals and the random streams."""
 
@@ -135,3 +146,4 @@ class ClusterSpec:
     routing: RoutingSpec = field(default_factory=RoutingSpec)
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
     disruption_budget: DisruptionBudget | None = None  # the workload's PodDisruptionBudget, if it has one
+    activator: ActivatorSpec | None = None  # Knative's activator holds requests (else a plain buffer)

@@ -54,6 +54,8 @@ class RequestsProcessing:
         "kind_stocked",
         "memory",
         "name",
+        "on_leave",
+        "overflow",
     )
 
     def __init__(
@@ -94,6 +96,8 @@ class RequestsProcessing:
         self.memory: PodMemory | None = None
         self._request_memory: Callable[[], int] | None = None
         self._held: dict[Request, int] | None = None  # bytes each request holds, with memory per request
+        self.overflow = "replica_queue_full"  # the cause of a request that finds the queue full
+        self.on_leave: Callable[[Request], object] | None = None  # told of each request that leaves
 
     def hold_memory(self, memory: PodMemory, per_request: Callable[[], int] | None) -> None:
         """Account the replica's working set here: each request adds a draw of `per_request` while held."""
@@ -155,6 +159,8 @@ class RequestsProcessing:
                 self._release_slot()
             else:
                 self._free += 1
+        if self.on_leave is not None:
+            self.on_leave(entity)
         if self._on_drained is not None and not items:
             on_drained, self._on_drained = self._on_drained, None
             on_drained()

@@ -15,6 +15,7 @@ from itertools import dropwhile
 from operator import gt
 from typing import Any, Protocol
 
+from skenario.core.clock import Clock
 from skenario.core.entity import Entity
 from skenario.core.environment import Environment
 from skenario.core.stats import LatencyHistogram
@@ -53,6 +54,11 @@ class Processing(ThroughStock["Request"], Protocol):
 
     @property
     def capacity(self) -> int | None: ...
+
+    @property
+    def overflow(self) -> str:
+        """The failure cause of a request that finds no room: its queue is full."""
+        ...
 
     def has_room(self) -> bool: ...
 
@@ -125,13 +131,20 @@ class RequestsFailed(Sink[Request]):
 
 
 class RequestsBuffered(KeyedStock[Request]):
-    """Requests waiting for a replica to become active, in arrival order, up to `capacity`."""
+    """Requests waiting for a replica to become active, in arrival order, up to `capacity`.
 
-    __slots__ = ("capacity",)
+    `in_path` is True when routing sends every request here, not only those arriving while no
+    replica is active: Knative's activator in Proxy mode (model/activator.py).
+    """
 
-    def __init__(self, capacity: int) -> None:
+    __slots__ = ("_area", "_clock", "capacity")
+    in_path = False
+
+    def __init__(self, clock: Clock, capacity: int) -> None:
         super().__init__("RequestsBuffered", "Request")
+        self._clock = clock
         self.capacity = capacity
+        self._area = 0  # departure times of those gone minus arrival times of all (see held_area)
 
     def has_room(self) -> bool:
         return len(self._items) < self.capacity
@@ -139,6 +152,17 @@ class RequestsBuffered(KeyedStock[Request]):
     def add(self, entity: Request) -> None:
         entity.stage = BUFFERED
         self._items[entity] = None
+        self._area -= self._clock.now()
+
+    def remove(self, entity: Request | None = None) -> Request | None:
+        request = super().remove(entity)
+        if request is not None:
+            self._area += self._clock.now()
+        return request
+
+    def held_area(self) -> int:
+        """Integral of the requests held over time, in request-ns, up to now (its rate is their mean number)."""
+        return self._area + len(self._items) * self._clock.now()
 
     def oldest_first(self) -> list[Request]:
         return list(self._items)
@@ -182,6 +206,9 @@ class RequestsRouting:
         if entity.failure is not None:  # it timed out in the instant it left the buffer
             env.schedule("request_failed", now, self, self._failed, entity)
             return
+        if self._buffer.in_path:  # the activator takes every request
+            self._to_buffer(entity, now)
+            return
         replica = self._choose()
         if replica is not None:
             if self.accepts is not None and not self.accepts(replica):
@@ -193,9 +220,14 @@ class RequestsRouting:
                 entity.processing = processing
                 env.schedule("send_to_replica", now, self, processing, entity)
                 return
-            entity.failure = "replica_queue_full"
+            entity.failure = processing.overflow
             env.schedule("request_failed", now, self, self._failed, entity)
-        elif self._buffer.has_room():
+        else:
+            self._to_buffer(entity, now)
+
+    def _to_buffer(self, entity: Request, now: int) -> None:
+        env = self._env
+        if self._buffer.has_room():
             env.schedule("buffer_request", now, self, self._buffer, entity)
         else:
             entity.failure = "buffer_full" if self._buffer.capacity else "no_active_replica"

@@ -30,7 +30,7 @@ from skenario.scenario.build.autoscalers import build_autoscalers
 from skenario.scenario.build.operations import Objects, Planner, Step
 from skenario.scenario.build.placement import ClusterPlacement
 from skenario.scenario.build.traffic import OPEN_HORIZON, build_arrivals
-from skenario.scenario.build.workload import spec_with_deployment
+from skenario.scenario.build.workload import resolve_spec
 from skenario.scenario.format.autoscalers import autoscaler_names
 from skenario.scenario.format.cluster import PodSchedulingSpec
 from skenario.scenario.format.events import Event
@@ -86,7 +86,7 @@ class Simulation:
         self.scenario = scenario
         self.scenario_text = scenario_text if scenario_text is not None else yaml.safe_dump(scenario.document)
         self.base_dir = base_dir
-        spec = spec_with_deployment(scenario.spec, base_dir)
+        spec = resolve_spec(scenario.spec, base_dir)
         self.spec = spec
         self._container = spec.workload.container_name
         self.seed = spec.seed if seed is None else seed
@@ -260,7 +260,8 @@ class Simulation:
                 detail["action"] = action
                 self.timeline.add(self.env.now(), name, Operation.DECISION, "workload", action, detail)
 
-        context = ClusterContext(self.model, on_action=record, container=self._container)
+        random = self.streams.generator(f"autoscaler.{name}")
+        context = ClusterContext(self.model, on_action=record, container=self._container, random=random)
         self.autoscalers[name] = autoscaler
         self._decisions_taken[name] = 0
         self._contexts[name] = context

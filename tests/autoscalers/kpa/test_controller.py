@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from skenario.autoscalers.base import PodCounters
 from skenario.autoscalers.kpa.config import KPAConfig
-from skenario.core.time import MINUTE, SECOND
+from skenario.autoscalers.kpa.controller import KnativePodAutoscaler, population_mean_sample_size, scrape_sample
+from skenario.core.time import MILLISECOND, MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.format.manifests.kpa import kpa_config
 from skenario.scenario.loader import load_scenario, parse_scenario
@@ -114,3 +117,106 @@ spec:
     simulation.run()
     # 100/s × 200 ms = 20 requests in flight; at 70% of a target of 5 that is ceil(20 / 3.5) = 6 pods.
     assert simulation.model.desired == 6
+
+
+# -- the data path: one containerConcurrency, the activator in the path, the poke, the scraper ----------------
+
+BURST = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: burst}
+spec:
+  duration: 4m
+  seed: 3
+  workload:
+    replicas: 0
+    resources: {requests: {cpu: 1000m}}
+    request: {cpuTime: 200ms, timeout: 120s}
+    launch: {scheduling: 500ms, imagePull: 0s, containerStart: 3s, readiness: 1s}
+  traffic: {type: poisson, rate: 50/s, start: 30s, stop: 3m}
+  autoscalers:
+    - type: kpa
+      containerConcurrency: 1
+"""
+
+
+def test_a_burst_from_zero_with_one_slot_per_pod_ends_near_the_need_with_p99_near_the_cold_start() -> None:
+    """The issue's case: 50/s of 200 ms is 10 requests in flight, so ceil(10 / 0.7) = 15 pods at
+    70% of one slot each. The backlog of the cold start (about 4.5 s: scheduling, start, readiness
+    and the first scrape) goes out slot by slot as pods become ready, so once the panic is over
+    the revision settles near 15 pods, and only the requests of the cold start wait long: p99 is
+    the cold start, not tens of seconds."""
+    simulation = Simulation(parse_scenario(BURST))
+    summary = simulation.run()
+    frame = simulation.recorder.frame()
+    settled = frame.loc[(frame.index > 150) & (frame.index <= 180), "replicas_active"]
+    assert settled.min() >= 14 and settled.max() <= 17
+    assert summary.requests_failed == 0
+    assert summary.latency_p99_ns is not None and summary.latency_p99_ns < 7 * SECOND
+
+
+def test_one_container_concurrency_sets_queue_proxy_the_activator_and_the_kpa() -> None:
+    simulation = Simulation(parse_scenario(BURST))
+    workload = simulation.spec.workload
+    assert (workload.concurrency, workload.queue_capacity) == (1, 10)  # queue-proxy: CC slots, 10 × CC queued
+    assert simulation.model.activator is not None and simulation.model.activator.container_concurrency == 1
+    kpa = simulation.autoscalers["kpa"]
+    assert isinstance(kpa, KnativePodAutoscaler) and kpa.config.container_concurrency == 1
+
+
+def test_a_workload_concurrency_that_contradicts_container_concurrency_is_refused() -> None:
+    text = BURST.replace("    replicas: 0\n", "    replicas: 0\n    concurrency: 4\n")
+    with pytest.raises(ScenarioError) as raised:
+        Simulation(parse_scenario(text))
+    assert raised.value.field == "spec.autoscalers.0.containerConcurrency"
+    assert "spec.workload.concurrency" in str(raised.value)
+
+
+def test_a_request_at_zero_pokes_the_autoscaler_at_once() -> None:
+    """The activator reports the first request at once and, at scale 0, the decider runs then
+    (`MultiScaler.Poke`), not at the next 2 s tick."""
+    text = BURST.replace(
+        "{type: poisson, rate: 50/s, start: 30s, stop: 3m}", "{type: constant, rate: 1/s, start: 31500ms}"
+    )
+    simulation = Simulation(parse_scenario(text))
+    simulation.run(until="33s")
+    kpa = simulation.autoscalers["kpa"]
+    assert isinstance(kpa, KnativePodAutoscaler)
+    first = next(d for d in kpa.decisions if d.desired > 0)
+    # Traffic starting at 31.5 s at 1/s sends its first request at 32.5 s: decided then, not at 34 s.
+    assert first.at == 32500 * MILLISECOND
+
+
+@pytest.mark.parametrize(("burst_capacity", "in_path"), [(0, False), (-1, True)])
+def test_target_burst_capacity_decides_whether_the_activator_stays_in_the_path(
+    burst_capacity: int, in_path: bool
+) -> None:
+    """TBC 0: the excess burst capacity is 0, so with pods wanted the SKS serves directly; TBC -1:
+    it is -1 and the activator is always in the path (pkg/reconciler/autoscaling/kpa)."""
+    text = BURST.replace(
+        "containerConcurrency: 1\n",
+        f"containerConcurrency: 1\n      config: {{target-burst-capacity: {burst_capacity}}}\n",
+    )
+    simulation = Simulation(parse_scenario(text))
+    simulation.run(until="2m")
+    assert simulation.model.activator is not None and simulation.model.activator.in_path is in_path
+
+
+@pytest.mark.parametrize(
+    ("pods", "sample"), [(1, 1), (2, 2), (3, 3), (4, 4), (5, 4), (10, 7), (20, 9), (50, 12), (100, 14), (1000, 16)]
+)
+def test_the_scraper_samples_as_many_pods_as_upstream(pods: int, sample: int) -> None:
+    """`populationMeanSampleSize`: N up to 3, else ceil(N·X / (N + X − 1)) with X = 1.96² · 100 / 5²."""
+    assert population_mean_sample_size(pods) == sample
+
+
+def test_the_scraper_prefers_pods_older_than_the_stable_window() -> None:
+    random = np.random.default_rng(1)
+    now = 10 * MINUTE
+    old = {i: PodCounters(0, 0, started_at=0) for i in range(2)}
+    young = {i: PodCounters(0, 0, started_at=now - SECOND) for i in range(2, 10)}
+    chosen = scrape_sample({**old, **young}, now, MINUTE, random)
+    assert len(chosen) == 7 and len(set(chosen)) == 7
+    assert {0, 1} <= set(chosen)  # too few old pods: all of them, topped up with young ones
+    all_old = {i: PodCounters(0, 0, started_at=0) for i in range(10)}
+    assert len(set(scrape_sample(all_old, now, MINUTE, random))) == 7

@@ -1,20 +1,27 @@
 """Knative's autoscaler for one revision on the Clock: scrapes, decider ticks and the reconciler.
 
-- Every second (`stats_period`) it scrapes each ready pod's counters (queue-proxy's stats) and
-  the activator's buffer, and records the revision's total concurrency and requests per second
-  into the stable and panic windows (`MetricCollection.record`).
+- Every second (`stats_period`) it scrapes ready pods' counters (queue-proxy's stats) and the
+  activator's, and records the revision's total concurrency and requests per second into the
+  stable and panic windows (`MetricCollection.record`). Above three pods it scrapes a sample of
+  them, `population_mean_sample_size` of N, older pods first, and scales the sums by N / n
+  (`serviceScraper.scrapePods`, pkg/autoscaler/metrics/stats_scraper.go).
 - Every `tick_interval` (2 s) the decider (`KPADecider.scale`, autoscaler.go `Scale`) proposes a
   pod count, and the reconciler's rules (`reconcile_scale`, scaler.go) apply min / max / initial
   scale and scale to zero; the PodAutoscaler's Active condition and the SKS mode follow
-  (`compute_active_state`, `sks_mode`), as the KPA reconciler updates them.
-
-Requests arriving while no pod is ready wait in the activator-like buffer of the model; they count
-as the activator's concurrency, which is what scales a revision up from zero.
+  (`compute_active_state`, `sks_mode`), as the KPA reconciler updates them. The SKS mode puts the
+  model's activator in the request path (Proxy) or takes it out (Serve).
+- The activator reports the first request after an idle period at once (concurrency 1, count 1,
+  subtracted from its next report: `ConcurrencyReporter.getOrCreateStat`), and while the
+  revision's last scale is 0 each of its reports with requests runs the decider at once
+  (`MultiScaler.Poke`), so scaling from zero starts without waiting for a tick.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from skenario.autoscalers.base import AutoscalerContext, PodCounters
 from skenario.autoscalers.kpa.config import KPAConfig
@@ -57,16 +64,41 @@ class KnativePodAutoscaler:
     _decider: KPADecider[MetricCollection] | None = None
     _status: PAStatus | None = None
     _last_scrape: tuple[int, dict[int, PodCounters]] | None = None
+    _latest_scale: int = -1  # the decider's last proposal (`latestScale`); -1 before the first
+    _activator_reported: bool = False  # the activator has a stat for the revision this period
+    _activator_requests: int = 0  # requests the activator took since its last report
+    _first_request_adjust: float = 0.0  # what its immediate stat reported, taken off its next report
+    _held_area: int = 0  # the activator's held-request integral at the last scrape
 
     def start(self, context: AutoscalerContext) -> None:
         self._context = context
         now = context.clock.now()
         ready = sum(1 for pod in context.pods() if pod.ready)
         self._decider = KPADecider.from_config(self.config, now=now, ready_pods=ready)
-        self._status = PAStatus(PAState.ACTIVATING, now)
+        self._status = PAStatus(PAState.ACTIVATING, now, sks_proxy=True, proxy_since=now)
+        self._latest_scale = context.desired
         self._last_scrape = (now, context.counters())
+        self._held_area = context.buffered_request_ns()
+        context.set_sks_mode(proxy=True)  # an SKS starts in Proxy mode
+        context.subscribe_activator(self._activator_request)
         context.clock.call_later(self.stats_period, self._scrape)
         context.clock.call_later(self.config.tick_interval, self._tick)
+
+    def _activator_request(self) -> None:
+        """The activator took a request: the first since it was idle is reported at once, and pokes."""
+        assert self._context is not None and self._decider is not None
+        self._activator_requests += 1
+        if self._activator_reported:
+            return
+        self._activator_reported = True
+        self._first_request_adjust = 1.0
+        self._decider.metrics.record(self._context.clock.now(), 1.0, 1.0)
+        self._poke(1.0)
+
+    def _poke(self, activator_concurrency: float) -> None:
+        """`MultiScaler.Poke`: a revision whose last scale is 0 decides at once when the activator has requests."""
+        if self._latest_scale == 0 and activator_concurrency != 0:
+            self._decide()
 
     def _scrape(self) -> None:
         context = self._context
@@ -78,25 +110,47 @@ class KnativePodAutoscaler:
         concurrency = 0.0
         rps = 0.0
         if elapsed > 0:
-            for pod, totals in counters.items():
-                earlier = before.get(pod)
+            sampled = scrape_sample(counters, now, self.config.stable_window, context.random)
+            for pod in sampled:
+                totals, earlier = counters[pod], before.get(pod)
                 if earlier is not None:
                     concurrency += (totals.request_ns - earlier.request_ns) / elapsed
                     rps += (totals.requests - earlier.requests) * SECOND / elapsed
-        # The activator's own stat: the requests it holds for want of a ready pod.
-        concurrency += context.buffered_requests()
+            if sampled and len(sampled) < len(counters):  # Stat.average: the sample stands for every pod
+                concurrency *= len(counters) / len(sampled)
+                rps *= len(counters) / len(sampled)
+        # The activator's own report: the mean of the requests it held over the period, less what its
+        # immediate stat already said (what it proxies to pods is in their counters).
+        held_area = context.buffered_request_ns()
+        held = (held_area - self._held_area) / elapsed if elapsed > 0 else 0.0
+        self._held_area = held_area
+        activator = max(held - self._first_request_adjust, 0.0)
+        self._first_request_adjust = 0.0
+        if not held and not self._activator_requests:
+            self._activator_reported = False  # idle for the whole period: its stat for the revision goes
+        self._activator_requests = 0
+        concurrency += activator
         if counters or concurrency:
             self._decider.metrics.record(now, concurrency, rps)
         self._last_scrape = (now, counters)
         context.clock.call_later(self.stats_period, self._scrape)
+        self._poke(activator)
 
     def _tick(self) -> None:
+        assert self._context is not None
+        self._decide()
+        self._context.clock.call_later(self.config.tick_interval, self._tick)
+
+    def _decide(self) -> None:
+        """One pass of the decider and the reconciler (a tick's, or a poke's)."""
         context = self._context
         assert context is not None and self._decider is not None and self._status is not None
         now = context.clock.now()
         ready = sum(1 for pod in context.pods() if pod.ready)
         result = self._decider.scale(now, ready)
         proposed = result.desired_pod_count if result.scale_valid else SCALE_UNKNOWN
+        if result.scale_valid:
+            self._latest_scale = proposed
         status = self._status
         decision = reconcile_scale(self.config, proposed, status, now)
         if decision.apply and decision.scale >= 0:
@@ -105,6 +159,7 @@ class KnativePodAutoscaler:
         min_ready = active_threshold(self.config, status.scale_target_initialized)
         state = compute_active_state(status.state, want, ready, min_ready)
         proxy = sks_mode(want, result.excess_burst_capacity, state) == "Proxy"
+        context.set_sks_mode(proxy)
         self._status = PAStatus(
             state,
             status.since if state is status.state else now,
@@ -116,4 +171,29 @@ class KnativePodAutoscaler:
             self.decisions.append(
                 KPADecision(now, ready, proposed, context.desired, decision.apply, self._decider.in_panic, state.value)
             )
-        context.clock.call_later(self.config.tick_interval, self._tick)
+
+
+SAMPLE_SIZE_X = 1.96**2 * 100 / 5**2
+"""`sampleSize` (pkg/autoscaler/metrics/sample_size.go): critical value² × variance 100 / margin of error 5²."""
+
+
+def population_mean_sample_size(population: int) -> int:
+    """`populationMeanSampleSize`: N up to 3 pods, else ceil(N·X / (N + X − 1))."""
+    if population <= 3:
+        return max(population, 0)
+    return math.ceil(population * SAMPLE_SIZE_X / (population + SAMPLE_SIZE_X - 1))
+
+
+def scrape_sample(
+    counters: dict[int, PodCounters], now: int, stable_window: int, random: np.random.Generator
+) -> list[int]:
+    """The pods one scrape reads (`scrapePods`): pods older than the stable window first, at random
+    among them when there are enough, topped up with young ones at random otherwise."""
+    size = population_mean_sample_size(len(counters))
+    if size == len(counters):
+        return list(counters)
+    old = [pod for pod, totals in counters.items() if now - totals.started_at >= stable_window]
+    young = [pod for pod, totals in counters.items() if now - totals.started_at < stable_window]
+    if len(old) < size:
+        return old + [young[i] for i in random.permutation(len(young))[: size - len(old)]]
+    return [old[i] for i in random.permutation(len(old))[:size]]

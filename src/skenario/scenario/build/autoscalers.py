@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import yaml
 from pydantic import BaseModel
@@ -71,7 +71,7 @@ def _error(entry: ManifestOrSpec, base_dir: Path, field: str, path: str, message
 
 def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> HorizontalPodAutoscaler:
     spec: HPASpecModel = _spec(entry, base_dir, HorizontalPodAutoscalerManifest, HPA_SHAPE, field)
-    container, memory = pods
+    container, memory = pods.container, pods.memory
     if entry.ignore_unsimulated_metrics:
         kept = [metric for metric in spec.metrics if metric.unsimulated(container, memory) is None]
         if spec.metrics and not kept:
@@ -107,7 +107,16 @@ def build_vpa(entry: VpaAutoscaler, base_dir: Path, field: str, pods: SimulatedP
     )
 
 
-def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> KnativePodAutoscaler:
+class KnativeService(NamedTuple):
+    """What a KPA entry says of its revision: annotations, containerConcurrency (None: unset) and the manifest file."""
+
+    annotations: dict[str, str]
+    container_concurrency: int | None
+    file: str | None
+
+
+def knative_service(entry: KpaAutoscaler, base_dir: Path, field: str) -> KnativeService:
+    """The entry's revision settings, its own fields winning over its Knative Service manifest's."""
     annotations = dict(entry.annotations)
     concurrency = entry.container_concurrency
     file = None
@@ -119,8 +128,22 @@ def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, pods: SimulatedP
         annotations = {**from_file, **annotations}
         concurrency = concurrency if concurrency is not None else file_concurrency
         file = str(base_dir / entry.manifest) if isinstance(entry.manifest, str) else None
+    return KnativeService(annotations, concurrency, file)
+
+
+def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> KnativePodAutoscaler:
+    service = knative_service(entry, base_dir, field)
+    # One containerConcurrency for the revision: the workload's, which resolve_spec set from this entry.
+    concurrency = pods.concurrency or 0
+    if service.container_concurrency not in (None, concurrency):
+        raise ScenarioError(
+            f"containerConcurrency {service.container_concurrency} differs from the workload's concurrency "
+            f"({pods.concurrency or 'no limit'}); one setting drives the KPA, queue-proxy and the activator",
+            field=f"{field}.containerConcurrency",
+            value=service.container_concurrency,
+        )
     return KnativePodAutoscaler(
-        kpa_config(annotations, entry.config, container_concurrency=concurrency, field=field, file=file)
+        kpa_config(service.annotations, entry.config, container_concurrency=concurrency, field=field, file=service.file)
     )
 
 

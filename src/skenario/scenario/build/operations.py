@@ -27,7 +27,7 @@ from skenario.model.config import MetricsSpec
 from skenario.model.replicas import ReplicaState
 from skenario.scenario.build.autoscalers import build_autoscaler
 from skenario.scenario.build.traffic import build_arrivals
-from skenario.scenario.build.workload import with_deployment
+from skenario.scenario.build.workload import knative_concurrency, with_container_concurrency, with_deployment
 from skenario.scenario.format.autoscalers import AutoscalerSpec
 from skenario.scenario.format.events import Event, merge_patch, split_target
 from skenario.scenario.format.scenario import Metrics, ScenarioSpec, Workload
@@ -178,7 +178,9 @@ class Planner:
             )
         if not self.build:
             return lambda runtime: ""
-        cluster = after.cluster_spec(self.spec.routing, _validated(Metrics, objects.metrics, f"{at}.target"))
+        budget = self.spec.disruption_budget.build() if self.spec.disruption_budget is not None else None
+        metrics = _validated(Metrics, objects.metrics, f"{at}.target")
+        cluster = after.cluster_spec(self.spec.routing, metrics, budget, self.spec.knative)
         streams = self.streams
         work = None
         if before.request != after.request:
@@ -318,7 +320,12 @@ class Planner:
         return apply
 
     def _resolve(self, workload: Workload) -> Workload:
-        return with_deployment(workload, self.base_dir) if self.build else workload
+        if not self.build:
+            return workload
+        workload = with_deployment(workload, self.base_dir)
+        if self.spec.knative:
+            workload = with_container_concurrency(workload, knative_concurrency(self.spec, self.base_dir))
+        return workload
 
 
 def _replace_traffic(runtime: Runtime, arrivals: Any, message: str) -> str:

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skenario.errors import ScenarioError
+from skenario.scenario.build.autoscalers import knative_service
+from skenario.scenario.format.autoscalers import KpaAutoscaler
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
 from skenario.scenario.format.scenario import ProbeSpec, Resources, ScenarioSpec, Workload
 from skenario.scenario.io import load_document, validate_document
 
+QUEUE_PROXY_DEPTH_FACTOR = 10
+"""queue-proxy's breaker queues 10 requests per slot of containerConcurrency (`buildBreaker`)."""
 DEPLOYMENT_SHAPE = "a manifest is a mapping with apiVersion: apps/v1, kind: Deployment and spec"
 
 
@@ -44,7 +49,49 @@ def with_deployment(workload: Workload, base_dir: Path) -> Workload:
     return workload.model_copy(update=update)
 
 
-def spec_with_deployment(spec: ScenarioSpec, base_dir: Path) -> ScenarioSpec:
-    """The spec with the workload's Deployment manifest read in (scenario fields win)."""
+def with_container_concurrency(workload: Workload, declared: list[tuple[str, int | None]]) -> Workload:
+    """The workload of a Knative revision, with the one containerConcurrency its KPAs `declared` (field, value).
+
+    queue-proxy admits that many requests at once with a queue of 10 times as many behind
+    (`buildBreaker` in knative/serving pkg/queue/sharedmain/main.go); 0 means no limit and no queue.
+    The workload's `concurrency` may say the same, not something else.
+    """
+    concurrency = workload.concurrency  # None: no limit
+    source = "spec.workload.concurrency" if concurrency is not None else None
+    for field, value in declared:
+        if value is None:
+            continue
+        limit = value or None
+        if source is not None and limit != concurrency:
+            raise ScenarioError(
+                f"containerConcurrency {value} differs from {concurrency or 0} at {source}; one setting drives "
+                "the KPA, queue-proxy and the activator",
+                field=field,
+                value=value,
+            )
+        concurrency, source = limit, field
+    update: dict[str, object] = {"concurrency": concurrency}
+    if workload.queue_capacity is None and concurrency is not None:
+        update["queue_capacity"] = QUEUE_PROXY_DEPTH_FACTOR * concurrency
+    return workload.model_copy(update=update)
+
+
+def resolve_spec(spec: ScenarioSpec, base_dir: Path) -> ScenarioSpec:
+    """The spec as it runs: the Deployment manifest read in (scenario fields win) and, when a KPA scales
+    the workload, one containerConcurrency for the KPA, queue-proxy and the activator."""
     workload = with_deployment(spec.workload, base_dir)
+    if spec.knative:
+        workload = with_container_concurrency(workload, knative_concurrency(spec, base_dir))
     return spec if workload is spec.workload else spec.model_copy(update={"workload": workload})
+
+
+def knative_concurrency(spec: ScenarioSpec, base_dir: Path) -> list[tuple[str, int | None]]:
+    """The containerConcurrency each KPA entry declares (its own field or its manifest's), with where."""
+    declared = []
+    for index, entry in enumerate(spec.autoscalers):
+        if isinstance(entry, KpaAutoscaler):
+            field = f"spec.autoscalers.{index}"
+            declared.append(
+                (f"{field}.containerConcurrency", knative_service(entry, base_dir, field).container_concurrency)
+            )
+    return declared

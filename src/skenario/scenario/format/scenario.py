@@ -29,7 +29,10 @@ from pydantic import ConfigDict, Field, PrivateAttr, ValidatorFunctionWrapHandle
 
 from skenario.autoscalers.base import DEFAULT_CONTAINER
 from skenario.core.time import SECOND
+from skenario.model.activator import BREAKER_QUEUE_DEPTH
 from skenario.model.config import (
+    PLAIN_BUFFER_CAPACITY,
+    ActivatorSpec,
     ClusterSpec,
     CpuScheduling,
     LaunchStage,
@@ -45,7 +48,7 @@ from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
 from skenario.model.disruption import DisruptionBudget
 from skenario.model.memory import IMPLICIT_NODE_MEMORY
 from skenario.model.probes import ReadinessProbe
-from skenario.scenario.format.autoscalers import AutoscalerSpec
+from skenario.scenario.format.autoscalers import AutoscalerSpec, KpaAutoscaler
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.distributions import ConstantDistribution, RandomBytes, RandomDuration
@@ -248,6 +251,7 @@ class SimulatedPods(NamedTuple):
 
     container: str
     memory: bool = False  # whether a working set is modelled (spec.workload.memory)
+    concurrency: int | None = None  # requests one pod serves at once (containerConcurrency); None: no limit
 
 
 class Workload(_Spec):
@@ -338,11 +342,16 @@ class Workload(_Spec):
     @property
     def simulated(self) -> SimulatedPods:
         """What autoscalers may read of the pods: their container, and whether memory use is modelled."""
-        return SimulatedPods(self.container_name, self.memory is not None)
+        return SimulatedPods(self.container_name, self.memory is not None, self.concurrency)
 
     def cluster_spec(
-        self, routing: Routing, metrics: Metrics, disruption_budget: DisruptionBudget | None = None
+        self,
+        routing: Routing,
+        metrics: Metrics,
+        disruption_budget: DisruptionBudget | None = None,
+        knative: bool = False,
     ) -> ClusterSpec:
+        """What the model runs; `knative` puts Knative's activator in front of the pods (a KPA scales them)."""
         request = self.request
         resources = self.resources
         memory = self.memory
@@ -381,11 +390,14 @@ class Workload(_Spec):
             routing=RoutingSpec(
                 RoutingPolicy(routing.policy),
                 routing.choices,
-                routing.buffer_capacity,
+                routing.buffer_capacity
+                if routing.buffer_capacity is not None
+                else (BREAKER_QUEUE_DEPTH if knative else PLAIN_BUFFER_CAPACITY),
                 routing.endpoint_propagation.build() if routing.endpoint_propagation is not None else None,
             ),
             metrics=MetricsSpec(metrics.interval, metrics.first_after, metrics.lag),
             disruption_budget=disruption_budget,
+            activator=ActivatorSpec(self.concurrency or 0) if knative else None,
         )
 
 
@@ -394,8 +406,11 @@ class Routing(_Spec):
 
     policy: Literal["roundRobin", "random", "leastRequests"] = "roundRobin"
     choices: int = Field(2, ge=1, description="leastRequests: replicas compared per request (Envoy: 2).")
-    buffer_capacity: int = Field(
-        1000, ge=0, description="Requests held while no replica is active (Knative's activator); 0: fail them."
+    buffer_capacity: int | None = Field(
+        None,
+        ge=0,
+        description="Requests held while no replica is active, or Knative's activator holds; more fail as "
+        "buffer_full, 0: fail them. null: 10000 with a KPA (the activator's breakerQueueDepth), else 1000.",
     )
     endpoint_propagation: RandomDuration | None = Field(
         None,
@@ -480,9 +495,14 @@ class ScenarioSpec(_Spec):
             ends.append(self.duration)
         return min(ends) if ends else None
 
+    @property
+    def knative(self) -> bool:
+        """Whether Knative serves the workload: a KPA scales it, so its activator and queue-proxy are in the path."""
+        return any(isinstance(entry, KpaAutoscaler) for entry in self.autoscalers)
+
     def cluster_spec(self) -> ClusterSpec:
         budget = self.disruption_budget.build() if self.disruption_budget is not None else None
-        return self.workload.cluster_spec(self.routing, self.metrics, budget)
+        return self.workload.cluster_spec(self.routing, self.metrics, budget, self.knative)
 
 
 class Metadata(_Spec):

@@ -1,0 +1,159 @@
+"""Knative's activator in the request path: its throttler hands held requests to pods as slots open.
+
+While a revision's ServerlessService is in Proxy mode every request goes to the activator (at
+zero pods always; above zero while the excess burst capacity is negative, which the KPA decides).
+Its throttler (knative/serving `pkg/activator/net/throttler.go`, `revisionThrottler.try`) keeps a
+tracker per ready pod with `containerConcurrency` (CC) slots and sends a request only into a free
+slot, picked by the load-balancing policy for that CC (`lb_policy.go`): the first pod with a free
+slot in pod order for CC 1 to 3 (`firstAvailableLBPolicy`), round robin over pods with a free slot
+above 3 (`newRoundRobinPolicy`), and the less loaded of two random pods when CC is 0, whose
+breaker only waits for some pod to exist (`randomChoice2Policy`, the infinite breaker). As a
+proxied request finishes its slot frees and the oldest held request goes next, so a backlog
+spreads over pods as they become ready instead of flooding the first one.
+
+One `Activator` stands for all of the activator's replicas: each takes a slice of the pods
+(`assignSlice`), so together they hold CC slots per ready pod. What is not modelled: the
+activator's probe of a new pod before it sends it traffic (200 ms period) and its own latency.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections import deque
+from collections.abc import Callable
+
+from skenario.core.environment import Environment
+from skenario.model.replicas import Replica
+from skenario.model.requests import BUFFERED, ROUTING, Request, RequestsBuffered, RequestsFailed
+
+BREAKER_QUEUE_DEPTH = 10_000
+"""`breakerQueueDepth` (pkg/activator/net/throttler.go): requests one revision's breaker holds."""
+FIRST_AVAILABLE_MAX_CC = 3
+"""Up to this containerConcurrency the throttler picks the first pod with a free slot (`newRevisionThrottler`)."""
+
+
+class Activator(RequestsBuffered):
+    """The activator's revision throttler: holds requests and sends each into a free slot of a ready pod.
+
+    It is the model's RequestsBuffered stock, so the series and the KPA see what it holds.
+    `in_path` says whether routing sends every request here (the SKS in Proxy mode) or only those
+    arriving while no pod is ready. `on_request` hooks hear each request it takes (the
+    concurrency reporter's immediate stat, which pokes a KPA at zero).
+    """
+
+    __slots__ = (
+        "_env",
+        "_failed",
+        "_next",
+        "_pods",
+        "_proxied",
+        "_uniform",
+        "_waiting",
+        "container_concurrency",
+        "in_path",
+        "on_request",
+        "slots",
+    )
+
+    def __init__(
+        self,
+        env: Environment,
+        failed: RequestsFailed,
+        container_concurrency: int,
+        uniform: Callable[[], float],
+        capacity: int = BREAKER_QUEUE_DEPTH,
+    ) -> None:
+        super().__init__(env, capacity)
+        if container_concurrency < 0:
+            raise ValueError(f"containerConcurrency must be >= 0, got {container_concurrency}")
+        self._env = env
+        self._failed = failed
+        self._uniform = uniform
+        self.container_concurrency = container_concurrency
+        self.in_path = True  # an SKS starts in Proxy mode (kpa.go `reconcile`)
+        self.on_request: list[Callable[[Request], object]] = []
+        self._waiting: deque[Request] = deque()  # held requests in arrival order (some may have left)
+        self._pods: list[Replica] = []  # ready pods in pod order
+        self.slots: dict[Replica, int] = {}  # requests proxied to each ready pod and still there
+        self._proxied: dict[Request, Replica] = {}
+        self._next = 0  # round robin: where the next search starts
+
+    def add(self, entity: Request) -> None:
+        super().add(entity)
+        self._waiting.append(entity)
+        for hook in self.on_request:
+            hook(entity)
+        self.dispatch()
+
+    def pod_ready(self, replica: Replica) -> None:
+        """A pod became ready: it has CC free slots."""
+        if replica not in self.slots:
+            self.slots[replica] = 0
+            insort(self._pods, replica, key=lambda r: r.id)
+        self.dispatch()
+
+    def pod_gone(self, replica: Replica) -> None:
+        """A pod stopped being ready: no more requests go to it (those there finish or fail there)."""
+        if self.slots.pop(replica, None) is not None:
+            self._pods.remove(replica)
+
+    def left(self, request: Request) -> None:
+        """A request left its pod (completed or failed): if the activator sent it, its slot frees."""
+        replica = self._proxied.pop(request, None)
+        if replica is not None and replica in self.slots:
+            self.slots[replica] -= 1
+            self.dispatch()
+
+    def dispatch(self) -> None:
+        """Send held requests, oldest first, into free slots until one of the two runs out."""
+        waiting = self._waiting
+        env = self._env
+        while waiting:
+            request = waiting[0]
+            if request.stage != BUFFERED or request.failure is not None:
+                waiting.popleft()  # timed out, or on its way out already
+                continue
+            replica = self._acquire()
+            if replica is None:
+                return
+            waiting.popleft()
+            processing = replica.processing
+            request.stage = ROUTING
+            if not processing.has_room():  # direct traffic filled the pod's queue-proxy too
+                request.failure = processing.overflow
+                env.schedule("request_failed", env.now(), self, self._failed, request)
+                continue
+            self.slots[replica] += 1
+            self._proxied[request] = replica
+            request.processing = processing
+            env.schedule("send_to_replica", env.now(), self, processing, request)
+
+    def _acquire(self) -> Replica | None:
+        """The pod the next request goes to, by the load-balancing policy for CC; None if no slot is free."""
+        pods = self._pods
+        if not pods:
+            return None
+        cc = self.container_concurrency
+        slots = self.slots
+        if cc == 0:  # randomChoice2Policy: the less loaded of two random pods
+            n = len(pods)
+            if n == 1:
+                return pods[0]
+            first = int(self._uniform() * n)
+            second = int(self._uniform() * (n - 1))
+            if second >= first:
+                second += 1
+            a, b = pods[first], pods[second]
+            return b if slots[b] < slots[a] else a
+        if cc <= FIRST_AVAILABLE_MAX_CC:  # firstAvailableLBPolicy
+            for replica in pods:
+                if slots[replica] < cc:
+                    return replica
+            return None
+        n = len(pods)  # round robin over pods with a free slot
+        for step in range(n):
+            replica = pods[(self._next + step) % n]
+            if slots[replica] < cc:
+                self._next = (self._next + step + 1) % n
+                return replica
+        return None
