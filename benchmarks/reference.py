@@ -2,8 +2,8 @@
 
 The scenario (`benchmarks/reference.yaml`): 1 h simulated, sinusoidal traffic between 50 and 500
 requests/s (about a million requests), 40 replicas of 1000m, CPU time exponential with mean 50 ms,
-IO time 20 ms, timeout 10 s, all of the model on: processor-sharing CPU, per-replica metrics
-ticks and pipeline, timeouts, recording every 10 s. It runs through `Simulation`, the path the CLI
+IO time 20 ms, timeout 10 s, all of the model on: processor-sharing CPU, the metrics (metrics-server's
+scrapes by default), timeouts, recording every 10 s. It runs through `Simulation`, the path the CLI
 takes, from a parsed scenario to a Summary.
 
 What is measured, each run in a fresh interpreter (`--one NAME` prints one JSON line):

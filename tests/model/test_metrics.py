@@ -10,8 +10,12 @@ from skenario.core.environment import Environment
 from skenario.core.random import Constant, RandomStreams
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cluster import ClusterModel
-from skenario.model.config import ClusterSpec, LaunchStage, MetricsSpec, ReplicaSpec, RequestSpec
+from skenario.model.config import ClusterSpec, LaunchStage, MetricsSource, MetricsSpec, ReplicaSpec, RequestSpec
 from skenario.model.metrics import Sample
+
+TICKS = MetricsSpec(
+    MetricsSource.TICKS
+)  # these are the Go Skenario pipeline's tests (metrics-server's: test_metrics_server)
 
 MS = MILLISECOND
 
@@ -33,7 +37,7 @@ def build(
         requests=RequestSpec(Constant(cpu_time), Constant(io_time), 10 * SECOND),
         replica=ReplicaSpec(cpu_request=cpu_request, cpu_limit=cpu_limit, launch=launch),
         initial_replicas=replicas,
-        metrics=metrics or MetricsSpec(),
+        metrics=metrics or TICKS,
     )
     model = ClusterModel(env, spec, iter(list(arrivals)), RandomStreams(1))
     received: list[tuple[int, Sample]] = []
@@ -55,7 +59,7 @@ def test_ticks_start_first_after_activation_then_every_interval_and_arrive_after
 
 
 def test_a_replica_launched_later_ticks_from_its_own_activation() -> None:
-    metrics = MetricsSpec(interval=7 * SECOND, first_after=3 * SECOND, lag=2 * SECOND)
+    metrics = MetricsSpec(MetricsSource.TICKS, interval=7 * SECOND, first_after=3 * SECOND, lag=2 * SECOND)
     env, model, received = build(
         duration=30 * SECOND, metrics=metrics, launch=(LaunchStage("start", Constant(2 * SECOND)),)
     )

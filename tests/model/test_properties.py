@@ -36,6 +36,7 @@ from skenario.model.config import (
     ClusterSpec,
     LaunchStage,
     MemorySpec,
+    MetricsSource,
     MetricsSpec,
     ReplicaSpec,
     RequestSpec,
@@ -110,7 +111,7 @@ class Config:
             initial_replicas=self.initial_replicas,
             initial_ready=self.initial_ready,
             routing=RoutingSpec(policy=self.policy, choices=self.choices, buffer_capacity=self.buffer_capacity),
-            metrics=MetricsSpec(interval=2 * SECOND, first_after=1 * SECOND, lag=LAG),
+            metrics=MetricsSpec(MetricsSource.TICKS, interval=2 * SECOND, first_after=1 * SECOND, lag=LAG),
         )
 
 

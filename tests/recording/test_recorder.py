@@ -11,7 +11,7 @@ from skenario.core.environment import Environment
 from skenario.core.random import Constant, Distribution, Exponential, RandomStreams
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cluster import ClusterModel
-from skenario.model.config import ClusterSpec, ReplicaSpec, RequestSpec, RoutingSpec
+from skenario.model.config import ClusterSpec, MetricsSource, MetricsSpec, ReplicaSpec, RequestSpec, RoutingSpec
 from skenario.recording.recorder import COLUMNS, Recorder
 from skenario.workloads.patterns import poisson_arrivals
 
@@ -32,6 +32,7 @@ def build(
     queue_capacity: int | None = None,
     buffer_capacity: int = 1000,
     seed: int = 1,
+    metrics: MetricsSpec | None = None,
 ) -> tuple[Environment, ClusterModel]:
     env = Environment(halt_at=duration)
     spec = ClusterSpec(
@@ -39,6 +40,7 @@ def build(
         replica=ReplicaSpec(cpu_limit=1000, concurrency=concurrency, queue_capacity=queue_capacity),  # one core
         initial_replicas=replicas,
         routing=RoutingSpec(buffer_capacity=buffer_capacity),
+        metrics=metrics or MetricsSpec(),
     )
     return env, ClusterModel(env, spec, iter(arrivals), RandomStreams(seed))
 
@@ -229,9 +231,9 @@ def test_reading_the_run_latency_mid_run_does_not_take_latencies_from_the_interv
 
 
 def test_metrics_in_transit_follow_the_tick_and_the_lag() -> None:
-    """Samples tick 5 s after activation, then every 10 s, and take 4 s to reach the sink (defaults)."""
+    """Samples tick 5 s after activation, then every 10 s, and take 4 s to reach the sink (the ticks' defaults)."""
     duration = 40 * SECOND
-    env, model = build(duration=duration, arrivals=iter(()), replicas=3)
+    env, model = build(duration=duration, arrivals=iter(()), replicas=3, metrics=MetricsSpec(MetricsSource.TICKS))
     recorder = Recorder(env, model, 1 * SECOND)
     env.run()
     recorder.record()

@@ -19,6 +19,7 @@ from skenario.core.stocks import Stock
 from skenario.core.time import SECOND
 from skenario.model.activator import Activator
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
+from skenario.model.config import MetricsSource as MetricsSourceKind
 from skenario.model.cpu.node import NodeCPU, implicit_node_millicores, pod_capacity, qos_class
 from skenario.model.cpu.quota import CfsQuota
 from skenario.model.cpu.sharing import ProcessorSharingCPU
@@ -26,6 +27,7 @@ from skenario.model.disruption import EvictionBudget, budget_status
 from skenario.model.endpoints import StaleEndpoints
 from skenario.model.memory import CrashLoopBackOff, NodeMemory, PodMemory
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
+from skenario.model.metrics_server import MetricsServer
 from skenario.model.probes import ready_at
 from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
@@ -167,6 +169,9 @@ class ClusterModel:
         self.metrics_source = MetricsSource()
         self.metrics_pipeline = MetricsPipeline(env, spec.metrics.lag, self.metrics_sink)
         self.metrics_ticker = MetricsTicker(env, spec.metrics, self.metrics_source, self.metrics_pipeline)
+        self.metrics_server: MetricsServer | None = None
+        if spec.metrics.source is MetricsSourceKind.METRICS_SERVER:
+            self.metrics_server = self._metrics_server(spec, streams)
 
         # Accounts that outlive replicas, for cluster-wide CPU utilisation.
         self._retired_busy_core_ns = 0.0
@@ -218,6 +223,34 @@ class ClusterModel:
             self._give_memory(replica)
         self.replicas[id] = replica
         return replica
+
+    def _metrics_server(self, spec: ClusterSpec, streams: RandomStreams) -> MetricsServer:
+        """metrics-server over the running pods, each with a housekeeping phase (stream `metrics.housekeeping`)."""
+        metrics = spec.metrics
+        phases: dict[int, int] = {}
+        phase_rng = streams.generator("metrics.housekeeping")
+
+        def phase(replica: Replica) -> int:
+            if replica.id not in phases:
+                phases[replica.id] = int(phase_rng.random() * metrics.housekeeping)
+            return phases[replica.id]
+
+        duration = metrics.scrape_duration
+        scrape_duration = sampler(duration, streams.generator("metrics.scrape")) if duration is not None else _no_time
+        return MetricsServer(
+            self.env,
+            metrics.resolution,
+            metrics.housekeeping,
+            scrape_duration,
+            phase,
+            self._running,
+            self.metrics_sink,
+        )
+
+    def _running(self) -> list[Replica]:
+        """Pods whose container runs: serving, or draining while they stop."""
+        running = (ReplicaState.ACTIVE, ReplicaState.TERMINATING)
+        return [replica for replica in self.replicas.values() if replica.state in running]
 
     def _give_memory(self, replica: Replica) -> None:
         """The replica's container gets a working set; alone on its node without a cluster."""
@@ -271,7 +304,10 @@ class ClusterModel:
             self.restarts += 1
         if replica.memory is not None:
             replica.memory.start()
-        self.metrics_ticker.start(replica)
+        if self.metrics_server is not None:
+            self.metrics_server.started(replica)
+        else:
+            self.metrics_ticker.start(replica)
         if self.activator is not None:  # it sends what it holds into the pod's free slots
             self.activator.pod_ready(replica)
             return
@@ -427,10 +463,14 @@ class ClusterModel:
     def metrics_down(self) -> None:
         """The metrics pipeline fails: samples in transit and to come are lost, the sink empties."""
         self.metrics_pipeline.go_down()
+        if self.metrics_server is not None:
+            self.metrics_server.go_down()
         self.metrics_sink.clear()
 
     def metrics_up(self) -> None:
         self.metrics_pipeline.come_up()
+        if self.metrics_server is not None:
+            self.metrics_server.come_up()
 
     @property
     def desired(self) -> int:
@@ -468,6 +508,7 @@ class ClusterModel:
             self.requests_failed,
             self.metrics_source,
             self.metrics_pipeline,
+            *([self.metrics_server] if self.metrics_server is not None else []),
             self.metrics_sink,
         ]
 
@@ -538,3 +579,7 @@ def _classifier(classes: Sequence[RequestClass], streams: RandomStreams) -> Call
             yield rng.choice(len(weights), size=4096, p=weights).tolist()
 
     return chain.from_iterable(batches()).__next__
+
+
+def _no_time() -> int:
+    return 0

@@ -119,13 +119,24 @@ class RoutingSpec:
     endpoint_propagation: Distribution | None = None
 
 
+class MetricsSource(StrEnum):
+    """Where the samples autoscalers read come from."""
+
+    METRICS_SERVER = "metricsServer"  # one aligned scrape of all pods, rates between two (model/metrics_server.py)
+    TICKS = "ticks"  # the Go Skenario's: a tick per replica, then a constant lag (model/metrics.py)
+
+
 @dataclass(frozen=True)
 class MetricsSpec:
-    """The metrics pipeline of seeds 000/002: a tick per replica, then a lag to the sink."""
+    """The metrics HPA and VPA read: metrics-server's scrapes, or the per-replica ticks of seeds 000/002."""
 
-    interval: int = 10 * SECOND
-    first_after: int = 5 * SECOND
-    lag: int = 4 * SECOND
+    source: MetricsSource = MetricsSource.METRICS_SERVER
+    resolution: int = 15 * SECOND  # metrics-server's --metric-resolution in its manifests
+    housekeeping: int = 10 * SECOND  # how often the kubelet refreshes a container's stats
+    scrape_duration: Distribution | None = None  # how long a scrape takes before it serves; None: no time
+    interval: int = 10 * SECOND  # ticks: between a replica's ticks
+    first_after: int = 5 * SECOND  # ticks: from activation to the first
+    lag: int = 4 * SECOND  # ticks: from a tick to the sink
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ HPA = """\
     replicas: 2
     resources: {requests: {cpu: 1}}
     request: {cpuTime: 100ms}
-  metrics: {interval: 2s, firstAfter: 1s, lag: 500ms}
+  metrics: {source: ticks, interval: 2s, firstAfter: 1s, lag: 500ms}
   traffic: {type: constant, rate: 10/s}
   autoscalers:
     - type: hpa
@@ -186,7 +186,10 @@ def test_samples_reach_the_sink_again_once_the_metrics_come_back() -> None:
 
 
 def test_a_metrics_patch_changes_the_interval_and_lag_from_the_next_tick() -> None:
-    spec = TRAFFIC.replace("replicas: 2", "replicas: 1") + "  metrics: {interval: 2s, firstAfter: 1s, lag: 500ms}\n"
+    spec = (
+        TRAFFIC.replace("replicas: 2", "replicas: 1")
+        + "  metrics: {source: ticks, interval: 2s, firstAfter: 1s, lag: 500ms}\n"
+    )
     simulation = simulate(spec, "{id: slower, at: 20.5s, patch: {target: metrics, patch: {interval: 5s, lag: 1s}}}")
     delivered: list[tuple[int, int]] = []
     simulation.model.metrics_sink.subscribe(lambda sample: delivered.append((sample.at, simulation.env.now())))

@@ -23,7 +23,6 @@ from skenario.core.random import RandomStreams
 from skenario.core.time import format_duration
 from skenario.errors import ScenarioError
 from skenario.model.cluster import ClusterModel, class_work
-from skenario.model.config import MetricsSpec
 from skenario.model.replicas import ReplicaState
 from skenario.scenario.build.autoscalers import build_autoscaler
 from skenario.scenario.build.traffic import build_arrivals
@@ -249,9 +248,18 @@ class Planner:
             return lambda runtime: _metrics_up(runtime)
         objects.metrics = merge_patch(objects.metrics, body.patch)
         metrics = _validated(Metrics, objects.metrics, f"{at}.patch")
-        spec = MetricsSpec(metrics.interval, metrics.first_after, metrics.lag)
+        spec = metrics.build()
+        if spec.source is not self.spec.metrics.source:
+            raise ScenarioError("the metrics source is fixed for the run", field=f"{at}.patch.source")
 
         def apply(runtime: Runtime) -> str:
+            server = runtime.model.metrics_server
+            if server is not None:
+                server.resolution, server.housekeeping = spec.resolution, spec.housekeeping
+                return (
+                    f"metrics-server every {format_duration(spec.resolution)}, "
+                    f"housekeeping every {format_duration(spec.housekeeping)}"
+                )
             runtime.model.metrics_ticker.spec = spec
             runtime.model.metrics_pipeline.lag = spec.lag
             return (

@@ -37,6 +37,7 @@ from skenario.model.config import (
     CpuScheduling,
     LaunchStage,
     MemorySpec,
+    MetricsSource,
     MetricsSpec,
     ReplicaSpec,
     RequestClass,
@@ -395,7 +396,7 @@ class Workload(_Spec):
                 else (BREAKER_QUEUE_DEPTH if knative else PLAIN_BUFFER_CAPACITY),
                 routing.endpoint_propagation.build() if routing.endpoint_propagation is not None else None,
             ),
-            metrics=MetricsSpec(metrics.interval, metrics.first_after, metrics.lag),
+            metrics=metrics.build(),
             disruption_budget=disruption_budget,
             activator=ActivatorSpec(self.concurrency or 0) if knative else None,
         )
@@ -421,11 +422,40 @@ class Routing(_Spec):
 
 
 class Metrics(_Spec):
-    """The metrics pipeline autoscalers read (seeds 000/002 defaults)."""
+    """The metrics the HPA and VPA read: metrics-server's (the default) or the Go Skenario's ticks."""
 
-    interval: Duration = Field(10 * SECOND, gt=0, description="Between a replica's metrics ticks.")
-    first_after: Duration = Field(5 * SECOND, ge=0, description="From activation to a replica's first tick.")
-    lag: Duration = Field(4 * SECOND, ge=0, description="From a tick to the sample reaching the sink.")
+    source: MetricsSource = Field(
+        MetricsSource.METRICS_SERVER,
+        description="metricsServer: one aligned scrape of all pods every `resolution`, CPU as the rate "
+        "between a pod's last two points, as metrics-server serves it; ticks: a tick per replica every "
+        "`interval`, then `lag` (the Go Skenario's pipeline, faster than a real one).",
+    )
+    resolution: Duration = Field(
+        15 * SECOND, ge=10 * SECOND, description="metricsServer: --metric-resolution (its manifests' 15s)."
+    )
+    housekeeping: Duration = Field(
+        10 * SECOND,
+        gt=0,
+        description="metricsServer: how often the kubelet refreshes a container's stats (cAdvisor's 10s); a "
+        "scrape serves them as of the last refresh, at a phase of its own per pod.",
+    )
+    scrape_duration: RandomDuration | None = Field(
+        None, description="metricsServer: how long a scrape takes before it serves ('1s' or a distribution)."
+    )
+    interval: Duration = Field(10 * SECOND, gt=0, description="ticks: between a replica's metrics ticks.")
+    first_after: Duration = Field(5 * SECOND, ge=0, description="ticks: from activation to a replica's first tick.")
+    lag: Duration = Field(4 * SECOND, ge=0, description="ticks: from a tick to the sample reaching the sink.")
+
+    def build(self) -> MetricsSpec:
+        return MetricsSpec(
+            self.source,
+            self.resolution,
+            self.housekeeping,
+            self.scrape_duration.build() if self.scrape_duration is not None else None,
+            self.interval,
+            self.first_after,
+            self.lag,
+        )
 
 
 class Recording(_Spec):
