@@ -154,7 +154,7 @@ def test_grace_period_running_out_fails_the_remaining_requests(grace: int, busy:
     end = 1250 * MS + grace
     failures = [(at, e.arrived_at) for at, _, e, to, _ in trace.moves if to is model.requests_failed]
     assert failures == [(end, 1200 * MS)]
-    assert model.requests_failed.reasons == {"replica_terminated": 1}
+    assert model.requests_failed.reasons == {"killed": 1}
     # The 800 ms request finished (at 1.3 s) before the grace period ran out.
     assert model.requests_complete.count() == 8
     assert r1.terminated_at == end

@@ -300,9 +300,9 @@ class ReplicasTerminating(KeyedStock[Replica]):
         if reason is not None:
             self._cut_off(entity, reason)
             return
-        grace, reason = self._graces.pop(entity, (self.grace, "replica_terminated"))
+        grace, reason = self._graces.pop(entity, (self.grace, "killed"))
         self._timers[entity] = self._env.call_later(grace, lambda: self._grace_over(entity, reason))
-        if self.pre_stop and reason == "replica_terminated":
+        if self.pre_stop and reason == "killed":
             # The preStop sleep runs first (part of the grace period); the container drains after it.
             self._env.call_later(self.pre_stop, lambda: self._drain(entity))
         else:

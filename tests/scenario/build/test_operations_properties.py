@@ -28,7 +28,7 @@ from skenario.model.requests import Request
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 
-REASONS = {"timeout", "replica_killed", "replica_terminated", "buffer_full", "no_active_replica", "replica_queue_full"}
+REASONS = {"timeout", "replica_killed", "killed", "buffer_full", "no_active_replica", "replica_queue_full"}
 
 
 @dataclass(frozen=True)
