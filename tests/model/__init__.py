@@ -22,6 +22,7 @@ from skenario.core.random import Constant, Distribution, RandomStreams
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import (
+    ClientSpec,
     ClusterSpec,
     LaunchStage,
     ReplicaSpec,
@@ -80,6 +81,7 @@ def build_requests(
     policy: RoutingPolicy = RoutingPolicy.ROUND_ROBIN,
     choices: int = 2,
     seed: int = 1,
+    client: ClientSpec | None = None,
 ) -> tuple[Environment, ClusterModel, RequestTrace]:
     env = Environment(halt_at=duration)
     spec = ClusterSpec(
@@ -87,6 +89,7 @@ def build_requests(
         replica=ReplicaSpec(cpu_limit=1000, launch=launch, concurrency=concurrency),  # one core each
         initial_replicas=replicas,
         routing=RoutingSpec(policy=policy, choices=choices, buffer_capacity=buffer_capacity),
+        client=client or ClientSpec(),
     )
     model = ClusterModel(env, spec, iter(arrivals), RandomStreams(seed))
     trace = RequestTrace()

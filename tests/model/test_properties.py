@@ -47,7 +47,7 @@ from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.metrics import Sample
 from skenario.model.processing import RequestsProcessing
 from skenario.model.replicas import Replica, ReplicaState
-from skenario.model.requests import Request
+from skenario.model.requests import DONE, Request
 from skenario.recording.recorder import Recorder
 from skenario.workloads.patterns import poisson_arrivals
 
@@ -216,6 +216,10 @@ class Tracker:
         self.arrived: dict[Request, None] = {}
         self.completed: set[Request] = set()
         self.failed: set[Request] = set()
+        # A request whose client gave up while its replica worked on it fails as a new entity of the
+        # same id, and the attempt itself stays on the replica, abandoned, until it is done.
+        self.origin: dict[int, Request] = {}
+        self.abandoned: set[Request] = set()
         self.replicas: dict[Replica, None] = {}
         self.problems: list[str] = []
         self.speed = min(1.0, model.spec.replica.cpu_capacity / 1000)  # a request gets at most one core
@@ -225,9 +229,13 @@ class Tracker:
         model = self.model
         if movement.kind == "arrive_at_routing":
             self.arrived[entity] = None  # type: ignore[index]
+            self.origin[entity.id] = entity  # type: ignore[assignment]
+        elif movement.from_stock is model.clients.gave_up:
+            self.abandoned.add(self.origin[entity.id])
+            self.failed.add(self.origin[entity.id])
         elif movement.kind in ("begin_launch", "start_initial_replica"):
             self.replicas[entity] = None  # type: ignore[index]
-        elif movement.to_stock is model.requests_complete:
+        elif movement.to_stock is model.requests_complete and entity not in self.abandoned:
             assert isinstance(entity, Request)
             if entity in self.completed or entity in self.failed:
                 self.problems.append(f"{entity} finished twice")
@@ -238,7 +246,7 @@ class Tracker:
                 self.problems.append(f"{entity} completed in {latency} ns, faster than {fastest}")
             if self.timeout is not None and latency > self.timeout:
                 self.problems.append(f"{entity} completed in {latency} ns, after its timeout {self.timeout}")
-        elif movement.to_stock is model.requests_failed:
+        elif movement.to_stock is model.requests_failed and entity not in self.abandoned:
             assert isinstance(entity, Request)
             if entity in self.completed or entity in self.failed:
                 self.problems.append(f"{entity} finished twice")
@@ -250,6 +258,7 @@ class Tracker:
         model = self.model
         held = model.requests_routing.count() + model.requests_buffered.count()
         held += sum(replica.processing.count() for replica in self.replicas)
+        held -= sum(1 for request in self.abandoned if request.stage != DONE)  # on a replica, but no one waits
         finished = model.requests_complete.count() + model.requests_failed.count()
         if model.traffic_source.emitted != len(self.arrived) or held + finished != len(self.arrived):
             self.problems.append(f"{len(self.arrived)} arrived but {held} held and {finished} finished")
@@ -282,7 +291,8 @@ def check_requests(model: ClusterModel, tracker: Tracker) -> None:
     stocks += [(replica.name, replica.processing) for replica in tracker.replicas]
     for name, stock in stocks:
         for request in stock:
-            where.setdefault(request, []).append(name)
+            if request not in tracker.abandoned:
+                where.setdefault(request, []).append(name)
     for request, names in where.items():
         assert request in in_flight, (request, names, "finished but still held")
         assert len(names) == 1, (request, names)

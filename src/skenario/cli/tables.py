@@ -36,6 +36,7 @@ def summary_table(summary: Summary, wall: float | None) -> Table:
         ("replicas desired / active at halt", f"{summary.replicas_desired:,} / {summary.replicas_active:,}"),
         ("replicas started / terminated", f"{summary.replicas_started:,} / {summary.replicas_terminated:,}"),
         *_memory_rows(summary),
+        *_client_rows(summary),
         ("movements completed", f"{summary.movements_completed:,}"),
         ("movements ignored", f"{summary.movements_ignored:,}"),
     ]
@@ -45,6 +46,17 @@ def summary_table(summary: Summary, wall: float | None) -> Table:
     for what, value in rows:
         table.add_row(what, value)
     return table
+
+
+def _client_rows(summary: Summary) -> list[tuple[str, str]]:
+    clients = summary.clients
+    if not clients:
+        return []
+    amplification = clients["attempts"] / summary.requests_arrived if summary.requests_arrived else 1.0
+    return [
+        ("attempts (retries)", f"{clients['attempts']:,} ({clients['retries']:,}): {amplification:.2f}x the requests"),
+        ("attempts abandoned to servers", f"{clients['abandoned']:,}"),
+    ]
 
 
 def _memory_rows(summary: Summary) -> list[tuple[str, str]]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from bisect import insort
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from skenario.core.environment import Environment
 from skenario.model.replicas import Replica
@@ -43,13 +44,13 @@ class Activator(RequestsBuffered):
 
     __slots__ = (
         "_env",
-        "_failed",
         "_next",
         "_pods",
         "_proxied",
         "_uniform",
         "_waiting",
         "container_concurrency",
+        "failed",
         "in_path",
         "on_request",
         "slots",
@@ -67,7 +68,7 @@ class Activator(RequestsBuffered):
         if container_concurrency < 0:
             raise ValueError(f"containerConcurrency must be >= 0, got {container_concurrency}")
         self._env = env
-        self._failed = failed
+        self.failed: Any = failed  # where failures go: RequestsFailed, or the clients when they retry
         self._uniform = uniform
         self.container_concurrency = container_concurrency
         self.in_path = True  # an SKS starts in Proxy mode (kpa.go `reconcile`)
@@ -121,7 +122,7 @@ class Activator(RequestsBuffered):
             request.stage = ROUTING
             if not processing.has_room():  # direct traffic filled the pod's queue-proxy too
                 request.failure = processing.overflow
-                env.schedule("request_failed", env.now(), self, self._failed, request)
+                env.schedule("request_failed", env.now(), self, self.failed, request)
                 continue
             self.slots[replica] += 1
             self._proxied[request] = replica

@@ -18,6 +18,7 @@ from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
 from skenario.core.time import SECOND
 from skenario.model.activator import Activator
+from skenario.model.clients import RETRYING, RequestsRetrying
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
 from skenario.model.config import MetricsSource as MetricsSourceKind
 from skenario.model.cpu.node import NodeCPU, implicit_node_millicores, pod_capacity, qos_class
@@ -45,6 +46,7 @@ from skenario.model.replicas import (
 from skenario.model.replicaset import ReplicaSet
 from skenario.model.requests import (
     BUFFERED,
+    DONE,
     ROUTING,
     Request,
     RequestsBuffered,
@@ -157,10 +159,31 @@ class ClusterModel:
         self.requests_routing = RequestsRouting(env, choose, self.requests_buffered, self.requests_failed)
         if self.stale_endpoints is not None:
             self.requests_routing.accepts = self.stale_endpoints.accepts
+        # The clients: retries (failed attempts go through them), and what a server does with abandoned ones.
+        self.abandoned: set[Request] = set()
+        self.requests_complete.abandoned = self.requests_failed.abandoned = self.abandoned
+        self.clients = RequestsRetrying(
+            env,
+            spec.client,
+            self.requests_routing,
+            self.requests_failed,
+            self.requests_buffered,
+            uniform,
+            self._attempts_in_flight,
+            self.abandoned,
+        )
+        self._failure_sink: RequestsFailed | RequestsRetrying = self.requests_failed
+        if spec.client.retries is not None:
+            self._failure_sink = self.clients
+            self.requests_routing.failed = self.clients
+            if self.activator is not None:
+                self.activator.failed = self.clients
         self.timeouts: RequestTimeouts | None = None
         if requests.timeout is not None:
             self.timeouts = RequestTimeouts(env, requests.timeout, self._expire)
-        watch = self.timeouts.watch if self.timeouts is not None else None
+        watch: Callable[[Request], None] | None = self.timeouts.watch if self.timeouts is not None else None
+        if spec.client.retries is not None and spec.client.retries.per_try_timeout is not None:
+            watch = _both(watch, self.clients.watch)
         classify = _classifier(requests.classes, streams) if classes else None
         self.traffic_source = TrafficSource(env, arrivals, self.requests_routing, watch, classify, classes)
 
@@ -203,7 +226,7 @@ class ClusterModel:
             millicores=capacity,
             work=self._work,
             complete=self.requests_complete,
-            failed=self.requests_failed,
+            failed=self._failure_sink,
             concurrency=spec.concurrency,
             capacity=spec.queue_capacity,
             scheduling=spec.cpu_scheduling,
@@ -332,10 +355,18 @@ class ClusterModel:
         self._retired_capacity_core_ns += self._capacity_core_ns(replica)
 
     def _expire(self, request: Request) -> None:
-        """A request's timeout passed: fail it from wherever it is."""
-        request.failure = "timeout"
-        stock = request.processing if request.processing is not None else self.requests_buffered
-        self.env.schedule("request_timeout", self.env.now(), stock, self.requests_failed, request)
+        """A request's timeout passed: its client gives up on its live attempt (model/clients.py)."""
+        request = self.clients.current(request)
+        if (
+            request.stage == DONE
+            or request in self.abandoned
+            or (request in self.clients.items and request.stage != RETRYING)
+        ):
+            return  # over, or failing already
+        self.clients.give_up(request, "timeout")
+
+    def _attempts_in_flight(self) -> int:
+        return self.requests_routing.count() + self.requests_buffered.count() + self.requests_processing
 
     def _capacity_core_ns(self, replica: Replica) -> float:
         """Core-ns of CPU the replica held: from activation until it terminated (or now)."""
@@ -504,6 +535,8 @@ class ClusterModel:
             self.requests_routing,
             self.requests_buffered,
             *self.processing_stocks(),
+            self.clients,
+            self.clients.gave_up,
             self.requests_complete,
             self.requests_failed,
             self.metrics_source,
@@ -522,7 +555,8 @@ class ClusterModel:
 
     @property
     def requests_in_flight(self) -> int:
-        return self.requests_routing.count() + self.requests_buffered.count() + self.requests_processing
+        """Requests whose clients still wait: attempts anywhere, less those abandoned at their servers."""
+        return self._attempts_in_flight() + self.clients.count() - len(self.abandoned)
 
     def memory_working_set(self) -> int | None:
         """The working sets of every replica now, in bytes; None when memory is not modelled."""
@@ -583,3 +617,15 @@ def _classifier(classes: Sequence[RequestClass], streams: RandomStreams) -> Call
 
 def _no_time() -> int:
     return 0
+
+
+def _both(first: Callable[[Request], None] | None, second: Callable[[Request], None]) -> Callable[[Request], None]:
+    """Watch each new request with both."""
+    if first is None:
+        return second
+
+    def watch(request: Request) -> None:
+        first(request)
+        second(request)
+
+    return watch

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from skenario.core.random import Constant, Distribution
-from skenario.core.time import SECOND
+from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES, implicit_node_millicores, pod_capacity
 from skenario.model.disruption import DisruptionBudget
 from skenario.model.memory import IMPLICIT_NODE_MEMORY
@@ -139,6 +139,51 @@ class MetricsSpec:
     lag: int = 4 * SECOND  # ticks: from a tick to the sink
 
 
+RETRIABLE = frozenset(
+    {
+        "refused",
+        "queue_proxy_overflow",
+        "replica_queue_full",
+        "buffer_full",
+        "no_active_replica",
+        "killed",
+        "replica_killed",
+        "oom",
+        "evicted",
+        "per_try_timeout",
+    }
+)
+"""The failures a client retries by default: Envoy's `5xx`, `reset`, `connect-failure` and per-try timeouts."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How clients retry a failed attempt (Envoy's route retry policy, or gRPC's retryPolicy).
+
+    The n-th retry waits a uniform random time up to min(max, (2^n − 1) × base) (Envoy's jittered
+    exponential back-off), or up to min(max, base × multiplier^(n−1)) with a `multiplier` (gRPC's).
+    With a budget, a retry is allowed only while retries in flight stay under `budget` (a fraction)
+    of the attempts in flight, or under `min_retry_concurrency` (Envoy's `retry_budget`).
+    """
+
+    attempts: int = 2  # tries per request, the first included (Envoy: num_retries 1; gRPC: maxAttempts)
+    per_try_timeout: int | None = None  # ns; an attempt not answered by then is given up and retried
+    backoff_base: int = 25 * MILLISECOND
+    backoff_max: int = 250 * MILLISECOND
+    backoff_multiplier: float | None = None  # None: Envoy's back-off; a number: gRPC's
+    retry_on: frozenset[str] = RETRIABLE
+    budget: float | None = None  # e.g. 0.2: Envoy's retry budget of 20%
+    min_retry_concurrency: int = 3
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    """The clients: whether a server stops work its client gave up on (`cancel`), and their retries."""
+
+    cancel: bool = False  # False: servers keep working on abandoned requests, as real ones do
+    retries: RetryPolicy | None = None
+
+
 @dataclass(frozen=True)
 class ActivatorSpec:
     """Knative's activator in front of the pods (model/activator.py): slots per pod from containerConcurrency."""
@@ -158,3 +203,4 @@ class ClusterSpec:
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
     disruption_budget: DisruptionBudget | None = None  # the workload's PodDisruptionBudget, if it has one
     activator: ActivatorSpec | None = None  # Knative's activator holds requests (else a plain buffer)
+    client: ClientSpec = field(default_factory=ClientSpec)

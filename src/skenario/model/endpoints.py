@@ -40,10 +40,11 @@ class StaleEndpoints:
         """The replica began terminating: routers drop it after a propagation delay drawn now."""
         delay = self._propagation()
         now = self._env.now()
-        if delay > 0 and now + delay < self._env.halt_at:
+        if delay > 0:
             self._stopping_since[replica] = now
             self.replicas.append(replica)
-            self._env.call_later(delay, lambda: self._propagated(replica))
+            if now + delay < self._env.halt_at:  # else routers know it until the end of the run
+                self._env.call_later(delay, lambda: self._propagated(replica))
 
     def _propagated(self, replica: Replica) -> None:
         self.replicas.remove(replica)

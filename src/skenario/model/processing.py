@@ -16,12 +16,13 @@ from sys import maxsize
 from typing import NamedTuple
 
 from skenario.core.environment import Environment
+from skenario.core.stocks import SinkStock
 from skenario.model.config import CpuScheduling
 from skenario.model.cpu.base import CPUDiscipline
 from skenario.model.cpu.priority import PriorityCPU
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.memory import PodMemory
-from skenario.model.requests import CPU, IO, WAITING, Request, RequestsComplete, RequestsFailed
+from skenario.model.requests import CPU, IO, WAITING, Request, RequestsComplete
 
 
 class ClassWork(NamedTuple):
@@ -66,7 +67,7 @@ class RequestsProcessing:
         millicores: int,
         work: Sequence[ClassWork],
         complete: RequestsComplete,
-        failed: RequestsFailed,
+        failed: SinkStock[Request],  # RequestsFailed, or the clients when they retry
         concurrency: int | None = None,
         capacity: int | None = None,
         scheduling: CpuScheduling = CpuScheduling.PROCESSOR_SHARING,

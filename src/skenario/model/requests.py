@@ -77,11 +77,14 @@ class RequestsComplete(Sink[Request]):
     that is folded into the whole run's histogram then, so each request is recorded once.
     """
 
-    __slots__ = ("_env", "_record", "_total", "by_class", "window")
+    __slots__ = ("_env", "_record", "_total", "abandoned", "abandoned_done", "by_class", "window")
 
     def __init__(self, env: Environment, classes: int = 0) -> None:
         super().__init__("RequestsComplete", "Request")
         self._env = env
+        # Attempts their clients gave up on while a server worked on them: they count apart.
+        self.abandoned: set[Request] = set()
+        self.abandoned_done = 0
         self._total = LatencyHistogram()
         self.window = LatencyHistogram()
         self._record = self.window.record
@@ -90,6 +93,11 @@ class RequestsComplete(Sink[Request]):
 
     def add(self, entity: Request) -> None:
         entity.stage = DONE
+        abandoned = self.abandoned
+        if abandoned and entity in abandoned:  # nobody waits for this response any more
+            abandoned.discard(entity)
+            self.abandoned_done += 1
+            return
         self._count += 1
         latency = self._env._now - entity.arrived_at
         self._record(latency)
@@ -116,15 +124,22 @@ class RequestsComplete(Sink[Request]):
 class RequestsFailed(Sink[Request]):
     """Failed requests, counted by reason."""
 
-    __slots__ = ("by_class", "reasons")
+    __slots__ = ("abandoned", "abandoned_done", "by_class", "reasons")
 
     def __init__(self) -> None:
         super().__init__("RequestsFailed", "Request")
         self.reasons: Counter[str] = Counter()
         self.by_class: Counter[int] = Counter()
+        self.abandoned: set[Request] = set()  # as RequestsComplete's: shared with it
+        self.abandoned_done = 0
 
     def add(self, entity: Request) -> None:
         entity.stage = DONE
+        abandoned = self.abandoned
+        if abandoned and entity in abandoned:  # its client had given up on it already
+            abandoned.discard(entity)
+            self.abandoned_done += 1
+            return
         self._count += 1
         self.reasons[entity.failure or "unknown"] += 1
         self.by_class[entity.cls] += 1
@@ -177,7 +192,7 @@ class RequestsRouting:
     replica still takes connections; a request sent to one that does not fails as `refused`.
     """
 
-    __slots__ = ("_buffer", "_choose", "_env", "_failed", "_n", "accepts", "kind_stocked", "name")
+    __slots__ = ("_buffer", "_choose", "_env", "_n", "accepts", "failed", "kind_stocked", "name")
 
     def __init__(
         self,
@@ -191,7 +206,7 @@ class RequestsRouting:
         self._env = env
         self._choose = choose
         self._buffer = buffer
-        self._failed = failed
+        self.failed: Any = failed  # where failures go: RequestsFailed, or the clients when they retry
         self._n = 0
         self.accepts: Callable[[Any], bool] | None = None
 
@@ -204,7 +219,7 @@ class RequestsRouting:
         env = self._env
         now = env._now
         if entity.failure is not None:  # it timed out in the instant it left the buffer
-            env.schedule("request_failed", now, self, self._failed, entity)
+            env.schedule("request_failed", now, self, self.failed, entity)
             return
         if self._buffer.in_path:  # the activator takes every request
             self._to_buffer(entity, now)
@@ -213,7 +228,7 @@ class RequestsRouting:
         if replica is not None:
             if self.accepts is not None and not self.accepts(replica):
                 entity.failure = "refused"
-                env.schedule("request_failed", now, self, self._failed, entity)
+                env.schedule("request_failed", now, self, self.failed, entity)
                 return
             processing = replica.processing
             if processing.capacity is None or processing.has_room():
@@ -221,7 +236,7 @@ class RequestsRouting:
                 env.schedule("send_to_replica", now, self, processing, entity)
                 return
             entity.failure = processing.overflow
-            env.schedule("request_failed", now, self, self._failed, entity)
+            env.schedule("request_failed", now, self, self.failed, entity)
         else:
             self._to_buffer(entity, now)
 
@@ -231,7 +246,7 @@ class RequestsRouting:
             env.schedule("buffer_request", now, self, self._buffer, entity)
         else:
             entity.failure = "buffer_full" if self._buffer.capacity else "no_active_replica"
-            env.schedule("request_failed", now, self, self._failed, entity)
+            env.schedule("request_failed", now, self, self.failed, entity)
 
     def remove(self, entity: Request | None = None) -> Request | None:
         if entity is None or entity.stage != ROUTING:

@@ -43,6 +43,8 @@ class Summary:
     classes: dict[str, dict[str, Any]] = field(default_factory=dict)
     # With memory modelled: OOM kills, restarts, evictions and the peak working set (see `memory_figures`).
     memory: dict[str, int] = field(default_factory=dict)
+    # With retries or abandoned requests: attempts against requests (see `client_figures`).
+    clients: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -85,8 +87,23 @@ def summarize(name: str, seed: int, env: Environment, model: ClusterModel) -> Su
     memory = memory_figures(model)
     if memory:  # likewise for runs that do not model memory
         material["memory"] = memory
+    clients = client_figures(model)
+    if clients:  # likewise for runs with no retries and nothing abandoned
+        material["clients"] = clients
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
-    return Summary(**facts, digest=digest, classes=classes, memory=memory)
+    return Summary(**facts, digest=digest, classes=classes, memory=memory, clients=clients)
+
+
+def client_figures(model: ClusterModel) -> dict[str, int]:
+    """Attempts sent for the requests (retries amplify load), and attempts abandoned to their servers."""
+    clients = model.clients
+    if not clients.retries and not clients.abandoned_total and model.spec.client.retries is None:
+        return {}
+    return {
+        "attempts": model.requests_arrived + clients.retries,
+        "retries": clients.retries,
+        "abandoned": clients.abandoned_total,
+    }
 
 
 def memory_figures(model: ClusterModel) -> dict[str, int]:

@@ -179,7 +179,7 @@ class Planner:
             return lambda runtime: ""
         budget = self.spec.disruption_budget.build() if self.spec.disruption_budget is not None else None
         metrics = _validated(Metrics, objects.metrics, f"{at}.target")
-        cluster = after.cluster_spec(self.spec.routing, metrics, budget, self.spec.knative)
+        cluster = after.cluster_spec(self.spec.routing, metrics, budget, self.spec.knative, self.spec.client.build())
         streams = self.streams
         work = None
         if before.request != after.request:

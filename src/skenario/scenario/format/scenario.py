@@ -33,6 +33,7 @@ from skenario.model.activator import BREAKER_QUEUE_DEPTH
 from skenario.model.config import (
     PLAIN_BUFFER_CAPACITY,
     ActivatorSpec,
+    ClientSpec,
     ClusterSpec,
     CpuScheduling,
     LaunchStage,
@@ -51,6 +52,7 @@ from skenario.model.memory import IMPLICIT_NODE_MEMORY
 from skenario.model.probes import ReadinessProbe
 from skenario.scenario.format.autoscalers import AutoscalerSpec, KpaAutoscaler
 from skenario.scenario.format.base import Spec as _Spec
+from skenario.scenario.format.clients import Client
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.distributions import ConstantDistribution, RandomBytes, RandomDuration
 from skenario.scenario.format.events import Event
@@ -351,6 +353,7 @@ class Workload(_Spec):
         metrics: Metrics,
         disruption_budget: DisruptionBudget | None = None,
         knative: bool = False,
+        client: ClientSpec | None = None,
     ) -> ClusterSpec:
         """What the model runs; `knative` puts Knative's activator in front of the pods (a KPA scales them)."""
         request = self.request
@@ -399,6 +402,7 @@ class Workload(_Spec):
             metrics=metrics.build(),
             disruption_budget=disruption_budget,
             activator=ActivatorSpec(self.concurrency or 0) if knative else None,
+            client=client or ClientSpec(),
         )
 
 
@@ -492,6 +496,10 @@ class ScenarioSpec(_Spec):
     disruption_budget: DisruptionBudgetSpec | None = Field(
         None, description="The workload's PodDisruptionBudget: the VPA updater's evictions respect it."
     )
+    client: Client = Field(
+        default_factory=lambda: Client.model_validate({}),
+        description="The clients: retries, and whether servers stop work their clients gave up on.",
+    )
 
     @model_validator(mode="after")
     def _scheduler_needs_nodes(self) -> ScenarioSpec:
@@ -532,7 +540,7 @@ class ScenarioSpec(_Spec):
 
     def cluster_spec(self) -> ClusterSpec:
         budget = self.disruption_budget.build() if self.disruption_budget is not None else None
-        return self.workload.cluster_spec(self.routing, self.metrics, budget, self.knative)
+        return self.workload.cluster_spec(self.routing, self.metrics, budget, self.knative, self.client.build())
 
 
 class Metadata(_Spec):
