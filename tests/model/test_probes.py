@@ -8,7 +8,7 @@ import pytest
 
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
-from skenario.model.probes import ReadinessProbe, ready_at
+from skenario.model.probes import ReadinessProbe, StartupProbe, ready_at, startup_outcome
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 
@@ -77,3 +77,78 @@ def test_a_bad_probe_names_its_field() -> None:
     with pytest.raises(ScenarioError) as info:
         parse_scenario(SCENARIO.replace("PROBE", "    readinessProbe: {periodSeconds: 0}\n"))
     assert info.value.field == "spec.workload.readinessProbe.periodSeconds"
+
+
+# -- startup probes --------------------------------------------------------------------------------
+
+STARTUP = StartupProbe()  # Kubernetes' defaults: every 10 s, 3 failures
+
+
+@pytest.mark.parametrize(
+    ("probe", "warm_up", "outcome"),
+    [
+        (STARTUP, 4 * S, (True, 10 * S)),  # fails at 0 s, passes at 10 s
+        (STARTUP, 20 * S, (True, 20 * S)),  # fails at 0 and 10 s, passes at 20 s
+        (STARTUP, 25 * S, (False, 20 * S)),  # fails at 0, 10 and 20 s: killed at the third
+        (StartupProbe(initial_delay=15 * S), 40 * S, (True, 40 * S)),  # counts from 20 s: fails at 20, 30
+        (StartupProbe(initial_delay=15 * S), 50 * S, (False, 40 * S)),  # fails at 20, 30 and 40 s
+        (StartupProbe(failure_threshold=1), 0, (True, 0)),  # an application ready at once passes the first
+    ],
+)
+def test_a_startup_probe_passes_at_the_first_tick_after_the_warm_up_unless_it_failed_too_often(
+    probe: StartupProbe, warm_up: int, outcome: tuple[bool, int]
+) -> None:
+    assert startup_outcome(0, warm_up, probe) == outcome
+
+
+CRASH_LOOP = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: startup}
+spec:
+  duration: 5m
+  workload:
+    replicas: 1
+    initialReady: false
+    request: {cpuTime: 10ms}
+    launch: {scheduling: 0s, imagePull: 0s, containerStart: 1s, readiness: WARM_UP}
+    startupProbe: {httpGet: {path: /started, port: 8080}}
+  traffic: {type: constant, rate: 1/s}
+"""
+
+
+def test_a_warm_up_the_startup_probe_allows_is_ready_at_its_first_success() -> None:
+    """The container starts at 1 s and answers at 16 s: the probe fails at 1 and 11 s and passes at 21 s."""
+    simulation = Simulation(parse_scenario(CRASH_LOOP.replace("WARM_UP", "15s")))
+    simulation.run()
+    (replica,) = simulation.model.replicas.values()
+    assert replica.activated_at == 1 + 21 * S
+    assert simulation.model.startup_probe_kills == 0
+
+
+def test_a_warm_up_longer_than_the_startup_probe_allows_crash_loops() -> None:
+    """Warm-up 25 s, probes every 10 s from the container's start, 3 failures: killed 20 s after
+    each start; the kubelet restarts it after 0, 10, 20, 40, 80 s (`doBackOff`) and it takes 1 s
+    to start: starts at 1, 22, 53, 94, 155, 256 s, kills at 21, 42, 73, 114, 175, 276 s. It is
+    never ready in the 5 minutes."""
+    simulation = Simulation(parse_scenario(CRASH_LOOP.replace("WARM_UP", "25s")))
+    simulation.run()
+    (replica,) = simulation.model.replicas.values()
+    assert replica.activated_at is None
+    assert simulation.model.startup_probe_kills == 6 == replica.restarts
+
+
+def test_a_deployments_startup_probe_is_read(tmp_path: Path) -> None:
+    (tmp_path / "web.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+        "      - name: web\n        startupProbe: {httpGet: {path: /started, port: 8080}, failureThreshold: 1}\n"
+    )
+    text = CRASH_LOOP.replace("WARM_UP", "15s").replace(
+        "    replicas: 1\n", "    replicas: 1\n    deployment: web.yaml\n"
+    )
+    text = text.replace("    startupProbe: {httpGet: {path: /started, port: 8080}}\n", "")
+    simulation = Simulation(parse_scenario(text), base_dir=tmp_path)
+    simulation.run(until="30s")
+    # One failure is too many: each start fails its first probe at once, so kills come at 1 s, 2 s
+    # (restarted at once) and 13 s (after 10 s of back-off and 1 s to start); the next start is at 33 s.
+    assert simulation.model.startup_probe_kills == 3

@@ -122,6 +122,10 @@ class ClusterModel:
         self.replicas_launching = ReplicasLaunching(env, stages, self.replicas_active)
         self.replicas_launching.placement = placement
         self.replicas_launching.probe = replica.readiness_probe
+        self.replicas_launching.startup = replica.startup_probe
+        self.replicas_launching.backoff = self._startup_backoff
+        self.replicas_launching.on_startup_kill.append(self._startup_killed)
+        self.startup_probe_kills = 0  # containers the kubelet killed for failing their startup probe
         self.replicas_terminated = ReplicasTerminated(env)
         self.replicas_terminating = ReplicasTerminating(env, replica.termination_grace, self.replicas_terminated)
         self.replicas_terminating.pre_stop = replica.pre_stop_sleep
@@ -313,6 +317,15 @@ class ClusterModel:
         probe = self.spec.replica.readiness_probe
         ready = started + warm_up if probe is None else ready_at(started, warm_up, probe)
         return ready - now
+
+    def _startup_backoff(self, replica: Replica) -> int:
+        """How long a container killed by its startup probe waits to start again (the crash-loop back-off)."""
+        now = self.env.now()
+        return self._backoffs.setdefault(replica, CrashLoopBackOff()).restart_at(now) - now
+
+    def _startup_killed(self, replica: Replica) -> None:
+        self.startup_probe_kills += 1
+        self.restarts += 1
 
     def _kubelet_evicts(self, replica: Replica) -> None:
         """The kubelet evicts the pod under node memory pressure: 1 s to drain, then its ReplicaSet replaces it."""

@@ -14,7 +14,7 @@ from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES, implicit_node_millicores, pod_capacity
 from skenario.model.disruption import DisruptionBudget
 from skenario.model.memory import IMPLICIT_NODE_MEMORY
-from skenario.model.probes import ReadinessProbe
+from skenario.model.probes import ReadinessProbe, StartupProbe
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ class ReplicaSpec:
     termination_grace: int = 30 * SECOND  # Kubernetes' terminationGracePeriodSeconds default
     pre_stop_sleep: int = 0  # ns a stopping replica keeps accepting requests before it stops (a preStop sleep)
     readiness_probe: ReadinessProbe | None = None  # None: ready when the readiness stage ends
+    startup_probe: StartupProbe | None = None  # None: no startup probe
     cpu_scheduling: CpuScheduling = CpuScheduling.PROCESSOR_SHARING
     memory_request: int | None = None  # bytes
     memory_limit: int | None = None  # bytes; the kernel OOM-kills the container above it

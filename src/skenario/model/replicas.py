@@ -20,7 +20,7 @@ from skenario.core.entity import Entity
 from skenario.core.environment import Environment
 from skenario.core.stocks import FifoStock, KeyedStock, Sink, Source
 from skenario.model.memory import PodMemory
-from skenario.model.probes import ReadinessProbe, ready_at
+from skenario.model.probes import ReadinessProbe, StartupProbe, ready_at, startup_outcome
 from skenario.model.processing import RequestsProcessing
 
 ReplicaHook = Callable[["Replica"], object]
@@ -142,7 +142,18 @@ class ReplicasLaunching(KeyedStock[Replica]):
     those in `instant` (the initial replicas of a run that starts ready) then skip the stages.
     """
 
-    __slots__ = ("_active", "_env", "_stages", "instant", "placement", "probe")
+    __slots__ = (
+        "_active",
+        "_env",
+        "_killing",
+        "_stages",
+        "backoff",
+        "instant",
+        "on_startup_kill",
+        "placement",
+        "probe",
+        "startup",
+    )
 
     def __init__(self, env: Environment, stages: list[tuple[str, Callable[[], int]]], active: ReplicasActive) -> None:
         super().__init__("ReplicasLaunching", "Replica")
@@ -152,10 +163,17 @@ class ReplicasLaunching(KeyedStock[Replica]):
         self.placement: Placement | None = None
         self.instant: set[int] = set()
         self.probe: ReadinessProbe | None = None  # with one, the pod is ready at a probe (model/probes.py)
+        self.startup: StartupProbe | None = None  # with one, it must pass first or its container is killed
+        self.backoff: Callable[[Replica], int] = lambda replica: 0  # a killed container's wait to restart
+        self.on_startup_kill: list[ReplicaHook] = []
+        self._killing: set[Replica] = set()  # killed by their startup probe when their movement comes
 
     def add(self, entity: Replica) -> None:
         self._items[entity] = None
         entity.state = ReplicaState.LAUNCHING
+        if entity in self._killing:
+            self._startup_killed(entity)
+            return
         if entity.stage == -1 and self.placement is not None:
             entity.stage = PENDING
             self.placement.place(entity, lambda: self._placed(entity))
@@ -186,11 +204,33 @@ class ReplicasLaunching(KeyedStock[Replica]):
         if entity.stage + 1 < len(stages):
             env.schedule("launch_stage", at, self, self, entity, stages[entity.stage + 1][0])
             return
-        if self.probe is not None:
-            # The readiness stage is the application's warm-up; a probe finds it ready.
+        if self.probe is not None or self.startup is not None:
+            # The readiness stage is the application's warm-up; probes find it ready.
             started, warm_up = (env.now(), at - env.now()) if name == "readiness" else (at, 0)
-            at = ready_at(started, warm_up, self.probe)
+            if self.startup is not None:
+                passed, when = startup_outcome(started, warm_up, self.startup)
+                if not passed:
+                    self._killing.add(entity)
+                    env.schedule("startup_probe_kill", when, self, self, entity)
+                    return
+                warm_up = when - started  # readiness probes count only from then on
+                at = when
+            if self.probe is not None:
+                at = ready_at(started, warm_up, self.probe)
         env.schedule("finish_launching", at, self, self._active, entity)
+
+    def _startup_killed(self, entity: Replica) -> None:
+        """Its startup probe failed too often: the kubelet kills the container, which starts again after the
+        crash-loop back-off and goes through its start and warm-up anew."""
+        self._killing.discard(entity)
+        entity.restarts += 1
+        for hook in self.on_startup_kill:
+            hook(entity)
+        names = [name for name, _ in self._stages]
+        restart = names.index("containerStart") if "containerStart" in names else len(names) - 1
+        entity.stage = restart - 1  # the next stage is the container's start
+        env = self._env
+        env.schedule("launch_stage", env.now() + self.backoff(entity), self, self, entity, names[restart])
 
     def stage_of(self, replica: Replica) -> str | None:
         """The launch stage a launching replica is in."""

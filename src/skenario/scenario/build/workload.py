@@ -12,7 +12,7 @@ from skenario.errors import ScenarioError
 from skenario.scenario.build.autoscalers import knative_service
 from skenario.scenario.format.autoscalers import KpaAutoscaler
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
-from skenario.scenario.format.scenario import ProbeSpec, Resources, ScenarioSpec, Workload
+from skenario.scenario.format.scenario import ProbeSpec, Resources, ScenarioSpec, StartupProbeSpec, Workload
 from skenario.scenario.io import load_document, validate_document
 
 QUEUE_PROXY_DEPTH_FACTOR = 10
@@ -41,10 +41,16 @@ def with_deployment(workload: Workload, base_dir: Path) -> Workload:
         if any(v is not None for v in limits.values()):
             resources["limits"] = {k: v for k, v in limits.items() if v is not None}
         update["resources"] = Resources.model_validate(resources)
-    probe = manifest.container(workload.container, file=path).readiness_probe
+    container = manifest.container(workload.container, file=path)
+    probe = container.readiness_probe
     if "readiness_probe" not in workload.model_fields_set and probe is not None:
         update["readiness_probe"] = validate_document(
             probe, ProbeSpec, f"{path}: the container's readinessProbe", "a readinessProbe mapping"
+        )
+    startup = container.startup_probe
+    if "startup_probe" not in workload.model_fields_set and startup is not None:
+        update["startup_probe"] = validate_document(
+            startup, StartupProbeSpec, f"{path}: the container's startupProbe", "a startupProbe mapping"
         )
     return workload.model_copy(update=update)
 

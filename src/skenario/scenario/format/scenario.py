@@ -49,7 +49,7 @@ from skenario.model.config import (
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
 from skenario.model.disruption import DisruptionBudget
 from skenario.model.memory import IMPLICIT_NODE_MEMORY
-from skenario.model.probes import ReadinessProbe
+from skenario.model.probes import ReadinessProbe, StartupProbe
 from skenario.scenario.format.autoscalers import AutoscalerSpec, KpaAutoscaler
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.clients import Client
@@ -103,6 +103,21 @@ class ProbeSpec(_Spec):
 
     def build(self) -> ReadinessProbe:
         return ReadinessProbe(self.initial_delay_seconds * SECOND, self.period_seconds * SECOND, self.success_threshold)
+
+
+class StartupProbeSpec(_Spec):
+    """A container's `startupProbe`, as in a Pod spec, with Kubernetes' defaults; the handler is accepted, not read."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    initial_delay_seconds: int = Field(0, ge=0, description="Probes before this are skipped.")
+    period_seconds: int = Field(10, ge=1, description="Between probes, from the container's start.")
+    success_threshold: Literal[1] = Field(1, description="Must be 1 for a startup probe, as Kubernetes requires.")
+    failure_threshold: int = Field(3, ge=1, description="Failures in a row before the kubelet kills the container.")
+    timeout_seconds: int = Field(1, ge=1, description="A probe's timeout (not modelled).")
+
+    def build(self) -> StartupProbe:
+        return StartupProbe(self.initial_delay_seconds * SECOND, self.period_seconds * SECOND, self.failure_threshold)
 
 
 class MemoryUse(_Spec):
@@ -294,6 +309,12 @@ class Workload(_Spec):
         "(default 10) from its start, once launch.readiness has passed. Absent: ready when launch.readiness ends "
         "(read from the Deployment manifest when one is given).",
     )
+    startup_probe: StartupProbeSpec | None = Field(
+        None,
+        description="The container's startupProbe: readiness is probed only once it passes (at a probe after "
+        "launch.readiness); after failureThreshold failures (default 3, every 10s) the container is killed and "
+        "restarts after the crash-loop back-off. Read from the Deployment manifest when one is given.",
+    )
     pre_stop_sleep: Duration = Field(
         0,
         ge=0,
@@ -385,6 +406,7 @@ class Workload(_Spec):
                 termination_grace=self.termination_grace_period,
                 pre_stop_sleep=self.pre_stop_sleep,
                 readiness_probe=self.readiness_probe.build() if self.readiness_probe is not None else None,
+                startup_probe=self.startup_probe.build() if self.startup_probe is not None else None,
                 cpu_scheduling=self.cpu_scheduling,
                 node_cpu=self.node.cpu if self.node is not None else IMPLICIT_NODE_MILLICORES,
                 cfs_quota_period=self.cfs_quota_period,

@@ -47,6 +47,7 @@ class DeploymentContainer(Spec):
     name: str
     resources: ContainerResources | None = None
     readiness_probe: dict[str, Any] | None = None
+    startup_probe: dict[str, Any] | None = None
 
 
 class DeploymentPodSpec(Spec):
