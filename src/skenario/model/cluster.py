@@ -340,6 +340,10 @@ class ClusterModel:
             self.restarts += 1
         if replica.memory is not None:
             replica.memory.start()
+        warm_up = self.spec.replica.warm_up
+        if warm_up is not None:  # each start of its container warms up again
+            cpu_work = warm_up.cpu_millicores * warm_up.duration // 1000
+            replica.processing.warm_up(warm_up.duration, warm_up.slowdown, cpu_work)
         if self.metrics_server is not None:
             self.metrics_server.started(replica)
         else:

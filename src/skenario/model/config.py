@@ -46,6 +46,16 @@ class MemorySpec:
 
 
 @dataclass(frozen=True)
+class WarmUp:
+    """A container's first moments after it turns ready: requests need `slowdown` times their CPU (cold
+    caches, code not yet compiled) and it burns `cpu_millicores` of CPU work meanwhile (loading, compiling)."""
+
+    duration: int  # ns after the pod turns ready
+    slowdown: float = 1.0
+    cpu_millicores: int = 0  # the background work: this much CPU for `duration`, shared with requests
+
+
+@dataclass(frozen=True)
 class ReplicaSpec:
     """One replica: its CPU, how many requests it takes at once, how it starts and stops.
 
@@ -64,6 +74,7 @@ class ReplicaSpec:
     pre_stop_sleep: int = 0  # ns a stopping replica keeps accepting requests before it stops (a preStop sleep)
     readiness_probe: ReadinessProbe | None = None  # None: ready when the readiness stage ends
     startup_probe: StartupProbe | None = None  # None: no startup probe
+    warm_up: WarmUp | None = None  # None: at full speed from the start
     cpu_scheduling: CpuScheduling = CpuScheduling.PROCESSOR_SHARING
     memory_request: int | None = None  # bytes
     memory_limit: int | None = None  # bytes; the kernel OOM-kills the container above it

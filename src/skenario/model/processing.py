@@ -24,6 +24,9 @@ from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.memory import PodMemory
 from skenario.model.requests import CPU, IO, WAITING, Request, RequestsComplete
 
+WARM_UP_WORK = Request(-1, 0)
+"""Stands for a container's own warm-up work on its CPU: a job that is no request."""
+
 
 class ClassWork(NamedTuple):
     """What requests of one class need (samplers of ns) and their priority on the CPU."""
@@ -57,6 +60,8 @@ class RequestsProcessing:
         "name",
         "on_leave",
         "overflow",
+        "_slowdown",
+        "_warm_until",
     )
 
     def __init__(
@@ -98,6 +103,8 @@ class RequestsProcessing:
         self._request_memory: Callable[[], int] | None = None
         self._held: dict[Request, int] | None = None  # bytes each request holds, with memory per request
         self.overflow = "replica_queue_full"  # the cause of a request that finds the queue full
+        self._warm_until = 0  # until then (a warm-up after start) requests need `_slowdown` times their CPU
+        self._slowdown = 1.0
         self.on_leave: Callable[[Request], object] | None = None  # told of each request that leaves
 
     def hold_memory(self, memory: PodMemory, per_request: Callable[[], int] | None) -> None:
@@ -136,7 +143,10 @@ class RequestsProcessing:
             self._free -= 1
             entity.stage = CPU
             work = self._work[entity.cls]
-            self.cpu.admit(entity, work.cpu_time(), work.priority)
+            if self._warm_until:
+                self.cpu.admit(entity, self._warming(work.cpu_time()), work.priority)
+            else:
+                self.cpu.admit(entity, work.cpu_time(), work.priority)
         else:
             entity.stage = WAITING
             self._waiting.append(entity)
@@ -175,11 +185,28 @@ class RequestsProcessing:
             if request in items:
                 request.stage = CPU
                 work = self._work[request.cls]
-                self.cpu.admit(request, work.cpu_time(), work.priority)
+                cpu_time = work.cpu_time()
+                self.cpu.admit(request, self._warming(cpu_time) if self._warm_until else cpu_time, work.priority)
                 return
         self._free += 1
 
+    def warm_up(self, duration: int, slowdown: float, cpu_work: int) -> None:
+        """From now for `duration`, requests need `slowdown` times their CPU; `cpu_work` core-ns of the
+        container's own work (loading, compiling) share the CPU with them until done."""
+        self._warm_until = self._env.now() + duration
+        self._slowdown = slowdown
+        if cpu_work > 0:
+            self.cpu.admit(WARM_UP_WORK, cpu_work)
+
+    def _warming(self, cpu_time: int) -> int:
+        if self._env._now < self._warm_until:
+            return round(cpu_time * self._slowdown)
+        self._warm_until = 0
+        return cpu_time
+
     def _cpu_done(self, request: Request) -> None:
+        if request is WARM_UP_WORK:
+            return  # the container's own warm-up work: no request to complete
         env = self._env
         request.stage = IO  # off the CPU, which has already counted it out; it holds only its slot
         io_time = self._work[request.cls].io_time

@@ -45,6 +45,7 @@ from skenario.model.config import (
     RequestSpec,
     RoutingPolicy,
     RoutingSpec,
+    WarmUp,
 )
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
 from skenario.model.disruption import DisruptionBudget
@@ -118,6 +119,25 @@ class StartupProbeSpec(_Spec):
 
     def build(self) -> StartupProbe:
         return StartupProbe(self.initial_delay_seconds * SECOND, self.period_seconds * SECOND, self.failure_threshold)
+
+
+class WarmUpSpec(_Spec):
+    """The container's first moments after it turns ready (and after each restart)."""
+
+    duration: Duration = Field(gt=0, description="How long the warm-up lasts after the pod turns ready.")
+    slowdown: float = Field(
+        1.0, ge=1, description="Requests admitted meanwhile need this many times their CPU (cold caches, no JIT yet)."
+    )
+    cpu: CpuQuantity = Field(
+        0,
+        ge=0,
+        le=1000,
+        description="CPU the container's own warm-up work (loading, compiling) takes meanwhile, as one thread "
+        "sharing the CPU with requests: '500m' for the duration is 0.5 × duration of CPU work. Metrics see it.",
+    )
+
+    def build(self) -> WarmUp:
+        return WarmUp(self.duration, self.slowdown, self.cpu)
 
 
 class MemoryUse(_Spec):
@@ -315,6 +335,11 @@ class Workload(_Spec):
         "launch.readiness); after failureThreshold failures (default 3, every 10s) the container is killed and "
         "restarts after the crash-loop back-off. Read from the Deployment manifest when one is given.",
     )
+    warm_up: WarmUpSpec | None = Field(
+        None,
+        description="A warm-up after the pod turns ready: slower requests and CPU of its own, which the HPA's "
+        "metrics see (its CPU initialization period is for that). null: full speed at once.",
+    )
     pre_stop_sleep: Duration = Field(
         0,
         ge=0,
@@ -407,6 +432,7 @@ class Workload(_Spec):
                 pre_stop_sleep=self.pre_stop_sleep,
                 readiness_probe=self.readiness_probe.build() if self.readiness_probe is not None else None,
                 startup_probe=self.startup_probe.build() if self.startup_probe is not None else None,
+                warm_up=self.warm_up.build() if self.warm_up is not None else None,
                 cpu_scheduling=self.cpu_scheduling,
                 node_cpu=self.node.cpu if self.node is not None else IMPLICIT_NODE_MILLICORES,
                 cfs_quota_period=self.cfs_quota_period,
