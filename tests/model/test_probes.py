@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skenario.core.time import SECOND
+from skenario.core.time import MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.model.probes import ReadinessProbe, StartupProbe, ready_at, startup_outcome
 from skenario.scenario.loader import parse_scenario
@@ -152,3 +152,36 @@ def test_a_deployments_startup_probe_is_read(tmp_path: Path) -> None:
     # One failure is too many: each start fails its first probe at once, so kills come at 1 s, 2 s
     # (restarted at once) and 13 s (after 10 s of back-off and 1 s to start); the next start is at 33 s.
     assert simulation.model.startup_probe_kills == 3
+
+
+# -- image pulls on nodes --------------------------------------------------------------------------
+
+PULLS = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: pulls}
+spec:
+  duration: 2m
+  cluster: {nodes: [{name: node, count: 1, cpu: 4, memory: 16Gi}]}
+  workload:
+    replicas: 1
+    initialReady: false
+    POLICY
+    resources: {requests: {cpu: 1000m}}
+    request: {cpuTime: 10ms}
+    launch: {scheduling: 0s, imagePull: 30s, containerStart: 1s, readiness: 0s}
+  traffic: {type: constant, rate: 1/s}
+  events:
+    - {id: up, at: 1m, patch: {target: workload, patch: {replicas: 3}}}
+"""
+
+
+@pytest.mark.parametrize(("policy", "later_ready_after"), [("IfNotPresent", 1 * S), ("Always", 31 * S)])
+def test_a_node_that_pulled_the_image_starts_later_pods_without_pulling(policy: str, later_ready_after: int) -> None:
+    """The first pod pulls for 30 s; the two made at 1 m land on the same node, which holds the
+    image by then: with IfNotPresent they start 1 s later, with Always they pull again."""
+    simulation = Simulation(parse_scenario(PULLS.replace("POLICY", f"imagePullPolicy: {policy}")))
+    simulation.run()
+    first, *later = sorted(simulation.model.replicas.values(), key=lambda r: r.id)
+    assert first.activated_at is not None and first.activated_at - 31 * S in (0, 1)  # 1 ns: a launch at 0
+    assert [r.activated_at for r in later] == [MINUTE + later_ready_after] * 2

@@ -37,6 +37,14 @@ class Placement(Protocol):
 
     def resize(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome: ...
 
+    def has_image(self, replica: Replica) -> bool:
+        """Whether the node the replica's pod is bound to already holds the workload's image."""
+        ...
+
+    def image_pulled(self, replica: Replica) -> None:
+        """The replica's node has pulled the workload's image: later pods there need not pull it."""
+        ...
+
 
 class ResizeOutcome(StrEnum):
     """What the kubelet makes of an in-place resize (KEP-1287, the pod's resize conditions)."""
@@ -201,6 +209,12 @@ class ReplicasLaunching(KeyedStock[Replica]):
             return
         name, duration = stages[entity.stage]
         at = env.now() + duration()
+        placement = self.placement
+        if placement is not None:
+            if name == "imagePull" and placement.has_image(entity):
+                at = env.now()  # imagePullPolicy IfNotPresent: the node has it, nothing to pull
+            elif entity.stage > 0 and stages[entity.stage - 1][0] == "imagePull":
+                placement.image_pulled(entity)
         if entity.stage + 1 < len(stages):
             env.schedule("launch_stage", at, self, self, entity, stages[entity.stage + 1][0])
             return

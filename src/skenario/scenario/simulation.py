@@ -109,6 +109,7 @@ class Simulation:
             )
         self.model = ClusterModel(self.env, spec.cluster_spec(), arrivals, self.streams, self.placement)
         if self.placement is not None:
+            self.placement.pull_policy = spec.workload.image_pull_policy
             self.placement.attach(self.model)
         self.recorder = Recorder(self.env, self.model, spec.recording.interval)
         self.timeline = Timeline()

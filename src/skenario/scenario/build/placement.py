@@ -83,6 +83,8 @@ class ClusterPlacement:
         self.cpu_weights = cluster.cpu_weights
         self._placed: dict[Pod, Callable[[], object]] = {}
         self._pod_of: dict[Replica, Pod] = {}
+        self._images: set[str] = set()  # nodes holding the workload's image
+        self.pull_policy = "IfNotPresent"  # the container's imagePullPolicy: Always pulls on every node, every time
         self._model: ClusterModel | None = None
         self.controller.on_bound = self._bound
         self.controller.on_preempted = self._end_replica
@@ -108,6 +110,15 @@ class ClusterPlacement:
         if pod is None:
             return ResizeOutcome.INFEASIBLE
         return ResizeOutcome(self.controller.resize(pod, cpu_request, memory_request))
+
+    def has_image(self, replica: Replica) -> bool:
+        pod = self._pod_of.get(replica)
+        return pod is not None and pod.node in self._images
+
+    def image_pulled(self, replica: Replica) -> None:
+        pod = self._pod_of.get(replica)
+        if pod is not None and pod.node is not None and self.pull_policy == "IfNotPresent":
+            self._images.add(pod.node)  # kept for the run: the kubelet's image GC is not modelled
 
     def _bound(self, pod: Pod) -> None:
         placed = self._placed.pop(pod, None)

@@ -47,6 +47,9 @@ def with_deployment(workload: Workload, base_dir: Path) -> Workload:
         update["readiness_probe"] = validate_document(
             probe, ProbeSpec, f"{path}: the container's readinessProbe", "a readinessProbe mapping"
         )
+    policy = container.image_pull_policy
+    if "image_pull_policy" not in workload.model_fields_set and policy is not None:
+        update["image_pull_policy"] = "Always" if policy == "Always" else "IfNotPresent"  # Never: the image is there
     startup = container.startup_probe
     if "startup_probe" not in workload.model_fields_set and startup is not None:
         update["startup_probe"] = validate_document(

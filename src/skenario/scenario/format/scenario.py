@@ -335,6 +335,11 @@ class Workload(_Spec):
         "launch.readiness); after failureThreshold failures (default 3, every 10s) the container is killed and "
         "restarts after the crash-loop back-off. Read from the Deployment manifest when one is given.",
     )
+    image_pull_policy: Literal["IfNotPresent", "Always"] = Field(
+        "IfNotPresent",
+        description="With spec.cluster: IfNotPresent (Kubernetes' default for a tagged image) skips "
+        "launch.imagePull on a node that has pulled the image before; Always pulls every time.",
+    )
     warm_up: WarmUpSpec | None = Field(
         None,
         description="A warm-up after the pod turns ready: slower requests and CPU of its own, which the HPA's "

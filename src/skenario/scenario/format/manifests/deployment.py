@@ -48,6 +48,7 @@ class DeploymentContainer(Spec):
     resources: ContainerResources | None = None
     readiness_probe: dict[str, Any] | None = None
     startup_probe: dict[str, Any] | None = None
+    image_pull_policy: Literal["IfNotPresent", "Always", "Never"] | None = None
 
 
 class DeploymentPodSpec(Spec):
