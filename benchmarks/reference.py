@@ -20,6 +20,10 @@ What is measured, each run in a fresh interpreter (`--one NAME` prints one JSON 
   movement, processor-sharing CPU, IO, completion movement), to show the cost per request grows
   as O(log n) in the requests sharing the CPU, not O(n).
 
+With `--baseline SRC` each round also runs `reference_1h` with the skenario package in SRC (say
+a checkout of the commit before a change, `git worktree add /tmp/old <commit>`, SRC=/tmp/old/src),
+and the ratio of the two is reported: #17's target is at most 1.1×.
+
 Targets: reference_1h ≤ 5× floor per request; reference_nodes_1h ≤ 1.2× reference_1h; peak memory
 ≤ 300 MB; 4 h peak ≤ 1.2× the 1 h peak; ps_1000 ≤ 2× ps_10 per request. Rounds interleave the
 runs, ratios are per round, medians reported.
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -166,9 +171,18 @@ def time_one(name: str) -> dict[str, Any]:
     return record
 
 
-def run_in_subprocess(name: str) -> dict[str, Any]:
+BASELINE = "baseline_1h"
+"""`reference_1h` with another version of skenario (`--baseline SRC`): the same scenario before a change."""
+
+
+def run_in_subprocess(name: str, baseline: Path | None = None) -> dict[str, Any]:
+    env = None
+    if name == BASELINE:
+        assert baseline is not None
+        name = "reference_1h"
+        env = {**os.environ, "PYTHONPATH": str(baseline)}
     command = [sys.executable, str(Path(__file__).resolve()), "--one", name]
-    finished = subprocess.run(command, capture_output=True, text=True, check=False)
+    finished = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if finished.returncode != 0:
         raise RuntimeError(f"{name} failed (exit {finished.returncode}):\n{finished.stderr}")
     record: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
@@ -176,7 +190,7 @@ def run_in_subprocess(name: str) -> dict[str, Any]:
 
 
 def measure(
-    names: Sequence[str], rounds: int, progress: Callable[[str], None] | None
+    names: Sequence[str], rounds: int, progress: Callable[[str], None] | None, baseline: Path | None = None
 ) -> dict[str, list[dict[str, Any]]]:
     """Interleaved rounds, the order rotated each round. The 4 h run is long: it runs in round 1 only."""
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
@@ -185,7 +199,7 @@ def measure(
         for name in [*names[shift:], *names[:shift]]:
             if name == "reference_4h" and index > 0:
                 continue
-            record = run_in_subprocess(name)
+            record = run_in_subprocess(name, baseline)
             runs[name].append(record)
             if progress is not None:
                 progress(f"round {index + 1}/{rounds}: {name:<13} {record['wall_s']:7.2f} s")
@@ -238,6 +252,14 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "x_1000_over_10": statistics.median(ps_ratio),
         },
     }
+    if BASELINE in runs:
+        base = runs[BASELINE]
+        ratios = [r["us_per_unit"] / b["us_per_unit"] for r, b in zip(one_hour, base, strict=True)]
+        result["baseline_1h"] = {
+            "us_per_request": statistics.median(r["us_per_unit"] for r in base),
+            "x_baseline": statistics.median(ratios),
+            "digest": base[0]["digest"],
+        }
     result["targets"] = {
         "speed_x_floor_le_5": result["reference_1h"]["x_floor"] <= 5,
         "nodes_le_1_2x_reference": result["reference_nodes_1h"]["x_reference_1h"] <= 1.2,
@@ -245,6 +267,8 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "peak_4h_le_1_2x_1h": result["reference_4h"]["x_peak_1h"] <= 1.2,
         "ps_1000_le_2x_10": result["processor_sharing"]["x_1000_over_10"] <= 2,
     }
+    if "baseline_1h" in result:
+        result["targets"]["reference_le_1_1x_baseline"] = result["baseline_1h"]["x_baseline"] <= 1.1
     return result
 
 
@@ -284,6 +308,16 @@ def print_table(summary: dict[str, Any]) -> None:
         f"{four['peak_rss_mb']:.0f} MB ({four['x_peak_1h']:.2f}× 1 h)",
         f"{four['wall_s']:.1f} s",
     )
+    if "baseline_1h" in summary:
+        base = summary["baseline_1h"]
+        table.add_row(
+            "reference 1 h, the baseline",
+            f"{one['requests']:,}",
+            f"{base['us_per_request']:.2f}",
+            f"{base['us_per_request'] / floor:.2f} (1 h: {base['x_baseline']:.2f}× it)",
+            "",
+            "",
+        )
     table.add_row("PS CPU, 10 in flight", f"{PS_COMPLETIONS:,}", f"{ps['us_per_completion_10']:.2f}", "", "", "")
     table.add_row(
         "PS CPU, 1000 in flight",
@@ -307,6 +341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout and nothing else")
     parser.add_argument("--one", choices=list(RUNNERS), help="time one run in this process, print one JSON line")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="also time reference_1h with the skenario package in SRC (another checkout's src/) in each round",
+    )
     args = parser.parse_args(argv)
     if args.one is not None:
         print(json.dumps(time_one(args.one)))
@@ -317,7 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    runs = measure(list(RUNNERS), args.rounds, None if args.json else progress)
+    names = [*RUNNERS, BASELINE] if args.baseline is not None else list(RUNNERS)
+    runs = measure(names, args.rounds, None if args.json else progress, args.baseline)
     summary = summarise(runs)
     if args.json:
         print(json.dumps(summary))
