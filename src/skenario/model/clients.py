@@ -17,7 +17,7 @@ attempt of the same request (same id, same arrival).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from skenario.core.environment import Environment
 from skenario.core.stocks import Source
@@ -100,7 +100,7 @@ class RequestsRetrying:
     def count(self) -> int:
         return len(self.items)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Request]:
         return iter(self.items)
 
     def __contains__(self, entity: object) -> bool:

@@ -3,15 +3,18 @@
 It owns the stocks and the accounts that span replicas (CPU busy and capacity integrals); the
 logic lives in the stocks. Random quantities come from named streams of the scenario's seed:
 `cpu-time`, `io-time` (`cpu-time/<class>`, `io-time/<class>` with request classes),
-`request-classes`, `routing`, `launch.<stage>`, and with memory `memory.baseline`,
-`memory.per-request` and `restart.<stage>` (a restarted container's start and readiness), and
-`endpoint-propagation` (how long routers keep a deleted replica).
+`request-classes`, `routing` (the activator's too), `client.backoff`, `launch.<stage>`, with
+memory `memory.baseline`, `memory.per-request` and `restart.<stage>` (a restarted container's
+start and readiness), `endpoint-propagation` (how long routers keep a deleted replica), and
+`metrics.housekeeping` and `metrics.scrape` (metrics-server's).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
+
+import numpy as np
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams, sampler
@@ -80,16 +83,7 @@ class ClusterModel:
         replica = spec.replica
         requests = spec.requests
         self._work: Sequence[ClassWork] = class_work(requests, streams)
-        uniform_rng = streams.generator("routing")
-        uniforms = iter(())
-
-        def uniform() -> float:
-            nonlocal uniforms
-            value: float | None = next(uniforms, None)
-            if value is None:
-                uniforms = iter(uniform_rng.random(4096).tolist())
-                value = next(uniforms)
-            return value
+        uniform = _uniforms(streams.generator("routing"))
 
         # Replicas.
         self.replicas: dict[int, Replica] = {}  # live ones: not yet terminated
@@ -172,7 +166,7 @@ class ClusterModel:
             self.requests_routing,
             self.requests_failed,
             self.requests_buffered,
-            uniform,
+            _uniforms(streams.generator("client.backoff")),
             self._attempts_in_flight,
             self.abandoned,
         )
@@ -646,3 +640,18 @@ def _both(first: Callable[[Request], None] | None, second: Callable[[Request], N
         second(request)
 
     return watch
+
+
+def _uniforms(rng: np.random.Generator) -> Callable[[], float]:
+    """Uniform draws in [0, 1) from `rng`, a batch at a time."""
+    uniforms: Iterator[float] = iter(())
+
+    def uniform() -> float:
+        nonlocal uniforms
+        value: float | None = next(uniforms, None)
+        if value is None:
+            uniforms = iter(rng.random(4096).tolist())
+            value = next(uniforms)
+        return value
+
+    return uniform
