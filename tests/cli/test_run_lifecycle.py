@@ -166,6 +166,34 @@ def test_a_run_killed_before_its_first_batch_is_failed_too(tmp_path: Path, long_
 # -- (b) SIGTERM ---------------------------------------------------------------------------------
 
 
+ENDLESS = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: endless}
+spec:
+  duration: 10000000d
+  workload: {replicas: 2, request: {cpuTime: 10ms}}
+  traffic: {type: constant, rate: 100/s}
+"""
+
+
+def test_sigterm_stops_a_run_whose_next_step_is_years_of_simulated_time_away(tmp_path: Path) -> None:
+    """The run stops between movements at the signal, not at its next 1% of simulated time (here
+    a hundred thousand days away), and is kept as Failed."""
+    scenario = tmp_path / "endless.yaml"
+    scenario.write_text(ENDLESS)
+    store = tmp_path / "store"
+    process = start(scenario, store)
+    wait_for(process, lambda: query(store, "SELECT count(*) FROM runs") == [(1,)], "the run in the store")
+    time.sleep(0.5)  # well into the first step
+    process.send_signal(signal.SIGTERM)
+    _out, err = process.communicate(timeout=30)  # liveness only: it ends, where it used to run on
+    assert process.returncode == 128 + signal.SIGTERM, (process.returncode, err)
+    assert "Traceback" not in err and "stopped by signal SIGTERM" in err
+    [(phase, simulated_ns)] = query(store, "SELECT phase, simulated_ns FROM runs")
+    assert phase == "Failed" and simulated_ns > 0
+
+
 def test_sigterm_stops_the_run_without_a_traceback_and_keeps_its_rows(tmp_path: Path, long_scenario: Path) -> None:
     store = tmp_path / "store"
     process = start(long_scenario, store)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import _thread
 import json
 import signal
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -37,14 +40,22 @@ class Stopped(Exception):
 
 
 class StopRequests:
-    """Notes SIGTERM and SIGINT instead of raising wherever the run happens to be: the run stops at
-    its next step, between movements, so the model and the last batch written are whole."""
+    """Stops the run within a second of SIGTERM or SIGINT, whatever its simulated length.
+
+    The signal asks the kernel to pause after the movement it is in (`on_stop`), so the run stops
+    between movements with the model and the last batch written whole. Should one movement (or
+    the setup) take longer than `GRACE`, the main thread is interrupted where it is; a second
+    signal does that at once.
+    """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
+    GRACE = 0.8  # seconds of wall time between the signal and the interruption
 
-    def __init__(self) -> None:
+    def __init__(self, on_stop: Callable[[], object] | None = None) -> None:
         self.signum: int | None = None
+        self.on_stop = on_stop
         self._previous: dict[int, Any] = {}
+        self._watchdog: threading.Timer | None = None
 
     def __enter__(self) -> StopRequests:
         for signum in self.SIGNALS:
@@ -52,11 +63,25 @@ class StopRequests:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
 
     def _note(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum is not None:  # asked twice: stop where it is
+            raise Stopped(self.signum)
         self.signum = signum
+        if self.on_stop is not None:
+            self.on_stop()
+        self._watchdog = threading.Timer(self.GRACE, _thread.interrupt_main)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def stopped(self) -> Stopped:
+        """The stop this interruption stands for."""
+        assert self.signum is not None
+        return Stopped(self.signum)
 
     def check(self) -> None:
         if self.signum is not None:
@@ -64,6 +89,8 @@ class StopRequests:
 
     def ignore(self) -> None:
         """From now on (writing the end of the run) a further signal is not let in halfway."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         for signum in self.SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
 
@@ -118,15 +145,18 @@ def run(
         raise SkenarioError(
             "the scenario never ends: give spec.duration or a `done` event", file=str(file), field="spec.duration"
         )
-    with StopRequests() as stops:
+    with StopRequests(on_stop=simulation.env.pause_soon) as stops:
         # Everything the scenario names is read and checked by now: only a valid run reaches the store.
         writer = None if no_store else RunStore(store).begin(simulation, str(file))
         started = time.perf_counter()
         try:
-            _run(simulation, writer, stops, show_progress=not (no_progress or as_json))
+            try:
+                _run(simulation, writer, stops, show_progress=not (no_progress or as_json))
+            except KeyboardInterrupt:  # the watchdog's interruption, or Ctrl-C before the handler was in
+                raise stops.stopped() if stops.signum is not None else Stopped(signal.SIGINT) from None
         except Stopped as stopped:
-            simulation.fail(str(stopped))
             stops.ignore()
+            simulation.fail(str(stopped))
             if writer is not None:
                 writer.finish(time.perf_counter() - started)
                 err.print(f"[bold red]{stopped}:[/] run {writer.run_id} kept in the store as Failed")

@@ -300,6 +300,11 @@ class Environment:
             # The fast loop is running: leave it right after this movement for the observed one.
             self._push_sentinel(self._now, self._switch_stock, "switch")
 
+    def pause_soon(self) -> None:
+        """Make the running loop return after the movement it is in (safe from a signal handler:
+        between two bytecodes the schedule is whole). A later `run` resumes."""
+        self._push_sentinel(self._now, self._pause_stock, "pause")
+
     def _push_sentinel(self, at: int, stock: _SentinelStock, kind: str) -> None:
         # The most negative sequences put a sentinel ahead of everything else at its time.
         self._urgent -= 1
