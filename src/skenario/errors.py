@@ -48,3 +48,7 @@ class ScenarioError(SkenarioError):
 
 class UnitError(SkenarioError):
     """A quantity has a missing or unknown unit, such as `5 parsecs`."""
+
+
+class PluginError(SkenarioError):
+    """A user's plugin raised: reported as one line naming the plugin, its method and the simulated time."""

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skenario.core.time import SECOND
+from skenario.errors import PluginError
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import EventRefused, Phase, Simulation
 
@@ -184,7 +185,7 @@ def test_with_no_end_the_run_pauses_just_after_the_last_event() -> None:
     assert (run.phase, run.env.now()) == (Phase.COMPLETED, 90 * SECOND)
 
 
-def test_an_exception_in_a_plugin_fails_the_run_and_propagates(tmp_path: Path) -> None:
+def test_an_exception_in_a_plugin_fails_the_run_and_is_reported_as_the_plugins(tmp_path: Path) -> None:
     (tmp_path / "boom.py").write_text(
         "class Boom:\n"
         "    def start(self, context):\n"
@@ -195,8 +196,9 @@ def test_an_exception_in_a_plugin_fails_the_run_and_propagates(tmp_path: Path) -
     )
     text = SPEC.replace("{type: hpa, syncPeriod: 5s, spec: {maxReplicas: 6}}", "{type: plugin, plugin: boom.py:Boom}")
     run = simulation(text + EVENTS, base_dir=tmp_path)
-    with pytest.raises(RuntimeError, match="the plugin broke"):
+    with pytest.raises(PluginError, match=r"raised RuntimeError in Boom\.tick at 7s: the plugin broke") as raised:
         run.run()
+    assert isinstance(raised.value.__cause__, RuntimeError)  # the plugin's own exception, kept as the cause
     assert run.phase is Phase.FAILED
     assert run.message is not None and "RuntimeError" in run.message and "the plugin broke" in run.message
     assert run.env.now() == 7 * SECOND

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from skenario.core.clock import Clock, Timer
+from skenario.core.time import format_duration
+from skenario.errors import PluginError
 from skenario.model.cluster import ClusterModel
 from skenario.model.disruption import EvictionBudget
 from skenario.model.metrics import Sample
@@ -206,13 +208,36 @@ class ClusterContext:
         on_action: Callable[..., object] | None = None,
         container: str = DEFAULT_CONTAINER,
         random: np.random.Generator | None = None,
+        plugin: str | None = None,
     ) -> None:
         self._model = model
         self._on_action = on_action
         self._container = container
         self._random = random if random is not None else np.random.default_rng(0)
         self.closed = False
+        # A user's plugin: an exception in what it scheduled is reported as the plugin's, in one line.
+        self.plugin = plugin
         self._clock = _ClosableClock(model.env, self)
+
+    def guarded(self, fn: Callable[..., object], method: str | None = None) -> Callable[..., object]:
+        """`fn`, reporting an exception it raises as its plugin's (a PluginError) when the context is a plugin's."""
+        plugin = self.plugin
+        if plugin is None:
+            return fn
+        clock = self._model.env
+
+        def call(*args: Any) -> object:
+            try:
+                return fn(*args)
+            except PluginError:
+                raise
+            except Exception as exc:
+                name = method or getattr(fn, "__qualname__", repr(fn))
+                raise PluginError(
+                    f"plugin {plugin} raised {type(exc).__name__} in {name} at {format_duration(clock.now())}: {exc}"
+                ) from exc
+
+        return call
 
     def close(self) -> None:
         self.closed = True
@@ -250,9 +275,11 @@ class ClusterContext:
         return {pod: value(sample) for pod, sample in self._model.metrics_sink.latest.items()}
 
     def subscribe(self, fn: Callable[[Sample], object]) -> None:
+        guarded = self.guarded(fn)
+
         def feed(sample: Sample) -> None:
             if not self.closed:
-                fn(sample)
+                guarded(sample)
 
         self._model.metrics_sink.subscribe(feed)
 
@@ -291,9 +318,11 @@ class ClusterContext:
         self._model.set_memory(request, limit)
 
     def subscribe_oom(self, fn: Callable[[PodView], object]) -> None:
+        guarded = self.guarded(fn)
+
         def feed(replica: Replica) -> None:
             if not self.closed and replica.state is not ReplicaState.TERMINATED:
-                fn(self._view(replica))
+                guarded(self._view(replica))
 
         self._model.on_oom_kill.append(feed)
 
@@ -387,9 +416,10 @@ class _ClosableClock:
 
     def _unless_closed(self, fn: Callable[[], object]) -> Callable[[], None]:
         context = self._context
+        guarded = context.guarded(fn)
 
         def call() -> None:
             if not context.closed:
-                fn()
+                guarded()
 
         return call

@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -22,6 +23,7 @@ from skenario.core.time import SECOND, format_duration
 from skenario.errors import SkenarioError
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, RunWriter
+from skenario.scenario.build.plugins import refused
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.io import read_text
 from skenario.scenario.loader import load_scenario
@@ -102,6 +104,7 @@ class StopRequests:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object instead of a table.")
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
+@click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
 @store_option
 @click.option(
     "--series",
@@ -131,6 +134,7 @@ def run(
     as_json: bool,
     no_progress: bool,
     no_store: bool,
+    no_plugins: bool,
     store: Path | None,
     series: Path | None,
     pods_file: Path | None,
@@ -140,7 +144,8 @@ def run(
     text = read_text(file)
     scenario = load_scenario(file)
     check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))
-    simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
+    with refused() if no_plugins else nullcontext():
+        simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
     if simulation.end is None:
         raise SkenarioError(
             "the scenario never ends: give spec.duration or a `done` event", file=str(file), field="spec.duration"

@@ -262,11 +262,13 @@ class Simulation:
                 self.timeline.add(self.env.now(), name, Operation.DECISION, "workload", action, detail)
 
         random = self.streams.generator(f"autoscaler.{name}")
-        context = ClusterContext(self.model, on_action=record, container=self._container, random=random)
+        cls = type(autoscaler)
+        plugin = None if cls.__module__.startswith("skenario.") else f"'{name}' ({cls.__module__}:{cls.__qualname__})"
+        context = ClusterContext(self.model, on_action=record, container=self._container, random=random, plugin=plugin)
         self.autoscalers[name] = autoscaler
         self._decisions_taken[name] = 0
         self._contexts[name] = context
-        autoscaler.start(context)
+        context.guarded(lambda: autoscaler.start(context), "start")()
 
     def stop_autoscaler(self, name: str) -> None:
         self._take_decisions()

@@ -149,9 +149,8 @@ def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, pods: SimulatedP
 
 def build_plugin(entry: PluginAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> Autoscaler:
     field = f"{field}.plugin"
-    instance = load_class(entry.plugin, base_dir, field, entry.options)
-    if not isinstance(instance, Autoscaler):
-        raise ScenarioError("a plugin needs a start(context) method", field=field, value=entry.plugin)
+    instance = load_class(entry.plugin, base_dir, field, entry.options, ("start",))
+    assert isinstance(instance, Autoscaler)
     return instance
 
 

@@ -41,7 +41,7 @@ def build_profile(scheduler: SchedulerSpec, base_dir: Path, field: str = "spec.s
     score_on = list(SCORES)
     for index, custom in enumerate(scheduler.custom_plugins):
         where = f"{field}.customPlugins.{index}.plugin"
-        instance = load_class(custom.plugin, base_dir, where, custom.options)
+        instance = load_class(custom.plugin, base_dir, where, custom.options, ("filter", "score"), any_of=True)
         user = UserPlugin(custom.name, instance, where)
         if user.filters:
             filters[custom.name] = user
