@@ -417,3 +417,12 @@ def test_the_schema_accepts_what_skenario_accepts(tmp_path: Path, field: str, va
     load_scenario(path)  # skenario takes it
     validator = jsonschema.Draft202012Validator(json_schema())
     assert [e.message for e in validator.iter_errors(document)] == []
+
+
+def test_reading_commands_never_create_a_store(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    listed = CliRunner().invoke(cli, ["runs", "--store", str(missing)])
+    assert listed.exit_code == 0, listed.output
+    shown = CliRunner().invoke(cli, ["show", "1", "--store", str(missing)])
+    assert shown.exit_code == 2 and "no run store here" in shown.output
+    assert not missing.exists()

@@ -99,8 +99,14 @@ class RunStore:
         self.folder = folder
         self.path = folder / DATABASE
 
-    def open(self) -> sqlite3.Connection:
-        """A connection to the store, its tables made if they are not there yet."""
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def open(self, create: bool = True) -> sqlite3.Connection:
+        """A connection to the store, its tables made if they are not there yet; without `create`, only
+        to a store that exists (reading never makes one)."""
+        if not create and not self.exists():
+            raise StoreError("no run store here: no run has been kept in it", file=str(self.path))
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=30)
@@ -115,13 +121,13 @@ class RunStore:
         return connection
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        with closing(self.open()) as connection:
+    def _connect(self, create: bool = False) -> Iterator[sqlite3.Connection]:
+        with closing(self.open(create)) as connection:
             yield connection
 
     def begin(self, simulation: Simulation, scenario_file: str | None) -> RunWriter:
         """A new run, phase Running; its results follow through the writer."""
-        with self._connect() as db, db:
+        with self._connect(create=True) as db, db:
             self._reap(db)
             cursor = db.execute(
                 "INSERT INTO runs (name, scenario_file, scenario, seed, phase, started_at, version, host, pid) "
@@ -152,9 +158,11 @@ class RunStore:
                 )
 
     def runs(self) -> pd.DataFrame:
-        """Every run, newest last."""
+        """Every run, newest last (none where no store is)."""
         import pandas as pd
 
+        if not self.exists():
+            return pd.DataFrame([], columns=list(RUN_LIST_COLUMNS))
         with self._connect() as db, db:
             self._reap(db)
             rows = db.execute(f"SELECT {', '.join(RUN_LIST_COLUMNS)} FROM runs ORDER BY id").fetchall()
