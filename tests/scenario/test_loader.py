@@ -299,3 +299,25 @@ def test_fuzzed_fields_give_a_scenario_or_a_scenario_error(path: tuple[str, ...]
         parse_scenario(yaml.safe_dump(data), source="fuzz.yaml")
     except ScenarioError as error:
         assert str(error).startswith("fuzz.yaml")
+
+
+def test_a_key_written_twice_is_refused_with_its_line() -> None:
+    text = (
+        "apiVersion: skenario.dev/v1alpha1\nkind: Scenario\nmetadata: {name: d}\nspec:\n  duration: 1m\n"
+        "  duration: 2m\n  workload: {replicas: 1, request: {cpuTime: 10ms}}\n  traffic: {type: constant, rate: 1/s}\n"
+    )
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(text)
+    assert (raised.value.line, raised.value.field) == (6, "spec.duration")
+    assert "twice" in str(raised.value)
+
+
+@pytest.mark.parametrize(("value", "needle"), [(".nan", "nan is not a duration"), ("[1, 2]", "not a list")])
+def test_a_duration_that_is_no_number_says_so_without_a_nonsense_suggestion(value: str, needle: str) -> None:
+    text = (
+        f"apiVersion: skenario.dev/v1alpha1\nkind: Scenario\nmetadata: {{name: d}}\nspec:\n  duration: {value}\n"
+        "  workload: {replicas: 1, request: {cpuTime: 10ms}}\n  traffic: {type: constant, rate: 1/s}\n"
+    )
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(text)
+    assert needle in str(raised.value) and "nans" not in str(raised.value)

@@ -6,6 +6,7 @@ files are Go-style strings (`250ms`, `15s`, `1h30m`), as in Kubernetes manifests
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -41,7 +42,9 @@ def parse_duration(text: str) -> int:
     Raises ValueError with a message a user can act on; the caller adds file and field.
     """
     if not isinstance(text, str):
-        raise ValueError(f"a duration needs a unit, such as '{text}s' or '{text}ms'")
+        if isinstance(text, int | float) and not isinstance(text, bool) and math.isfinite(text):
+            raise ValueError(f"a duration needs a unit, such as '{text}s' or '{text}ms'")
+        raise ValueError("a duration is a string with a unit, such as '250ms' or '1h30m'")
     if not _WHOLE.match(text):
         raise ValueError(
             f"'{text}' is not a duration; write a number and a unit "

@@ -68,6 +68,8 @@ def yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]
         raise ScenarioError(f"not valid YAML: {problem}", file=source, line=mark.line + 1 if mark else None) from None
     except RecursionError:
         raise ScenarioError("not valid YAML for a scenario: it nests too deeply", file=source) from None
+    for root in roots:
+        _refuse_duplicate_keys(root, [], source)
     documents: list[tuple[Any, yaml.Node | None]] = [
         (data, root) for data, root in zip(datas, roots, strict=False) if data is not None
     ]
@@ -157,6 +159,33 @@ def _has(node: Any, part: int | str) -> bool:
 
 def _is_tag(part: str) -> bool:
     return part.startswith(("function-", "tagged-union[", "json-or-python["))
+
+
+def _refuse_duplicate_keys(node: yaml.Node | None, path: list[str], source: str) -> None:
+    """A key written twice in one mapping is an error: YAML loaders silently keep the last."""
+    stack = [(node, path)]
+    visited: set[int] = set()  # an alias repeats a node (or, recursive, contains it)
+    while stack:
+        node, path = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                if name is not None and name in seen:
+                    where = ".".join([*path, str(name)])
+                    raise ScenarioError(
+                        f"'{name}' is written twice in the same mapping (YAML would silently keep the last)",
+                        file=source,
+                        line=key.start_mark.line + 1,
+                        field=where,
+                    )
+                seen.add(name)
+                stack.append((value, [*path, str(name)]))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, [*path, str(i)]) for i, item in enumerate(node.value))
 
 
 def line_of(root: yaml.Node | None, path: list[int | str]) -> int | None:

@@ -18,10 +18,14 @@ _PER = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 def _duration(value: Any) -> int:
     if isinstance(value, bool):
         raise ValueError("a duration is a string with a unit, such as '250ms'")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not a duration; write a number and a unit, such as '250ms' or '1h30m'")
     if value == 0:
         return 0
     if isinstance(value, int | float):
         raise ValueError(f"a duration needs a unit, such as '{value}s' or '{value}ms'")
+    if not isinstance(value, str):
+        raise ValueError(f"a duration is a string with a unit, such as '250ms', not a {type(value).__name__}")
     return parse_duration(value)
 
 
