@@ -183,7 +183,7 @@ def test_sigterm_stops_a_run_whose_next_step_is_years_of_simulated_time_away(tmp
     scenario = tmp_path / "endless.yaml"
     scenario.write_text(ENDLESS)
     store = tmp_path / "store"
-    process = start(scenario, store)
+    process = start(scenario, store, "--force")  # past the pre-flight limits on purpose
     wait_for(process, lambda: query(store, "SELECT count(*) FROM runs") == [(1,)], "the run in the store")
     time.sleep(0.5)  # well into the first step
     process.send_signal(signal.SIGTERM)

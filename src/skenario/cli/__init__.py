@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from skenario import __version__
+from skenario.cli.check import check
 from skenario.cli.run import run
 from skenario.cli.runs import compare, export, plot, report, runs, show
 from skenario.cli.schedule import schedule
@@ -23,7 +24,7 @@ def cli() -> None:
     """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
 
 
-for command in (run, runs, show, compare, export, plot, report, schedule, schema, solve, validate):
+for command in (run, check, runs, show, compare, export, plot, report, schedule, schema, solve, validate):
     cli.add_command(command)
 
 

@@ -27,6 +27,7 @@ from skenario.scenario.build.plugins import refused
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.io import read_text
 from skenario.scenario.loader import load_scenario
+from skenario.scenario.preflight import estimate
 from skenario.scenario.simulation import Phase, Simulation
 
 # The run stops this many times on its way: to draw progress and to write a batch of results.
@@ -105,6 +106,7 @@ class StopRequests:
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
 @click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
+@click.option("--force", is_flag=True, help="Run even a scenario whose estimate passes the limits (skenario check).")
 @store_option
 @click.option(
     "--series",
@@ -135,6 +137,7 @@ def run(
     no_progress: bool,
     no_store: bool,
     no_plugins: bool,
+    force: bool,
     store: Path | None,
     series: Path | None,
     pods_file: Path | None,
@@ -144,6 +147,13 @@ def run(
     text = read_text(file)
     scenario = load_scenario(file)
     check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))
+    cost = estimate(scenario.spec)
+    if (over := cost.over()) and not force:
+        for line in cost.lines():
+            err.print(f"  {line}", highlight=False)
+        raise SkenarioError(
+            f"refused: the run would take {'; '.join(over)}. Run it anyway with --force", file=str(file)
+        )
     with refused() if no_plugins else nullcontext():
         simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
     if simulation.end is None:

@@ -1,0 +1,32 @@
+"""`skenario check`: read and validate a scenario in full, and say what running it would cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from skenario.cli.common import out, user_errors
+from skenario.scenario.loader import load_scenario
+from skenario.scenario.preflight import LIMITS, estimate
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@user_errors
+def check(file: Path) -> None:
+    """Validate the scenario in FILE and print an estimate of its run (nothing runs, no plugin is loaded).
+
+    Exits 2 on a mistake in the file; prints the limits the estimate passes, past which
+    `skenario run` refuses the scenario unless --force.
+    """
+    scenario = load_scenario(file)
+    cost = estimate(scenario.spec)
+    out.print(f"{file}: valid. A run would take about:", highlight=False)
+    for line in cost.lines():
+        out.print(f"  {line}", highlight=False)
+    over = cost.over(LIMITS)
+    for phrase in over:
+        out.print(f"[bold yellow]over the limit:[/] {phrase}", highlight=False)
+    if over:
+        out.print("`skenario run` refuses it unless --force.", highlight=False)

@@ -1,0 +1,62 @@
+"""Pre-flight: `skenario check` estimates a run from the scenario alone; `run` refuses one past the limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skenario.cli import cli
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.preflight import LIMITS, estimate
+
+ROOT = Path(__file__).resolve().parents[2]
+HUGE = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: huge}
+spec:
+  duration: DURATION
+  workload: {replicas: REPLICAS, request: {cpuTime: 10ms}}
+  traffic: {type: constant, rate: 100/s}
+  recording: {interval: INTERVAL}
+"""
+
+
+def huge(duration: str = "1h", replicas: str = "2", interval: str = "10s") -> str:
+    return HUGE.replace("DURATION", duration).replace("REPLICAS", replicas).replace("INTERVAL", interval)
+
+
+def test_the_estimate_counts_requests_from_the_rates_and_rows_from_the_recording() -> None:
+    """100/s for an hour is 360,000 requests; 360 intervals of 10 s, each a row plus one per replica."""
+    cost = estimate(parse_scenario(huge()).spec)
+    assert cost.requests == 360_000
+    assert cost.rows == 360 * (1 + 2)
+    assert cost.over() == []
+
+
+@pytest.mark.parametrize(
+    ("scenario", "limit"),
+    [
+        (huge(replicas="10000000"), "replicas"),
+        (huge(interval="1ns"), "rows recorded"),
+        (huge(duration="10000000d"), "of wall time"),
+    ],
+)
+def test_run_refuses_a_runaway_in_one_line_unless_forced(tmp_path: Path, scenario: str, limit: str) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text(scenario)
+    result = CliRunner().invoke(cli, ["run", str(path), "--no-store", "--no-progress"])
+    assert result.exit_code == 2
+    assert "refused" in result.output and limit in result.output and "--force" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_check_prints_the_estimate_and_the_limits_it_passes(tmp_path: Path) -> None:
+    good = CliRunner().invoke(cli, ["check", str(ROOT / "examples" / "quickstart.yaml")])
+    assert good.exit_code == 0 and "valid" in good.output and "over the limit" not in good.output
+    path = tmp_path / "huge.yaml"
+    path.write_text(huge(replicas="10000000"))
+    bad = CliRunner().invoke(cli, ["check", str(path)])
+    assert bad.exit_code == 0 and f"limit {LIMITS.replicas:,}" in bad.output
