@@ -60,3 +60,30 @@ def test_check_prints_the_estimate_and_the_limits_it_passes(tmp_path: Path) -> N
     path.write_text(huge(replicas="10000000"))
     bad = CliRunner().invoke(cli, ["check", str(path)])
     assert bad.exit_code == 0 and f"limit {LIMITS.replicas:,}" in bad.output
+
+
+BOTH = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: both}
+spec:
+  duration: 10m
+  workload: {replicas: 2, resources: {requests: {cpu: 500m}}, request: {cpuTime: 10ms}}
+  traffic: {type: constant, rate: 10/s}
+  autoscalers:
+    - type: hpa
+      spec:
+        maxReplicas: 5
+        metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}]
+    - type: vpa
+      spec: {updatePolicy: {updateMode: MODE}}
+"""
+
+
+def test_check_warns_of_an_hpa_and_a_vpa_on_the_same_resource(tmp_path: Path) -> None:
+    path = tmp_path / "both.yaml"
+    path.write_text(BOTH.replace("MODE", "Auto"))
+    warned = CliRunner().invoke(cli, ["check", str(path)])
+    assert warned.exit_code == 0 and "warning: spec.autoscalers.1: a VPA sets the pods' cpu" in warned.output
+    path.write_text(BOTH.replace("MODE", "Off"))  # a VPA that only recommends is the advised set-up
+    assert "warning" not in CliRunner().invoke(cli, ["check", str(path)]).output

@@ -8,7 +8,7 @@ import click
 
 from skenario.cli.common import out, user_errors
 from skenario.scenario.loader import load_scenario
-from skenario.scenario.preflight import LIMITS, estimate
+from skenario.scenario.preflight import LIMITS, estimate, pitfalls
 
 
 @click.command()
@@ -30,3 +30,5 @@ def check(file: Path) -> None:
         out.print(f"[bold yellow]over the limit:[/] {phrase}", highlight=False)
     if over:
         out.print("`skenario run` refuses it unless --force.", highlight=False)
+    for warning in pitfalls(scenario.spec):
+        out.print(f"[bold yellow]warning:[/] {warning}", highlight=False)

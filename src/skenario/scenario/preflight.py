@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from skenario.autoscalers.vpa.updater import UpdateMode
 from skenario.core.time import SECOND, format_duration
-from skenario.scenario.format.autoscalers import HpaAutoscaler
+from skenario.scenario.format.autoscalers import HpaAutoscaler, VpaAutoscaler
 from skenario.scenario.format.scenario import ScenarioSpec
 from skenario.scenario.format.traffic import (
     ConstantTraffic,
@@ -139,3 +140,28 @@ def _seconds(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.0f} s"
     return format_duration(round(seconds) * SECOND)
+
+
+def pitfalls(spec: ScenarioSpec) -> list[str]:
+    """Settings that run but rarely do what was meant, each as a sentence (inline autoscaler specs only)."""
+    found = []
+    hpa_resources = {
+        (metric.resource or metric.container_resource).name  # type: ignore[union-attr]
+        for entry in spec.autoscalers
+        if isinstance(entry, HpaAutoscaler) and entry.spec is not None
+        for metric in entry.spec.metrics
+        if metric.resource is not None or metric.container_resource is not None
+    }
+    container = spec.workload.container_name
+    for index, entry in enumerate(spec.autoscalers):
+        if not isinstance(entry, VpaAutoscaler) or entry.spec is None:
+            continue
+        vpa = entry.spec.build(container)
+        if vpa.update_mode is UpdateMode.OFF:
+            continue
+        for resource in sorted(hpa_resources & vpa.controlled_resources):
+            found.append(
+                f"spec.autoscalers.{index}: a VPA sets the pods' {resource} while an HPA scales on its utilisation; "
+                "each undoes the other (Kubernetes advises against it: use the VPA in Off mode or another metric)"
+            )
+    return found
