@@ -20,12 +20,12 @@ from skenario.cli.common import check_output_dirs, err, out, store_option, user_
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table
 from skenario.core.time import SECOND, format_duration
-from skenario.errors import SkenarioError
+from skenario.errors import ScenarioError, SkenarioError
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, RunWriter
 from skenario.scenario.build.plugins import refused
 from skenario.scenario.format.scenario import MAX_SEED
-from skenario.scenario.io import read_text
+from skenario.scenario.io import located, read_text
 from skenario.scenario.loader import load_scenario
 from skenario.scenario.preflight import estimate
 from skenario.scenario.simulation import Phase, Simulation
@@ -154,8 +154,11 @@ def run(
         raise SkenarioError(
             f"refused: the run would take {'; '.join(over)}. Run it anyway with --force", file=str(file)
         )
-    with refused() if no_plugins else nullcontext():
-        simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
+    try:
+        with refused() if no_plugins else nullcontext():
+            simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
+    except ScenarioError as exc:  # found while building: say where in the scenario file
+        raise located(exc, str(file), text) from None
     if simulation.end is None:
         raise SkenarioError(
             "the scenario never ends: give spec.duration or a `done` event", file=str(file), field="spec.duration"

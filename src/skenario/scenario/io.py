@@ -188,6 +188,19 @@ def _refuse_duplicate_keys(node: yaml.Node | None, path: list[str], source: str)
             stack.extend((item, [*path, str(i)]) for i, item in enumerate(node.value))
 
 
+def located(exc: ScenarioError, file: str, text: str) -> ScenarioError:
+    """`exc` with the scenario file and the line of its field, when it names neither file nor line."""
+    if exc.file is not None or exc.field is None:
+        return exc
+    parts: list[int | str] = [int(p) if p.isdigit() else p for p in exc.field.split(" ")[0].split(".")]
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        root = None
+    exc.file, exc.line = file, line_of(root, parts)
+    return exc
+
+
 def line_of(root: yaml.Node | None, path: list[int | str]) -> int | None:
     """The 1-based line where `path` is written, or its nearest written parent."""
     node = root

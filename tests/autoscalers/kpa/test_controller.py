@@ -6,10 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from skenario.autoscalers.base import PodCounters
 from skenario.autoscalers.kpa.config import KPAConfig
 from skenario.autoscalers.kpa.controller import KnativePodAutoscaler, population_mean_sample_size, scrape_sample
+from skenario.cli import cli
 from skenario.core.time import MILLISECOND, MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.format.manifests.kpa import kpa_config
@@ -18,6 +20,19 @@ from skenario.scenario.simulation import Simulation
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 KEY = "autoscaling.knative.dev/"
+
+
+def test_a_kpa_setting_out_of_range_is_named_where_it_is_written_with_its_value_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "kpa.yaml"
+    path.write_text(
+        "apiVersion: skenario.dev/v1alpha1\nkind: Scenario\nmetadata: {name: k}\nspec:\n  duration: 1m\n"
+        "  workload: {replicas: 1, request: {cpuTime: 10ms}}\n  traffic: {type: constant, rate: 1/s}\n"
+        "  autoscalers:\n    - type: kpa\n      config: {stable-window: 2s}\n"
+    )
+    result = CliRunner().invoke(cli, ["run", str(path), "--no-store", "--no-progress"])
+    assert result.exit_code == 2
+    assert f"{path}:10, field 'spec.autoscalers.0.config.stable-window'" in result.output
+    assert "'2s'" in result.output and "2000000000" not in result.output
 
 
 def test_annotations_override_the_configmap_and_durations_read_as_go_durations() -> None:
@@ -43,9 +58,14 @@ def test_annotations_override_the_configmap_and_durations_read_as_go_durations()
         ({f"{KEY}targett": "10"}, {}, "spec.autoscalers.0.annotations.autoscaling.knative.dev/targett", "unknown"),
         ({}, {"stable-window": "forever"}, "spec.autoscalers.0.config.stable-window", "forever"),
         ({f"{KEY}class": "hpa.autoscaling.knative.dev"}, {}, "spec.autoscalers.0.annotations", "type: hpa"),
-        ({f"{KEY}min-scale": "5", f"{KEY}max-scale": "2"}, {}, "spec.autoscalers.0 (max-scale)", "min-scale"),
-        ({}, {"stable-window": "2s"}, "spec.autoscalers.0 (stable-window)", "[6s, 1h]"),
-        ({}, {"max-scale-down-rate": "1"}, "spec.autoscalers.0 (max-scale-down-rate)", "greater than 1"),
+        (
+            {f"{KEY}min-scale": "5", f"{KEY}max-scale": "2"},
+            {},
+            f"spec.autoscalers.0.annotations.{KEY}max-scale",
+            "min-scale",
+        ),
+        ({}, {"stable-window": "2s"}, "spec.autoscalers.0.config.stable-window", "[6s, 1h]"),
+        ({}, {"max-scale-down-rate": "1"}, "spec.autoscalers.0.config.max-scale-down-rate", "greater than 1"),
         # annotation_validation.go: the annotation's threshold is in [110, 1000].
         (
             {f"{KEY}panic-threshold-percentage": "109"},

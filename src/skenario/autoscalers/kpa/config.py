@@ -47,6 +47,7 @@ class KPAConfigError(ValueError):
         super().__init__(f"{field} = {value!r}: {message}")
         self.field = field
         self.value = value
+        self.message = message
 
 
 @dataclass(frozen=True, slots=True)

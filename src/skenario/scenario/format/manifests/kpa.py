@@ -143,13 +143,16 @@ def kpa_config(
 ) -> KPAConfig:
     """The KPAConfig of a revision: ConfigMap keys first, annotations over them, then validated."""
     values: dict[str, Any] = {}
+    written: dict[str, tuple[str, Any]] = {}  # each setting's field and value as written, for errors
     for key, value in config.items():
         _apply(values, key, value, CONFIG_KEYS, f"{field}.config.{key}", file)
+        written[CONFIG_KEYS[key][0]] = (f"{field}.config.{key}", value)
     for key, value in annotations.items():
         if not key.startswith(PREFIX):
             continue  # other annotations are not the autoscaler's
         short = key[len(PREFIX) :]
         _apply(values, short, value, ANNOTATION_KEYS, f"{field}.annotations.{key}", file)
+        written[ANNOTATION_KEYS[short][0]] = (f"{field}.annotations.{key}", value)
         if short in ANNOTATION_RANGES:
             low, high = ANNOTATION_RANGES[short]
             if not low <= values[ANNOTATION_KEYS[short][0]] <= high:
@@ -169,7 +172,9 @@ def kpa_config(
     try:
         return KPAConfig(**values)
     except KPAConfigError as exc:
-        raise ScenarioError(str(exc), field=f"{field} ({exc.field})", value=exc.value, file=file) from None
+        setting = CONFIG_KEYS.get(exc.field, ANNOTATION_KEYS.get(exc.field, ("", None)))[0]
+        where, value = written.get(setting, (f"{field} ({exc.field})", exc.value))
+        raise ScenarioError(exc.message, field=where, value=value, file=file) from None
 
 
 def _apply(
