@@ -426,3 +426,18 @@ def test_reading_commands_never_create_a_store(tmp_path: Path) -> None:
     shown = CliRunner().invoke(cli, ["show", "1", "--store", str(missing)])
     assert shown.exit_code == 2 and "no run store here" in shown.output
     assert not missing.exists()
+
+
+def test_runs_rm_and_gc_delete_runs_with_everything_they_recorded(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.yaml"
+    scenario.write_text(SCENARIO)
+    store = tmp_path / "store"
+    for seed in (1, 2, 3):
+        assert invoke("run", str(scenario), "--store", str(store), "--seed", str(seed), "--no-progress").exit_code == 0
+    assert invoke("runs", "--store", str(store), "--last", "1").stdout.count("small") == 1
+    assert "deleted run 1" in invoke("runs", "rm", "1", "--store", str(store)).stdout
+    assert "no such run" in one_error_line(invoke("runs", "rm", "1", "--store", str(store)))
+    assert "deleted 1 run" in invoke("runs", "gc", "--keep", "1", "--store", str(store)).stdout
+    with sqlite3.connect(store / "runs.sqlite") as db:
+        assert db.execute("SELECT id FROM runs").fetchall() == [(3,)]
+        assert db.execute("SELECT DISTINCT run_id FROM series").fetchall() == [(3,)]

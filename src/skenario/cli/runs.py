@@ -55,12 +55,18 @@ def objectives(
     return own
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @store_option
+@click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N runs.")
+@click.pass_context
 @user_errors
-def runs(store: Path | None) -> None:
-    """List the stored runs."""
+def runs(context: click.Context, store: Path | None, last: int | None) -> None:
+    """List the stored runs (`runs rm` and `runs gc` delete them)."""
+    if context.invoked_subcommand is not None:
+        return
     frame = RunStore(store).runs()
+    if last is not None:
+        frame = frame.tail(last)
     table = Table(title=f"runs in {RunStore(store).path}")
     for column in ("run", "scenario", "seed", "phase", "simulated", "wall", "digest", "started", "message"):
         table.add_column(column, overflow="fold")
@@ -77,6 +83,26 @@ def runs(store: Path | None) -> None:
             row.message or "",
         )
     out.print(table)
+
+
+@runs.command("rm")
+@click.argument("run", nargs=-1, required=True)
+@store_option
+@user_errors
+def remove(run: tuple[str, ...], store: Path | None) -> None:
+    """Delete each RUN (a number, or `latest`) and everything it recorded."""
+    removed = RunStore(store).remove(list(run))
+    out.print(f"deleted run{'s' if len(removed) > 1 else ''} {', '.join(map(str, removed))}", highlight=False)
+
+
+@runs.command("gc")
+@click.option("--keep", type=click.IntRange(0), required=True, help="How many of the newest finished runs to keep.")
+@store_option
+@user_errors
+def collect(keep: int, store: Path | None) -> None:
+    """Delete all but the newest finished runs."""
+    removed = RunStore(store).keep_newest(keep)
+    out.print(f"deleted {len(removed)} run{'' if len(removed) == 1 else 's'}", highlight=False)
 
 
 @click.command()

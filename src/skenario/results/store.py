@@ -87,6 +87,10 @@ class StoreError(SkenarioError):
     """A run the store does not have, or a store it cannot open."""
 
 
+_RUN_TABLES = ("series", "replica_series", "replicas", "timeline", "ignored")
+"""The tables holding a run's records by `run_id`, besides `runs` itself."""
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -184,6 +188,30 @@ class RunStore:
         if row is None:
             raise StoreError("no such run (see `skenario runs`)", value=text, file=str(self.path))
         return int(row[0])
+
+    def remove(self, runs: list[str | int]) -> list[int]:
+        """Delete these runs (numbers or `latest`) and everything they recorded; their ids. A Running one is refused."""
+        ids = [self.resolve(run) for run in runs]
+        with self._connect() as db, db:
+            self._reap(db)
+            for run_id in ids:
+                (phase,) = db.execute("SELECT phase FROM runs WHERE id = ?", (run_id,)).fetchone()
+                if phase == "Running":
+                    raise StoreError("run is still running; stop it first", value=run_id, file=str(self.path))
+            for run_id in ids:
+                for table in _RUN_TABLES:
+                    db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        return ids
+
+    def keep_newest(self, keep: int) -> list[int]:
+        """Delete all but the newest `keep` finished runs; the ids deleted."""
+        if not self.exists():
+            return []
+        with self._connect() as db:
+            rows = db.execute("SELECT id FROM runs WHERE phase != 'Running' ORDER BY id DESC").fetchall()
+        old = [int(run_id) for (run_id,) in rows[keep:]]
+        return self.remove(list(old)) if old else []
 
     def load(self, run: str | int) -> RunData:
         """One run's results."""
