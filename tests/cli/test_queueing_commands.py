@@ -1,4 +1,4 @@
-"""`skenario solve` and `skenario validate` as a user meets them."""
+"""`skenario solve` and `skenario theory` (once `validate`) as a user meets them."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_bad_model_files_are_reported_with_file_line_and_field(
 
 def test_validate_compares_simulation_and_theory() -> None:
     code, out, _ = invoke(
-        "validate", "--model", "M/M/1", "--model", "closed", "--replications", "5", "--length", "0.2", "--json"
+        "theory", "--model", "M/M/1", "--model", "closed", "--replications", "5", "--length", "0.2", "--json"
     )
     rows = json.loads(out)
     assert code in (0, 1)  # 1 only if an exact value fell outside its simultaneous interval
