@@ -118,8 +118,7 @@ class MetricsServer(KeyedStock[Sample]):
         Its counters now are the synthetic first point's, and its stats are read for the next
         scrape if it has a housekeeping before it.
         """
-        self._read(replica)
-        self._started[replica] = self._pending.pop(replica)
+        self._started[replica] = self._point(replica)
         now = self._env.now()
         scrape = (now // self.resolution + 1) * self.resolution
         self._read_before(replica, scrape)
@@ -132,10 +131,14 @@ class MetricsServer(KeyedStock[Sample]):
             env.call_at(at, lambda: self._read(replica))
 
     def _read(self, replica: Replica) -> None:
+        self._pending[replica] = self._point(replica)
+
+    def _point(self, replica: Replica) -> StatsPoint:
+        """The pod's stats now, as its kubelet's housekeeping takes them."""
         processing = replica.processing
         memory = replica.memory
         started = replica.ready_since if replica.ready_since is not None else self._env.now()
-        self._pending[replica] = StatsPoint(
+        return StatsPoint(
             self._env.now(),
             started,
             processing.cpu.busy_core_ns(),
