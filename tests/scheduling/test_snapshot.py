@@ -41,3 +41,17 @@ def test_a_pod_counts_as_set_for_the_filters_and_with_the_defaults_for_the_score
     assert (snap.requested[0, CPU], snap.requested[0, MEMORY]) == (300, 0)
     assert (snap.non_zero[0, CPU], snap.non_zero[0, MEMORY]) == (300, 200 * MI)
     assert snap.pod_count[0] == 1
+
+
+def test_a_fork_takes_nodes_and_pods_without_touching_the_original() -> None:
+    base = ClusterSnapshot([NodeSpec("n0", cpu=2000, memory=1024)])
+    base.assume(PodSpec("p0", cpu=500), 0)
+    forked = base.fork()
+    forked.assume(PodSpec("p1", cpu=500), 0)
+    forked.add_node(NodeSpec("n1", cpu=1000, memory=1024))
+    assert base.names == ["n0"] and list(base.pods_on[0]) == ["p0"] and base.requested[0, 0] == 500
+    assert forked.names == ["n0", "n1"] and forked.requested[0, 0] == 1000
+    # Versions never repeat across snapshots, so a per-node cache never mistakes one for the other.
+    assert len({base.version, forked.version}) == 2
+    base.cordon("n0")
+    assert base.version != forked.version

@@ -41,6 +41,9 @@ from skenario.scenario.format.scheduler import SchedulerSpec
 # Python's default of a collection every 700 allocations is wasted work: 5-8% of a run.
 _RUN_GC_THRESHOLD = 100_000
 
+# The source of the cluster autoscaler's decisions in the timeline.
+CLUSTER_AUTOSCALER = "cluster-autoscaler"
+
 
 class Phase(StrEnum):
     PENDING = "Pending"
@@ -281,14 +284,18 @@ class Simulation:
 
     def _take_decisions(self) -> None:
         """Move the decisions built-in autoscalers keep into the timeline (a cheap read, not per decision)."""
-        for name, autoscaler in self.autoscalers.items():
+        sources: list[tuple[str, object]] = list(self.autoscalers.items())
+        if self.placement is not None and self.placement.cluster_autoscaler is not None:
+            sources.append((CLUSTER_AUTOSCALER, self.placement.cluster_autoscaler))
+        for name, autoscaler in sources:
             decisions = getattr(autoscaler, "decisions", None)
             if not isinstance(decisions, list):
                 continue
-            taken = self._decisions_taken[name]
+            taken = self._decisions_taken.get(name, 0)
+            target = "cluster" if name == CLUSTER_AUTOSCALER else "workload"
             for record in decisions[taken:]:
                 detail = as_detail(record)
                 message = str(detail.get("reason") or "")
                 at = int(detail.get("at", self.env.now()))
-                self.timeline.add(at, name, Operation.DECISION, "workload", message, detail)
+                self.timeline.add(at, name, Operation.DECISION, target, message, detail)
             self._decisions_taken[name] = len(decisions)

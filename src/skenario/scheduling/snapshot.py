@@ -11,6 +11,8 @@ the scores count (`non_zero`, upstream's `NonZeroRequested`).
 
 from __future__ import annotations
 
+import copy
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,6 +27,9 @@ CPU, MEMORY = 0, 1
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest
+
+# Versions are unique across snapshots, so a cache keyed on one never takes a fork's facts for its own.
+_VERSIONS = itertools.count(1)
 
 
 def non_zero_request(value: int | None, default: int) -> int:
@@ -54,7 +59,7 @@ class ClusterSnapshot:
         self.unschedulable: Bools = np.zeros(0, dtype=np.bool_)
         self.pods_on: list[dict[str, PodSpec]] = []
         self.order: Ints = np.zeros(0, dtype=np.int64)
-        self.version = 0  # bumped whenever nodes come, go or change; caches of per-node facts key on it
+        self.version = next(_VERSIONS)  # renewed whenever nodes come, go or change; caches of per-node facts key on it
         for node in nodes:
             self.add_node(node)
 
@@ -97,7 +102,7 @@ class ClusterSnapshot:
 
     def cordon(self, name: str, unschedulable: bool = True) -> None:
         self.unschedulable[self.index[name]] = unschedulable
-        self.version += 1
+        self.version = next(_VERSIONS)
 
     def column(self, resource: str) -> int:
         """The column of a resource, added (0 everywhere) the first time anyone names it."""
@@ -115,7 +120,25 @@ class ClusterSnapshot:
         present = np.flatnonzero(self.present)
         names = [self.nodes[i].name for i in present]
         self.order = present[np.argsort(np.array(names, dtype=object), kind="stable")].astype(np.int64)
-        self.version += 1
+        self.version = next(_VERSIONS)
+
+    def fork(self) -> ClusterSnapshot:
+        """A copy to simulate on: nodes added and pods assumed there leave this snapshot as it is.
+
+        Mirrors the cluster autoscaler's `ClusterSnapshot.Fork`; the node specs and pod specs are
+        shared (they are frozen), the arrays and per-node pod maps copied.
+        """
+        forked = copy.copy(self)
+        forked.resources = list(self.resources)
+        forked._column = dict(self._column)
+        forked.nodes = list(self.nodes)
+        forked.names = list(self.names)
+        forked.index = dict(self.index)
+        for name in ("allocatable", "requested", "non_zero", "max_pods", "pod_count", "present", "unschedulable"):
+            setattr(forked, name, getattr(self, name).copy())
+        forked.pods_on = [dict(pods) for pods in self.pods_on]
+        forked.version = next(_VERSIONS)
+        return forked
 
     # -- pods ------------------------------------------------------------------------------------
 

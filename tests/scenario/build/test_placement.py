@@ -188,3 +188,58 @@ def test_pods_on_a_node_share_its_memory_and_the_kubelet_evicts_one_per_pass_und
     # Passes at 10, 20, ..., 110 s (none at the 120 s halt): one eviction each.
     assert model.evictions == node.evictions == 11
     assert model.desired == 4
+
+
+ZONE_SPREAD = """
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: zone-spread}
+spec:
+  duration: 20m
+  seed: 3
+  workload:
+    replicas: 8
+    resources: {requests: {cpu: 500m}}
+    request: {cpuTime: 10ms}
+    pod:
+      topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone}]
+  traffic: {type: poisson, rate: 1}
+  cluster:
+    nodes:
+      - {name: a, cpu: 1, memory: 8Gi, labels: {topology.kubernetes.io/zone: a}}
+      - {name: b, cpu: 1, memory: 8Gi, labels: {topology.kubernetes.io/zone: b}}
+    nodeGroups:
+      - {name: burst, minSize: 0, maxSize: 10, startup: 60s, node: {cpu: 2, memory: 8Gi}}
+    autoscaler: {}
+"""
+
+
+def test_the_cluster_autoscaler_adds_no_node_the_pending_pods_cannot_use() -> None:
+    # Two zones of one 1-core node hold 2 pods of 500m each; 4 pods wait. The group's template has no
+    # zone label, so PodTopologySpread refuses it (missing required label): no scale-up, and each
+    # waiting pod gets one NotTriggerScaleUp decision naming the reason, in the run's timeline.
+    sim = Simulation(parse_scenario(ZONE_SPREAD, "z.yaml"))
+    sim.run()
+    ca = sim.placement.cluster_autoscaler if sim.placement is not None else None
+    assert ca is not None
+    assert ca.scale_ups == 0 and not ca.node_group
+    decisions = [e for e in sim.timeline.entries() if e[1] == "cluster-autoscaler"]
+    assert len(decisions) == 4
+    assert {e[5]["pods"][0] for e in decisions} == {f"zone-spread-{i}" for i in range(4, 8)}
+    reason = "node(s) didn't match pod topology spread constraints (missing required label)"
+    assert all(e[4] == f"pod didn't trigger scale-up: 1 {reason}" for e in decisions)
+    assert all(e[5]["groups"] == {"burst": reason} for e in decisions)
+
+
+def test_a_one_zone_group_grows_by_what_the_skew_allows() -> None:
+    # The same, with the group in zone a: one more pod there makes a 3, b 2 (skew 1); a second would
+    # make skew 2. The autoscaler adds one node, once, and three pods stay pending.
+    text = ZONE_SPREAD.replace(
+        "node: {cpu: 2, memory: 8Gi}", "node: {cpu: 2, memory: 8Gi, labels: {topology.kubernetes.io/zone: a}}"
+    )
+    sim = Simulation(parse_scenario(text, "z.yaml"))
+    sim.run()
+    assert sim.placement is not None and sim.placement.cluster_autoscaler is not None
+    assert sim.placement.cluster_autoscaler.scale_ups == 1
+    pending = [p for p in sim.placement.controller.pods.values() if p.node is None and p.end is None]
+    assert len(pending) == 3

@@ -10,7 +10,7 @@ import pytest
 
 from skenario.scheduling.affinity import NodeAffinity
 from skenario.scheduling.clusterautoscaler.config import CaSettings
-from skenario.scheduling.clusterautoscaler.expander import ScaleUpOption, best_option
+from skenario.scheduling.clusterautoscaler.expander import ScaleUpOption, best_option, keep_highest_priority
 from skenario.scheduling.clusterautoscaler.scaleup import plan_scale_up
 from tests.scheduling.clusterautoscaler.builders import DEFAULTS, GiB, group, pod
 
@@ -62,3 +62,52 @@ def test_the_random_expander_draws_from_the_rng() -> None:
         assert chosen is not None
         picked.add(chosen.group.name)
     assert picked == {"a", "b", "c"}
+
+
+# --- priority: the cases of upstream's expander/priority/priority_test.go, restated as data --------
+
+UPSTREAM_PRIORITIES = (
+    (5, (r".*t2\.micro.*",)),
+    (10, (r".*t2\.large.*", r".*t3\.large.*")),
+    (50, (r".*m4\.4xlarge.*",)),
+)
+WILDCARD_PRIORITIES = ((5, (".*",)), (10, (r".t2\.large.*",)))
+NOT_MATCHING_PRIORITIES = ((5, (r".*t\.micro.*",)), (10, (r".*t\.large.*",)))
+
+
+def _priority_options(*names: str) -> list[ScaleUpOption]:
+    return [ScaleUpOption(group(f"my-asg.{name}", 2000), 1, (pod("p", 100),)) for name in names]
+
+
+@pytest.mark.parametrize(
+    ("priorities", "offered", "chosen"),
+    [
+        # TestPriorityExpanderCorrecltySelectsSingleMatchingOptionOutOfOne
+        (UPSTREAM_PRIORITIES, ("t2.large",), {"t2.large"}),
+        # ...OutOfMany: m4.4xlarge has the highest priority, 50
+        (UPSTREAM_PRIORITIES, ("t2.large", "m4.4xlarge"), {"m4.4xlarge"}),
+        # ...SelectsOneOfTwoMatchingOptionsOutOfMany: t2.large and t3.large share priority 10
+        (UPSTREAM_PRIORITIES, ("t2.large", "t3.large", "t2.micro"), {"t2.large", "t3.large"}),
+        # TestPriorityExpanderDoesNotFallBackToRandomWhenHigherPriorityMatches: ".*" matches both
+        # at 5, t2.large also at 10
+        (WILDCARD_PRIORITIES, ("t2.large", "t2.micro"), {"t2.large"}),
+        # TestPriorityExpanderFallsBackToRandomWhenNoMatchInConfig: nothing matches, all stay
+        (NOT_MATCHING_PRIORITIES, ("t2.large", "t2.micro"), {"t2.large", "t2.micro"}),
+    ],
+)
+def test_priority_keeps_the_groups_of_the_highest_matching_priority(
+    priorities: tuple[tuple[int, tuple[str, ...]], ...], offered: tuple[str, ...], chosen: set[str]
+) -> None:
+    options = _priority_options(*offered)
+    kept = {o.group.name.removeprefix("my-asg.") for o in keep_highest_priority(options, priorities)}
+    assert kept == chosen
+    settings = CaSettings(expander="priority,random", priorities=priorities)
+    picks = {best_option(options, settings, np.random.default_rng(seed)).group.name for seed in range(40)}  # type: ignore[union-attr]
+    assert {name.removeprefix("my-asg.") for name in picks} == chosen
+
+
+def test_the_priority_expander_needs_its_configuration() -> None:
+    with pytest.raises(ValueError, match="priorities"):
+        CaSettings(expander="priority")
+    with pytest.raises(ValueError, match="regular expression"):
+        CaSettings(expander="priority", priorities=((1, ("(",)),))

@@ -14,9 +14,23 @@ from hypothesis import strategies as st
 
 from skenario.scheduling.affinity import NodeAffinity
 from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
-from skenario.scheduling.clusterautoscaler.scaleup import expansion_options, plan_scale_up
-from skenario.scheduling.clusterautoscaler.simulator import fits_empty, node_filters
-from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.clusterautoscaler.scaleup import (
+    MAX_GROUP_SIZE_REACHED,
+    expansion_options,
+    not_triggered_message,
+    plan_scale_up,
+    scale_up_status,
+)
+from skenario.scheduling.clusterautoscaler.simulator import (
+    PredicateChecker,
+    SnapshotSimulation,
+    fits_empty,
+    node_filters,
+)
+from skenario.scheduling.framework import default_profile
+from skenario.scheduling.objects import LabelSelector, NodeSpec, PodSpec, TopologySpreadConstraint
+from skenario.scheduling.plugins.podtopologyspread import REASON_NODE_LABEL_NOT_MATCH
+from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.taints import Taint, TaintEffect, Toleration
 from tests.scheduling.clusterautoscaler.builders import DEFAULTS, GiB, group, pod
 
@@ -178,3 +192,77 @@ def test_every_option_helps_pods_that_fit_its_template(
     for option in expansion_options(pending, groups, sizes, DEFAULTS):
         assert all(fits_empty(p, option.group.template, node_filters) for p in option.pods)
         assert all(_fits_alone(p, option.group.template) for p in option.pods)
+
+
+# --- the template check with the scheduler's own filters (SnapshotSimulation) --------------------
+
+ZONE = "topology.kubernetes.io/zone"
+SPREAD = (TopologySpreadConstraint(max_skew=1, topology_key=ZONE, label_selector=LabelSelector({"app": "web"})),)
+
+
+def _web(name: str) -> PodSpec:
+    return pod(name, 500, GiB, labels={"app": "web"}, spread=SPREAD)
+
+
+def _zoned_world(per_zone: int) -> ClusterSnapshot:
+    """Zones a and b, one 4-core node each, holding `per_zone` web pods each."""
+    world = ClusterSnapshot([NodeSpec(z, cpu=4000, memory=16 * GiB, labels={ZONE: z}) for z in ("a", "b")])
+    for row, zone in enumerate(("a", "b")):
+        for i in range(per_zone):
+            world.assume(_web(f"{zone}{i}"), row)
+    return world
+
+
+def _checker() -> PredicateChecker:
+    return PredicateChecker(default_profile(spread=True).filters)
+
+
+def test_a_template_without_the_topology_key_helps_no_spread_pod() -> None:
+    # PodTopologySpread's Filter fails a node without the constraint's key (UnschedulableAndUnresolvable),
+    # so upstream's SchedulablePodGroups finds no group for the pods and nothing scales up.
+    world = _zoned_world(2)
+    sim = SnapshotSimulation(world, _checker())
+    status = scale_up_status([_web("p0"), _web("p1")], [group("unlabelled", 4000)], {"unlabelled": 0}, DEFAULTS, sim)
+    assert status.plan is None and not status.options
+    assert status.rejected == {p: {"unlabelled": REASON_NODE_LABEL_NOT_MATCH} for p in ("p0", "p1")}
+    assert not_triggered_message(status.rejected["p0"]) == (
+        "pod didn't trigger scale-up: 1 node(s) didn't match pod topology spread constraints (missing required label)"
+    )
+    # The resource-only simulation, which knows nothing of spreading, would have added a node.
+    assert plan_scale_up([_web("p0")], [group("unlabelled", 4000)], {"unlabelled": 0}, DEFAULTS) is not None
+
+
+def test_a_one_zone_group_takes_only_the_pods_the_skew_allows() -> None:
+    # Zones a and b hold 2 web pods each; a group in zone a. Pod 1 there makes a: 3, b: 2, skew 1 (allowed);
+    # pod 2 would make 4 - 2 = 2 > maxSkew 1. The estimate opens one node for one pod, though the
+    # 4-core template has room for all three by resources.
+    world = _zoned_world(2)
+    zone_a = group("zone-a", 4000, labels={ZONE: "a"})
+    sim = SnapshotSimulation(world, _checker())
+    status = scale_up_status([_web(f"p{i}") for i in range(3)], [zone_a], {"zone-a": 0}, DEFAULTS, sim)
+    assert status.plan is not None
+    assert (status.plan.nodes, len(status.plan.pods)) == (1, 1)
+    assert status.rejected == {}  # each pod passed the template check; the estimate left two out
+
+
+def test_groups_at_max_size_and_failing_templates_are_counted_in_the_message() -> None:
+    # Two groups refuse for two reasons: upstream counts each reason's groups.
+    world = _zoned_world(0)
+    full = group("full", 4000, labels={ZONE: "a"}, max_size=1)
+    bare = group("bare", 4000)
+    sim = SnapshotSimulation(world, _checker())
+    status = scale_up_status([_web("p")], [full, bare], {"full": 1, "bare": 0}, DEFAULTS, sim)
+    assert status.plan is None
+    assert status.rejected["p"] == {"full": MAX_GROUP_SIZE_REACHED, "bare": REASON_NODE_LABEL_NOT_MATCH}
+    assert not_triggered_message(status.rejected["p"]) == (
+        "pod didn't trigger scale-up: 1 max node group size reached, "
+        "1 node(s) didn't match pod topology spread constraints (missing required label)"
+    )
+
+
+def test_the_simulation_leaves_the_cluster_snapshot_as_it_was() -> None:
+    world = _zoned_world(1)
+    before = (list(world.names), world.requested.copy(), [dict(p) for p in world.pods_on])
+    sim = SnapshotSimulation(world, _checker())
+    scale_up_status([_web(f"p{i}") for i in range(4)], [group("zone-b", 4000, labels={ZONE: "b"})], {}, DEFAULTS, sim)
+    assert world.names == before[0] and (world.requested == before[1]).all() and world.pods_on == before[2]

@@ -263,7 +263,14 @@ class ClusterAutoscalerSpec(_Spec):
     scale_down_delay_after_delete: Duration = Field(0, ge=0)
     scale_down_delay_after_failure: Duration = Field(3 * MINUTE, ge=0)
     max_node_provision_time: Duration = Field(15 * MINUTE, gt=0)
-    expander: str = Field("least-waste", description="random, most-pods, least-waste, least-nodes, or a chain a,b.")
+    expander: str = Field(
+        "least-waste", description="random, most-pods, least-waste, least-nodes, priority, or a chain a,b."
+    )
+    priorities: dict[int, list[str]] = Field(
+        default_factory=dict,
+        description="The priority expander's ConfigMap: {priority: [regular expressions of node group names]}; "
+        "the highest priority matching a group is its own.",
+    )
     max_nodes_total: int = Field(0, ge=0, description="0: no limit.")
 
     def build(self) -> CaSettings:
@@ -277,6 +284,7 @@ class ClusterAutoscalerSpec(_Spec):
                 scale_down_delay_after_failure=self.scale_down_delay_after_failure,
                 max_node_provision_time=self.max_node_provision_time,
                 expander=self.expander,
+                priorities=tuple((p, tuple(patterns)) for p, patterns in sorted(self.priorities.items())),
                 max_nodes_total=self.max_nodes_total,
                 scale_down_enabled=self.scale_down_enabled,
             )

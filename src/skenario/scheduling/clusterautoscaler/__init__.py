@@ -18,13 +18,14 @@ One tick, as `StaticAutoscaler.RunOnce` orders it:
    runs even while scale-down is in cooldown.
 3. `scaledown.ready_to_remove`: the unneeded nodes that may be deleted now.
 
-Fitting is split in two. The calculators do the resource accounting themselves, as the
-NodeResourcesFit filter does over a node's free capacity: one pod slot, and every resource the
-pod requests (CPU, memory, extended) against what is left, an unset request counting 0. Everything
-else - taints, node affinity, cordoning - is a `StaticFits(pod, node)` predicate the caller
-supplies, which must not depend on what is already on the node; `simulator.node_filters` is the
-default (NodeUnschedulable, TaintToleration, NodeAffinity). Inter-pod constraints such as topology
-spread are not modelled.
+Fitting comes in two strengths. The controller runs the scheduler's own filter plugins on a fork
+of its snapshot (`simulator.SnapshotSimulation`, upstream's predicate checker on a forked cluster
+snapshot): the template check, the estimate and the pods left for upcoming nodes see every filter
+the scheduler has, topology spread included, with the pods placed so far. The calculators also
+take a lighter `simulator.ResourceSimulation`: resources counted as NodeResourcesFit counts them,
+everything else a `StaticFits(pod, node)` predicate that must not depend on what is already on the
+node (`simulator.node_filters`: NodeUnschedulable, TaintToleration, NodeAffinity). Scale-down
+moves pods with the lighter one.
 
 The modules:
 

@@ -8,12 +8,13 @@ config/flags/flags.go and config/const.go.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from skenario.core.time import MINUTE, SECOND
 from skenario.scheduling.objects import HOSTNAME_LABEL, NodeSpec
 
-EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes")
+EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "priority")
 # `nvidia.com/gpu` is upstream's GPU resource; `alibaba.com/gpu-milli` is the pooled GPU of the openb traces.
 DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "alibaba.com/gpu-milli")
 
@@ -68,7 +69,11 @@ class CaSettings:
     - `max_node_provision_time` 15 min: `--max-node-provision-time` (for the controller: an upcoming
       node not Ready by then stops counting as upcoming).
     - `expander` "least-waste": `--expander`; a comma-separated chain, each expander narrowing the
-      options of the one before, as upstream. Implemented: random, most-pods, least-waste, least-nodes.
+      options of the one before, as upstream. Implemented: random, most-pods, least-waste,
+      least-nodes, priority.
+    - `priorities`: the priority expander's configuration (the `priorities` key of the
+      `cluster-autoscaler-priority-expander` ConfigMap): pairs of a priority and the regular
+      expressions of the group names it covers. Required with the priority expander.
     - `max_nodes_total` 0 (no limit): `--max-nodes-total`; `max_nodes_per_scale_up` 1000:
       `--max-nodes-per-scaleup`.
     - `scale_down_enabled` True: `--scale-down-enabled`.
@@ -97,6 +102,7 @@ class CaSettings:
     max_drain_parallelism: int = 1
     max_empty_bulk_delete: int | None = None
     gpu_resources: tuple[str, ...] = field(default=DEFAULT_GPU_RESOURCES)
+    priorities: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         if self.scan_interval <= 0:
@@ -127,6 +133,14 @@ class CaSettings:
             raise ValueError(f"expander must name expanders among {', '.join(EXPANDERS)}, got {self.expander!r}")
         if len(set(names)) != len(names):
             raise ValueError(f"expander may list an expander once only, got {self.expander!r}")
+        if "priority" in names and not self.priorities:
+            raise ValueError("the priority expander needs priorities: {priority: [group name regex, ...]}")
+        for priority, patterns in self.priorities:
+            for pattern in patterns:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"priorities {priority}: {pattern!r} is not a regular expression: {exc}") from None
 
     @property
     def expanders(self) -> tuple[str, ...]:

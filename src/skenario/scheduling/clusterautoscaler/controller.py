@@ -9,21 +9,32 @@ pod that cannot move is never chosen. With disruption budgets (`pdb_tracker`, a 
 `RemainingPdbTracker` each pass, as `core/scaledown/pdb` keeps one), a node whose pods' eviction
 the budgets would refuse stays, and the budget its drained neighbours used is gone for the rest of
 the pass.
+
+Scale-up runs the scheduler's own filter plugins on a fork of its snapshot (`SnapshotSimulation`):
+the pods that fit on existing or upcoming nodes are left to the scheduler (FilterOutSchedulable),
+a group grows only for pods that pass every filter on its template node, and a pod no group can
+help gets a NotTriggerScaleUp decision naming each group's reason. Every decision is kept in
+`decisions` (`CaDecision`) for the run's timeline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from skenario.core.environment import Environment
 from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
-from skenario.scheduling.clusterautoscaler.scaledown import ready_to_remove, unneeded_nodes, update_unneeded_since
-from skenario.scheduling.clusterautoscaler.scaleup import plan_scale_up
-from skenario.scheduling.clusterautoscaler.simulator import place_pods
+from skenario.scheduling.clusterautoscaler.scaledown import (
+    ready_to_remove,
+    unneeded_nodes,
+    update_unneeded_since,
+    utilisation,
+)
+from skenario.scheduling.clusterautoscaler.scaleup import not_triggered_message, scale_up_status
+from skenario.scheduling.clusterautoscaler.simulator import PredicateChecker, SnapshotSimulation
 from skenario.scheduling.controller import SchedulingController, TimelineEvent
 from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.pods import Pod, PodEnd
@@ -35,6 +46,24 @@ class RemainingPdbTracker(Protocol):
     def can_remove_pods(self, pods: Sequence[Pod]) -> bool:
         """Whether evicting all of these keeps every budget; if so, they are counted as gone."""
         ...
+
+
+@dataclass
+class CaDecision:
+    """One thing the cluster autoscaler decided, and why (its events and log lines, as data).
+
+    `action` is ScaleUp (`TriggeredScaleUp`), NotTriggerScaleUp, ScaleDown or ScaleDownBlocked
+    (`NotEnoughPdb`); `reason` is the message upstream's event carries; `groups` the reason each
+    node group gave for a pod it could not help.
+    """
+
+    at: int
+    action: str
+    reason: str
+    group: str = ""
+    nodes: int = 0
+    pods: list[str] = field(default_factory=list)
+    groups: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,6 +103,9 @@ class ClusterAutoscaler:
         self.last_scale_down: int | None = None
         self.scale_ups = 0
         self.scale_downs = 0
+        self.checker = PredicateChecker(scheduler.framework.profile.filters)
+        self.decisions: list[CaDecision] = []
+        self._not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         for name, size in initial_sizes.items():
             for _ in range(size):
                 scheduler.add_node(self._new_node(name))
@@ -110,24 +142,35 @@ class ClusterAutoscaler:
         if not waiting:
             return False
         specs = [p.spec for p in sorted(waiting, key=lambda p: (-p.spec.priority, p.created_at, p.name))]
-        # Pods that will fit on nodes already on their way need no new ones (FilterOutSchedulable).
-        if self._upcoming:
-            where = place_pods(specs, [u.node for u in self._upcoming], {})
-            specs = [s for s, w in zip(specs, where, strict=True) if w is None]
-        if not specs:
+        # The cluster as it will be: the upcoming nodes join as their templates (upstream's
+        # upcoming-node injection); pods that fit anywhere there need no new node (FilterOutSchedulable).
+        world = scheduler.snapshot.fork()
+        for upcoming in self._upcoming:
+            world.add_node(upcoming.node)
+        unhelped = []
+        for spec in specs:
+            row = self.checker.fits_any(spec, world, world.order.tolist())
+            if row is None:
+                unhelped.append(spec)
+            else:
+                world.assume(spec, row)
+        if not unhelped:
             return False
-        sizes = {name: self.size(name) for name in self.groups}
-        plan = plan_scale_up(
-            specs,
+        status = scale_up_status(
+            unhelped,
             list(self.groups.values()),
-            sizes,
+            {name: self.size(name) for name in self.groups},
             self.settings,
-            rng=self._rng,
+            SnapshotSimulation(world, self.checker),
+            self._rng,
             cluster_size=len(scheduler.snapshot.order) + len(self._upcoming),
         )
+        self._record_not_triggered(now, status.rejected)
+        plan = status.plan
         if plan is None:
             return False
         group = self.groups[plan.group]
+        before = self.size(plan.group)
         for _ in range(plan.nodes):
             node = self._new_node(plan.group)
             upcoming = _Upcoming(plan.group, node, now + group.startup)
@@ -135,9 +178,28 @@ class ClusterAutoscaler:
             self.env.call_at(upcoming.ready_at, lambda u=upcoming: self._ready(u))  # type: ignore[misc]
         self.last_scale_up = now
         self.scale_ups += 1
+        pods = [p.name for p in plan.pods]
+        for name in pods:
+            self._not_triggered.pop(name, None)
+        reason = f"pod triggered scale-up: [{{{plan.group} {before}->{before + plan.nodes} (max: {group.max_size})}}]"
+        self.decisions.append(CaDecision(now, "ScaleUp", reason, plan.group, plan.nodes, pods))
         detail = f"{plan.nodes} node(s) for {len(plan.pods)} pod(s), ready in {group.startup / 1e9:g} s"
         scheduler.timeline.append(TimelineEvent(now, "ScaleUp", plan.pods[0].name, plan.group, detail))
         return True
+
+    def _record_not_triggered(self, now: int, rejected: dict[str, dict[str, str]]) -> None:
+        """A NotTriggerScaleUp decision per pod no group can help, when its reasons change.
+
+        Upstream emits the event on every loop and the API server folds repeats into one event
+        with a count; keeping a pod's message only when it changes is the same record.
+        """
+        for pod, reasons in rejected.items():
+            message = not_triggered_message(reasons)
+            if self._not_triggered.get(pod) == message:
+                continue
+            self._not_triggered[pod] = message
+            self.decisions.append(CaDecision(now, "NotTriggerScaleUp", message, pods=[pod], groups=dict(reasons)))
+            self.scheduler.timeline.append(TimelineEvent(now, "NotTriggerScaleUp", pod, None, message))
 
     def _ready(self, upcoming: _Upcoming) -> None:
         self._upcoming.remove(upcoming)
@@ -172,7 +234,18 @@ class ClusterAutoscaler:
                 on_node = [self.scheduler.pods[spec.name] for spec in pods_on[name]]
                 if not tracker.can_remove_pods(on_node):
                     self.blocked_by_pdb += 1  # NotEnoughPdb: the node stays unneeded, tried again later
+                    reason = "not enough pod disruption budget to remove the node's pods"
+                    self.decisions.append(CaDecision(now, "ScaleDownBlocked", reason, self.node_group[name], 1))
                     continue
+            node = snap.nodes[snap.index[name]]
+            used = utilisation(node, pods_on[name], self.settings.gpu_resources)
+            since = self._unneeded_since[name]
+            reason = (
+                f"node {name} removed: unneeded for {(now - since) / 1e9:g} s, "
+                f"utilisation {used:.2f} below {self.settings.scale_down_utilization_threshold:g}, "
+                f"{len(pods_on[name])} pod(s) moved"
+            )
+            self.decisions.append(CaDecision(now, "ScaleDown", reason, self.node_group[name], 1))
             self._remove(name, now)
 
     def _remove(self, name: str, now: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
-from skenario.scheduling.clusterautoscaler.simulator import Room
+from skenario.scheduling.clusterautoscaler.simulator import NewNodes, ResourceSimulation
 from skenario.scheduling.objects import NodeSpec, PodSpec
 
 
@@ -25,30 +25,36 @@ def pod_size_score(pod: PodSpec, template: NodeSpec) -> float:
     return score
 
 
-def estimate(pods: Sequence[PodSpec], template: NodeSpec, limit: int) -> tuple[int, tuple[PodSpec, ...]]:
+def estimate(
+    pods: Sequence[PodSpec], template: NodeSpec, limit: int, nodes: NewNodes | None = None
+) -> tuple[int, tuple[PodSpec, ...]]:
     """How many new template nodes the pods need, and which pods they take, with at most `limit` nodes.
 
     Mirrors `BinpackingNodeEstimator.Estimate` (first fit decreasing): pods in decreasing
-    `pod_size_score` order (ties keep their order), each onto the first new node with room, else
-    onto a fresh node while the limiter allows one more, else left out. As upstream, every pod is
-    assumed to fit an empty template (filter with `fits_empty` first); only resources are checked
-    here. Returns the number of nodes used and the pods placed, in placement order.
+    `pod_size_score` order (ties keep their order), each onto the first new node it fits, else
+    onto a fresh node while the limiter allows one more, else left out; a fresh node the pod does
+    not fit either is taken back. `nodes` simulates the new nodes (default: resources only, for
+    pods already checked against the template with `fits_empty`); a `SnapshotSimulation`'s run
+    the scheduler's filters, so that topology spread counts the pods placed so far. Returns the
+    number of nodes used and the pods placed, in placement order.
     """
     ordered = sorted(pods, key=lambda p: pod_size_score(p, template), reverse=True)
-    rooms: list[Room] = []
+    new = ResourceSimulation().new_nodes(template) if nodes is None else nodes
+    count = 0
     placed: list[PodSpec] = []
     for pod in ordered:
-        room = next((r for r in rooms if r.fits(pod)), None)
-        if room is None:
-            if len(rooms) >= limit:
+        k = next((k for k in range(count) if new.fits(pod, k)), None)
+        if k is None:
+            if count >= limit:
                 continue
-            room = Room(template)
-            if not room.fits(pod):
-                continue  # cannot happen for filtered pods; upstream also stops here
-            rooms.append(room)
-        room.take(pod)
+            k = new.add()
+            if not new.fits(pod, k):
+                new.drop_last()
+                continue
+            count += 1
+        new.take(pod, k)
         placed.append(pod)
-    return len(rooms), tuple(placed)
+    return count, tuple(placed)
 
 
 def node_limit(group: NodeGroup, size: int, cluster_size: int, settings: CaSettings) -> int:

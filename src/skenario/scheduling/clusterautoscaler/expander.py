@@ -2,11 +2,13 @@
 
 Mirrors cluster-autoscaler's `expander/`: `expander.Option` (expander.go), the chaining of
 `expander/factory`, and the strategies least-waste (`expander/waste`), most-pods
-(`expander/mostpods`), least-nodes (`expander/leastnodes`) and random (`expander/random`).
+(`expander/mostpods`), least-nodes (`expander/leastnodes`), priority (`expander/priority`) and
+random (`expander/random`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -44,6 +46,29 @@ def _keep_best(options: list[ScaleUpOption], key: Callable[[ScaleUpOption], floa
     return [o for o in options if key(o) == best]
 
 
+def keep_highest_priority(
+    options: list[ScaleUpOption], priorities: Sequence[tuple[int, Sequence[str]]]
+) -> list[ScaleUpOption]:
+    """The options whose group has the highest priority; all of them if no group has one.
+
+    Mirrors `priority.BestOptions`: a group's priority is the highest whose regular expressions
+    match its name anywhere (Go's `FindStringIndex`, here `re.search`); a group no expression
+    matches is not used, and if none matches the options pass unchanged.
+    """
+    best: list[ScaleUpOption] = []
+    top = -1
+    for option in options:
+        matching = [p for p, patterns in priorities if any(re.search(x, option.group.name) for x in patterns)]
+        if not matching:
+            continue
+        priority = max(matching)
+        if priority > top:
+            top, best = priority, []
+        if priority == top:
+            best.append(option)
+    return best or options
+
+
 def best_option(
     options: Sequence[ScaleUpOption], settings: CaSettings, rng: np.random.Generator | None = None
 ) -> ScaleUpOption | None:
@@ -53,8 +78,9 @@ def best_option(
     least-waste (`expander/waste`) keeps the smallest (unused CPU)/(CPU of the added nodes) plus
     the same for memory (upstream reads the template's capacity; here its allocatable); most-pods
     (`expander/mostpods`) the most pods helped; least-nodes (`expander/leastnodes`) the fewest
-    nodes; random (`expander/random`) one at random. Ties left at the end are broken at random
-    upstream, here with `rng`, or by group name without one. A "random" expander needs `rng`.
+    nodes; priority (`keep_highest_priority`) the groups of the highest priority; random
+    (`expander/random`) one at random. Ties left at the end are broken at random upstream, here
+    with `rng`, or by group name without one. A "random" expander needs `rng`.
     """
     remaining = list(options)
     if not remaining:
@@ -68,6 +94,8 @@ def best_option(
             remaining = _keep_best(remaining, lambda o: -len(o.pods))
         elif name == "least-nodes":
             remaining = _keep_best(remaining, lambda o: o.nodes)
+        elif name == "priority":
+            remaining = keep_highest_priority(remaining, settings.priorities)
         else:
             if rng is None:
                 raise ValueError("the random expander needs an rng")

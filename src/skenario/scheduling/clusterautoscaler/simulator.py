@@ -1,21 +1,37 @@
-"""What fits where in a simulated cluster: the nodes' free room, the scheduler's static filters, first fit.
+"""What fits where in a simulated cluster: the nodes' free room, the scheduler's filters, first fit.
 
 Mirrors cluster-autoscaler's `simulator/`: a node's requests kept as the cluster snapshot keeps a
 NodeInfo (`simulator/clustersnapshot`), the scheduler's filters run against a node
-(`simulator/predicatechecker`, here `node_filters` or the caller's `StaticFits`) and the scheduling
-simulation that places pods one after the other (`simulator/scheduling/hinting_simulator.go`).
-The estimator, the scale-up and the scale-down all place pods with these.
+(`simulator/predicatechecker`) and the scheduling simulation that places pods one after the other
+(`simulator/scheduling/hinting_simulator.go`). The estimator, the scale-up and the scale-down all
+place pods with these.
+
+Two simulations stand behind the scale-up (`Simulation`): `ResourceSimulation` counts resources
+and asks a `StaticFits` predicate (taints, node affinity, cordoning) about each node, enough when
+no constraint depends on the other pods; `SnapshotSimulation` runs the scheduler's own filter
+plugins on a fork of its snapshot with the template node added, as upstream's predicate checker
+does, so that topology spread and every other filter judge a template node exactly as they will
+judge the node once it exists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Protocol
 
-from skenario.scheduling.objects import NodeSpec, PodSpec
+import numpy as np
+
+from skenario.scheduling.objects import HOSTNAME_LABEL, NodeSpec, PodSpec
+from skenario.scheduling.plugins.interface import FilterPlugin
 from skenario.scheduling.plugins.tainttoleration import taints_filter
+from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.taints import UNSCHEDULABLE_TAINT
 
 StaticFits = Callable[[PodSpec, NodeSpec], bool]
+
+# What a template check reports for a pod that fails only on resources, as NodeResourcesFit words it.
+REASON_NO_ROOM = "Insufficient resources on an empty node"
 
 
 def node_filters(pod: PodSpec, node: NodeSpec) -> bool:
@@ -109,3 +125,152 @@ def place_pods(
             room.take(pod)
         where.append(None if room is None else room.node.name)
     return where
+
+
+# --------------------------------------------------------------------------------------------------
+# Simulations for the scale-up
+
+
+class NewNodes(Protocol):
+    """New nodes of one template, added one by one as the estimator needs them."""
+
+    def add(self) -> int:
+        """A new empty node; returns its position among the new nodes."""
+        ...
+
+    def drop_last(self) -> None:
+        """Take back the node `add` made last (it took no pod)."""
+        ...
+
+    def fits(self, pod: PodSpec, k: int) -> bool:
+        """Whether the pod fits new node `k` with what it already holds."""
+        ...
+
+    def take(self, pod: PodSpec, k: int) -> None:
+        """Put the pod on new node `k`."""
+        ...
+
+
+class Simulation(Protocol):
+    """What the scale-up asks of a simulated cluster."""
+
+    def template_check(self, pod: PodSpec, template: NodeSpec) -> str | None:
+        """None if the pod would schedule on a new node of the template, else the filter's reason."""
+        ...
+
+    def new_nodes(self, template: NodeSpec) -> NewNodes:
+        """A fresh set of new nodes of the template, for one estimate."""
+        ...
+
+
+class _Rooms:
+    def __init__(self, template: NodeSpec, static_fits: StaticFits) -> None:
+        self.template = template
+        self.static_fits = static_fits
+        self.rooms: list[Room] = []
+
+    def add(self) -> int:
+        self.rooms.append(Room(self.template))
+        return len(self.rooms) - 1
+
+    def drop_last(self) -> None:
+        self.rooms.pop()
+
+    def fits(self, pod: PodSpec, k: int) -> bool:
+        room = self.rooms[k]
+        return room.fits(pod) and self.static_fits(pod, room.node)
+
+    def take(self, pod: PodSpec, k: int) -> None:
+        self.rooms[k].take(pod)
+
+
+class ResourceSimulation:
+    """Resources counted per node, everything else a `StaticFits` predicate of the pod and the node."""
+
+    def __init__(self, static_fits: StaticFits = node_filters) -> None:
+        self.static_fits = static_fits
+
+    def template_check(self, pod: PodSpec, template: NodeSpec) -> str | None:
+        if not self.static_fits(pod, template):
+            return "node(s) didn't pass the scheduler's filters"
+        return None if Room(template).fits(pod) else REASON_NO_ROOM
+
+    def new_nodes(self, template: NodeSpec) -> NewNodes:
+        return _Rooms(template, self.static_fits)
+
+
+class PredicateChecker:
+    """The scheduler's filter plugins, run for one pod against nodes of a (forked) snapshot.
+
+    Mirrors cluster-autoscaler's `predicatechecker.SchedulerBasedPredicateChecker`: `check` is
+    `CheckPredicates` (the first failing filter's reason, None when all pass) and `fits_any`
+    `FitsAnyNodeMatching` (the first node, in the given order, where all pass).
+    """
+
+    def __init__(self, filters: Sequence[FilterPlugin]) -> None:
+        self.filters = list(filters)
+
+    def check(self, pod: PodSpec, snap: ClusterSnapshot, row: int) -> str | None:
+        nodes = np.array([row], dtype=np.int64)
+        for plugin in self.filters:
+            result = plugin.filter(pod, snap, nodes)
+            code = int(result.codes[0])
+            if code:
+                return result.reasons[code] or f"node(s) didn't pass {plugin.name}"
+        return None
+
+    def fits_any(self, pod: PodSpec, snap: ClusterSnapshot, rows: Iterable[int]) -> int | None:
+        for row in rows:
+            if self.check(pod, snap, row) is None:
+                return row
+        return None
+
+
+def template_node(template: NodeSpec, name: str) -> NodeSpec:
+    """The template as a node called `name`, its hostname label its own (`simulator/node_info_utils`)."""
+    labels = {k: v for k, v in template.labels.items() if k != HOSTNAME_LABEL}
+    return replace(template, name=name, labels=labels)
+
+
+class _ForkedNodes:
+    def __init__(self, world: ClusterSnapshot, template: NodeSpec, checker: PredicateChecker) -> None:
+        self.snap = world.fork()
+        self.template = template
+        self.checker = checker
+        self.rows: list[int] = []
+
+    def add(self) -> int:
+        name = f"template-node-for-{self.template.name}-{len(self.rows)}"
+        self.rows.append(self.snap.add_node(template_node(self.template, name)))
+        return len(self.rows) - 1
+
+    def drop_last(self) -> None:
+        self.snap.remove_node(self.snap.nodes[self.rows.pop()].name)
+
+    def fits(self, pod: PodSpec, k: int) -> bool:
+        return self.checker.check(pod, self.snap, self.rows[k]) is None
+
+    def take(self, pod: PodSpec, k: int) -> None:
+        self.snap.assume(pod, self.rows[k])
+
+
+class SnapshotSimulation:
+    """The scheduler's filters on a fork of `world` (the cluster, with the upcoming nodes in it)."""
+
+    def __init__(self, world: ClusterSnapshot, checker: PredicateChecker) -> None:
+        self.world = world
+        self.checker = checker
+        self._templates: dict[str, tuple[ClusterSnapshot, int]] = {}
+
+    def template_check(self, pod: PodSpec, template: NodeSpec) -> str | None:
+        """Mirrors `ScaleUpOrchestrator.SchedulablePodGroups`: the filters on a template node added to the cluster."""
+        forked = self._templates.get(template.name)
+        if forked is None:
+            snap = self.world.fork()
+            row = snap.add_node(template_node(template, f"template-node-for-{template.name}"))
+            forked = self._templates[template.name] = (snap, row)
+        snap, row = forked
+        return self.checker.check(pod, snap, row)
+
+    def new_nodes(self, template: NodeSpec) -> NewNodes:
+        return _ForkedNodes(self.world, template, self.checker)
