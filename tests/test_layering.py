@@ -64,6 +64,7 @@ HEAVY = (
     "matplotlib",
     "plotly",
     "skenario.results.analysis",
+    "skenario.results.explain",
     "skenario.results.plot",
     "skenario.results.report",
 )

@@ -37,7 +37,7 @@ from skenario.scheduling.framework import Framework, Profile, default_profile
 from skenario.scheduling.objects import NEVER, PREEMPT_LOWER_PRIORITY, NodeSpec, PodSpec
 from skenario.scheduling.pods import PodEnd
 from skenario.scheduling.preemption import PreemptionBudget
-from skenario.scheduling.replay import BatchReplay
+from skenario.scheduling.replay import BatchReplay, summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.traces import TracePod
 
@@ -540,3 +540,19 @@ def test_time_weighted_mean_of_a_step_function() -> None:
     assert time_weighted_mean(frame, "x", 0, 4) == pytest.approx(0.25)
     assert time_weighted_mean(frame, "x", 5, 5) == 0.0
     assert time_weighted_mean(frame, "missing", 0, 10) == 0.0
+
+
+def test_pods_never_bound_count_in_the_waits_until_deleted_or_the_end() -> None:
+    # One 1-core node. a (1 core) binds at 0; b (1 core) waits until it is deleted at 40 s; c (1 core)
+    # waits to the end at 100 s. Waits: a 0, b 40, c 100 -> mean 140 / 3, longest 100, two never bound.
+    direct = Direct.build([NodeSpec("n", cpu=1000, memory=GIB)], halt=200 * SECOND)
+    controller = direct.controller
+    direct.create_later(0, PodSpec("a", cpu=1000), 0, None)
+    direct.create_later(0, PodSpec("b", cpu=1000), 0, None)
+    direct.create_later(0, PodSpec("c", cpu=1000), 0, None)
+    direct.env.call_at(40 * SECOND, lambda: controller.delete(controller.pods["b"]))
+    direct.env.run(until=100 * SECOND)
+    summary = summarize(controller, 100 * SECOND)
+    assert (summary.bound, summary.never_bound, summary.pending) == (1, 2, 1)
+    assert summary.mean_wait_s == pytest.approx(140 / 3)
+    assert summary.max_wait_s == pytest.approx(100)

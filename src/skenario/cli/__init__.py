@@ -12,6 +12,7 @@ import click
 
 from skenario import __version__
 from skenario.cli.check import check
+from skenario.cli.explain import decisions, explain
 from skenario.cli.run import run
 from skenario.cli.runs import compare, export, plot, report, runs, show
 from skenario.cli.schedule import schedule
@@ -26,7 +27,7 @@ def cli() -> None:
     """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
 
 
-for command in (run, check, runs, show, compare, export, plot, report, schedule, schema, solve):
+for command in (run, check, runs, show, explain, decisions, compare, export, plot, report, schedule, schema, solve):
     cli.add_command(command)
 # The simulator checked against queueing theory: `theory`, so it is not taken for `check`'s validation
 # of a scenario; `validate`, its old name, still works and is no longer listed.

@@ -23,11 +23,12 @@ def scheduling_table(
     rows = [
         ("pods created", f"{summary.pods:,}"),
         ("pods bound", f"{summary.bound:,}"),
+        ("pods never bound (deleted waiting, or pending at the end)", f"{summary.never_bound:,}"),
         ("pods pending at the end", f"{summary.pending:,}"),
         ("pods preempted", f"{summary.preempted:,}"),
         ("unschedulable attempts", f"{summary.unschedulable_attempts:,}"),
-        ("wait for a node, mean", f"{summary.mean_wait_s:,.2f} s"),
-        ("wait for a node, p99", f"{summary.p99_wait_s:,.2f} s"),
+        ("wait for a node, mean (all pods)", f"{summary.mean_wait_s:,.2f} s"),
+        ("wait for a node, p99 / longest", f"{summary.p99_wait_s:,.2f} s / {summary.max_wait_s:,.2f} s"),
     ]
     for resource, mean in summary.allocation_mean.items():
         peak = summary.allocation_peak.get(resource, 0.0)

@@ -143,7 +143,13 @@ def time_weighted_mean(frame: pd.DataFrame, column: str, start: float, end: floa
 
 @dataclass(frozen=True)
 class SchedulingSummary:
-    """The figures the issue asks for: pods bound and pending, mean wait, allocation rate."""
+    """Pods bound, pending and never bound, their waits for a node, allocation and nodes.
+
+    The waits count every pod: a bound pod's until it was bound, a pod never bound until it was
+    deleted or the run ended (a censored wait, a lower bound of the real one), so that pods left
+    waiting are not missing from the mean. `never_bound` counts those pods, `pending` the ones
+    still waiting at the end.
+    """
 
     pods: int
     bound: int
@@ -155,6 +161,8 @@ class SchedulingSummary:
     allocation_mean: dict[str, float]  # time-weighted, over the run
     allocation_peak: dict[str, float]
     nodes: int
+    never_bound: int = 0
+    max_wait_s: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -168,4 +176,6 @@ class SchedulingSummary:
             "allocationMean": self.allocation_mean,
             "allocationPeak": self.allocation_peak,
             "nodes": self.nodes,
+            "neverBound": self.never_bound,
+            "maxWaitSeconds": self.max_wait_s,
         }

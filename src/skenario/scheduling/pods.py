@@ -69,6 +69,13 @@ class Pod(Entity):
         """ns from creation to binding (None while it waits)."""
         return None if self.bound_at is None else self.bound_at - self.created_at
 
+    def wait_until(self, now: int) -> int:
+        """ns it waited for a node: until bound, else until deleted, else until `now` (censored)."""
+        if self.bound_at is not None:
+            return self.bound_at - self.created_at
+        end = self.finished_at if self.finished_at is not None else now
+        return max(end - self.created_at, 0)
+
     def result(self) -> dict[str, object]:
         """KEP-140's `PodResult` as plain data."""
         return {

@@ -82,7 +82,7 @@ def _order(pod: TracePod) -> tuple[int, str]:
 def summarize(controller: SchedulingController, now: int, start: int = 0) -> SchedulingSummary:
     pods = list(controller.pods.values())
     bound = [p for p in pods if p.bound_at is not None]
-    waits = np.array([p.wait for p in bound], dtype=float) / SECOND
+    waits = np.array([p.wait_until(now) for p in pods], dtype=float) / SECOND
     snap = controller.snapshot
     allocation = allocation_over_time(controller.allocation_log, controller.capacity_log, snap.resources)
     resources = [r for r in snap.resources if r in allocation.columns]
@@ -98,4 +98,6 @@ def summarize(controller: SchedulingController, now: int, start: int = 0) -> Sch
         allocation_mean={r: time_weighted_mean(allocation, r, start / SECOND, end) for r in resources},
         allocation_peak={r: float(allocation[r].max()) for r in resources},
         nodes=int(controller.snapshot.present.sum()),
+        never_bound=len(pods) - len(bound),
+        max_wait_s=float(waits.max()) if len(waits) else 0.0,
     )

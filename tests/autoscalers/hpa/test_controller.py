@@ -9,7 +9,9 @@ import pytest
 
 from skenario.autoscalers.base import ClusterContext
 from skenario.autoscalers.hpa.config import HPAControllerConfig
-from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler, HPASpec
+from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler, HPASpec, decision_rule, hpa_conditions
+from skenario.autoscalers.hpa.normalization import TimestampedRecommendation
+from skenario.autoscalers.hpa.reconcile import HPAHistory, Reconciliation, reconcile_desired_replicas
 from skenario.autoscalers.hpa.types import AverageValueTarget, ResourceMetricSource, UtilizationTarget
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, RandomStreams
@@ -468,3 +470,61 @@ def test_a_memory_metric_needs_the_workload_to_model_memory() -> None:
         Simulation(parse_scenario(text))
     assert info.value.field == "spec.autoscalers.0.spec.metrics.0.resource.name"
     assert info.value.value == "memory"
+
+
+# --- what explain shows: the conditions and the rule that set the result ----------------------------
+
+
+def _reconciled(
+    current: int, proposed: int | None, *, history: HPAHistory | None = None, max_replicas: int = 10
+) -> Reconciliation:
+    return reconcile_desired_replicas(
+        history or HPAHistory(),
+        current_replicas=current,
+        metric_desired_replicas=proposed,
+        min_replicas=1,
+        max_replicas=max_replicas,
+        behavior=None,
+        now=10 * MINUTE,
+    )
+
+
+def test_a_recent_higher_recommendation_holds_a_scale_down() -> None:
+    # The legacy downscale window (5 min) still holds a recommendation of 5 from 1 min ago: metrics ask
+    # for 2, the HPA keeps 5 (ScaleDownStabilized), as `kubectl describe hpa` would say.
+    history = HPAHistory(recommendations=(TimestampedRecommendation(5, 9 * MINUTE),))
+    reconciled = _reconciled(5, 2, history=history)
+    assert reconciled.desired_replicas == 5
+    conditions = hpa_conditions(5, 2, None, reconciled)
+    assert conditions["AbleToScale"] == "True ScaleDownStabilized"
+    assert conditions["ScalingActive"] == "True ValidMetricFound"
+    rule = decision_rule(5, 2, None, reconciled, {"cpu": 0.4})
+    assert rule.startswith("ScaleDownStabilized") and "recommendation 5" in rule and "metrics' 2" in rule
+
+
+def test_max_replicas_limits_a_scale_up() -> None:
+    # Metrics want 20 from 8; the legacy scale-up limit is max(2 x 8, 4) = 16, maxReplicas 10 is lower.
+    reconciled = _reconciled(8, 20)
+    assert reconciled.desired_replicas == 10
+    assert hpa_conditions(8, 20, None, reconciled)["ScalingLimited"] == "True TooManyReplicas"
+    assert decision_rule(8, 20, None, reconciled, {"cpu": 2.5}) == (
+        "TooManyReplicas: the recommendation 20 was limited to 10"
+    )
+
+
+def test_a_ratio_inside_the_tolerance_changes_nothing() -> None:
+    # Usage over target 1.05 is inside the default 0.9..1.1 band: the proposal is the current 4.
+    reconciled = _reconciled(4, 4)
+    rule = decision_rule(4, 4, None, reconciled, {"cpu": 1.05})
+    assert rule.startswith("within tolerance") and "1.050" in rule
+    # 0.9 is on the band's edge (inclusive), 0.8 outside it: with 0.8 a proposal of 4 is not the tolerance's doing.
+    assert decision_rule(4, 4, None, _reconciled(4, 4), {"cpu": 0.9}).startswith("within tolerance")
+    assert not decision_rule(4, 4, None, _reconciled(4, 4), {"cpu": 0.8}).startswith("within tolerance")
+
+
+def test_a_failed_metric_turns_scaling_inactive() -> None:
+    reconciled = _reconciled(3, None)
+    assert hpa_conditions(3, None, "unable to get metric cpu", reconciled)["ScalingActive"] == "False FailedGetMetric"
+    assert decision_rule(3, None, "unable to get metric cpu", reconciled, {}) == (
+        "no usable metric: unable to get metric cpu"
+    )

@@ -26,10 +26,12 @@ from skenario.autoscalers.base import AutoscalerContext, PodView
 from skenario.autoscalers.hpa.behavior import Behavior, tolerances_for_hpa
 from skenario.autoscalers.hpa.config import DEFAULT_CONTROLLER_CONFIG, HPAControllerConfig
 from skenario.autoscalers.hpa.metrics import compute_replicas_for_metrics
-from skenario.autoscalers.hpa.reconcile import HPAHistory, reconcile_desired_replicas
+from skenario.autoscalers.hpa.normalization import DESIRED_WITHIN_RANGE, READY_FOR_NEW_SCALE
+from skenario.autoscalers.hpa.reconcile import HPAHistory, Reconciliation, reconcile_desired_replicas
 from skenario.autoscalers.hpa.types import (
     CPU,
     DEFAULT_METRICS,
+    DEFAULT_TOLERANCES,
     MEMORY,
     ConditionStatus,
     ContainerResourceMetricSource,
@@ -43,6 +45,7 @@ from skenario.autoscalers.hpa.types import (
     PodPhase,
     PodsMetricSource,
     ResourceMetricSource,
+    Tolerances,
 )
 from skenario.model.metrics import Sample
 
@@ -71,8 +74,12 @@ class HPADecision:
     """What one sync decided, and from what, for the run's record.
 
     `metrics` holds each metric's proposal: the replicas it asked for, the usage the HPA status
-    would report (milli-units), the utilisation percent for Utilization targets, and usage over
-    target. `error` is the first metric failure, as the HPA's ScalingActive condition says it.
+    would report (milli-units), the utilisation percent for Utilization targets, usage over
+    target, and the pods left out as unready or missing a metric. `error` is the first metric
+    failure, as the HPA's ScalingActive condition says it. `conditions` are the HPA's
+    AbleToScale, ScalingActive and ScalingLimited as `kubectl describe hpa` shows them
+    ("True ReadyForNewScale"); `stabilized` the stabilisation window's recommendation; `rule` the
+    rule that set `desired` (`decision_rule`).
     """
 
     at: int
@@ -82,6 +89,54 @@ class HPADecision:
     reason: str
     metrics: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
     error: str | None = None
+    conditions: dict[str, str] = field(default_factory=dict)
+    stabilized: int | None = None
+    rule: str = ""
+
+
+def hpa_conditions(current: int, proposed: int | None, error: str | None, reconciled: Reconciliation) -> dict[str, str]:
+    """The HPA's status conditions after one sync, as `reconcileAutoscaler` and `normalizeDesiredReplicas*` set them."""
+    normalization = reconciled.normalization
+    if current == 0:
+        active = "False ScalingDisabled"
+    elif proposed is None and error is not None:
+        active = "False FailedGetMetric"
+    else:
+        active = "True ValidMetricFound"
+    if normalization is None:
+        able, limited = f"True {READY_FOR_NEW_SCALE}", f"False {DESIRED_WITHIN_RANGE}"
+    else:
+        able = f"True {normalization.able_to_scale_reason}"
+        limited = f"{normalization.scaling_limited} {normalization.limit_reason}"
+    return {"AbleToScale": able, "ScalingActive": active, "ScalingLimited": limited}
+
+
+def decision_rule(
+    current: int,
+    proposed: int | None,
+    error: str | None,
+    reconciled: Reconciliation,
+    ratios: dict[str, float],
+    tolerances: Tolerances = DEFAULT_TOLERANCES,
+) -> str:
+    """Which rule set the sync's result, in the order `reconcileAutoscaler` applies them."""
+    normalization = reconciled.normalization
+    desired = reconciled.desired_replicas
+    if normalization is None:
+        return reconciled.reason if proposed is not None or error is None else f"no usable metric: {error}"
+    stabilized = normalization.stabilized_replicas
+    if normalization.scaling_limited:
+        return f"{normalization.limit_reason}: the recommendation {stabilized} was limited to {desired}"
+    if proposed is not None and stabilized != proposed:
+        return (
+            f"{normalization.able_to_scale_reason}: the stabilisation window's recommendation {stabilized} "
+            f"held over the metrics' {proposed}"
+        )
+    if proposed == current and ratios and all(tolerances.is_within(ratio) for ratio in ratios.values()):
+        shown = ", ".join(f"{metric} {ratio:.3f}" for metric, ratio in ratios.items())
+        band = f"{1 - tolerances.scale_down:g}..{1 + tolerances.scale_up:g}"
+        return f"within tolerance: usage over target {shown} inside {band}, no change"
+    return f"metrics: {proposed} replicas proposed ({reconciled.reason})"
 
 
 @dataclass
@@ -120,6 +175,9 @@ class HorizontalPodAutoscaler:
         readings = [_reading(metric, views, samples, context) for metric in metrics]
         current = context.desired
         live = sum(1 for view in views if view.phase != "Terminating")
+        tolerances = tolerances_for_hpa(
+            spec.behavior, self.config.tolerance, configurable_tolerance=self.configurable_tolerance
+        )
         recommendation = compute_replicas_for_metrics(
             metrics,
             readings,
@@ -127,9 +185,7 @@ class HorizontalPodAutoscaler:
             status_replicas=live,
             pods=pods,
             now=now,
-            tolerances=tolerances_for_hpa(
-                spec.behavior, self.config.tolerance, configurable_tolerance=self.configurable_tolerance
-            ),
+            tolerances=tolerances,
             config=self.config,
         )
         reconciliation = reconcile_desired_replicas(
@@ -157,11 +213,25 @@ class HorizontalPodAutoscaler:
                     "usage": proposal.calculation.usage,
                     "utilization": proposal.calculation.utilization,
                     "usage_ratio": proposal.calculation.usage_ratio,
+                    "unready": proposal.calculation.unready,
+                    "missing": proposal.calculation.missing,
                 }
                 for proposal in recommendation.proposals
                 if proposal is not None
             },
             error=recommendation.error,
+            conditions=hpa_conditions(current, recommendation.replicas, recommendation.error, reconciliation),
+            stabilized=None
+            if reconciliation.normalization is None
+            else reconciliation.normalization.stabilized_replicas,
+            rule=decision_rule(
+                current,
+                recommendation.replicas,
+                recommendation.error,
+                reconciliation,
+                {p.metric: p.calculation.usage_ratio for p in recommendation.proposals if p is not None},
+                tolerances,
+            ),
         )
         if len(self.decisions) < self.keep_decisions:
             self.decisions.append(decision)

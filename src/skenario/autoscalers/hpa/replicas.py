@@ -233,7 +233,7 @@ def get_resource_replicas(
         missing_at=lambda name: go_quo(requests[name] * fallback, 100),
         ratio_of=lambda values: get_resource_utilization_ratio(values, requests, target_utilization)[0],
     )
-    return ReplicaCalculation(replicas, raw, ratio, utilization)
+    return ReplicaCalculation(replicas, raw, ratio, utilization, len(groups.unready), len(groups.missing))
 
 
 def calc_plain_metric_replicas(
@@ -267,7 +267,7 @@ def calc_plain_metric_replicas(
         missing_at=lambda name: target_usage,
         ratio_of=lambda values: get_metric_usage_ratio(values, target_usage)[0],
     )
-    return ReplicaCalculation(replicas, usage, ratio)
+    return ReplicaCalculation(replicas, usage, ratio, None, len(groups.unready), len(groups.missing))
 
 
 def get_raw_resource_replicas(

@@ -206,13 +206,17 @@ class ReplicaCalculation:
     `usage` is the per-pod average (Resource, Pods), the object's or the summed external value
     (Value targets) or that value per current replica (AverageValue targets); `utilization` the
     percent of request for Utilization targets. `usage_ratio` is usage over target before any
-    rebalancing of missing or unready pods.
+    rebalancing of missing or unready pods. `unready` and `missing` count the pods left out of
+    the average for being unready (or in their CPU initialisation) or for lacking a metric (pod
+    metrics only; 0 for the others).
     """
 
     replicas: int
     usage: int
     usage_ratio: float
     utilization: int | None = None
+    unready: int = 0
+    missing: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,79 @@
+"""`skenario explain` and `skenario decisions`: why a stored run's replica counts are what they are."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from skenario.cli.common import out, print_document, store_option, user_errors
+from skenario.core.time import parse_duration
+from skenario.errors import SkenarioError
+from skenario.results.store import RunStore
+
+
+@click.command()
+@click.argument("run")
+@click.option(
+    "--at", "at", default=None, help="Explain as of this simulated time (a duration such as 12m30s); default the end."
+)
+@click.option(
+    "--autoscaler", default=None, help="Only this autoscaler (its name in the scenario, or cluster-autoscaler)."
+)
+@store_option
+@user_errors
+def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None) -> None:
+    """Why RUN's autoscalers did what they did: conditions, inputs and the rule behind each decision.
+
+    RUN is a number, a name, a tag or `latest`.
+    """
+    from skenario.results.explain import explain as explain_run
+
+    runs_store = RunStore(store)
+    data = runs_store.load(runs_store.resolve(run))
+    when = None
+    if at is not None:
+        try:
+            when = parse_duration(at)
+        except ValueError as exc:
+            raise SkenarioError(str(exc), field="--at", value=at) from None
+    explanations = explain_run(data, when, autoscaler)
+    if not explanations:
+        out.print(f"run {data.id} ({escape(data.name)}) has no autoscaler decisions")
+        return
+    for explanation in explanations:
+        out.print(
+            f"[bold]{escape(explanation.autoscaler)}[/] ({explanation.kind}) in run {data.id}, {escape(data.name)}"
+        )
+        if not explanation.sections:
+            out.print("  no decision yet at that time")
+        for section in explanation.sections:
+            table = Table(title=section.title, title_justify="left")
+            for column in section.columns:
+                table.add_column(column)
+            for row in section.rows:
+                table.add_row(*(escape(cell) for cell in row))
+            out.print(table)
+
+
+@click.command()
+@click.argument("run")
+@click.option("--autoscaler", default=None, help="Only this autoscaler's decisions.")
+@click.option("--output", "-o", "output", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@store_option
+@user_errors
+def decisions(run: str, autoscaler: str | None, output: str, store: Path | None) -> None:
+    """Every decision of RUN's autoscalers, the raw table: CSV (one column per input) or JSON (nested)."""
+    from skenario.results import analysis
+    from skenario.results.explain import decision_records
+
+    runs_store = RunStore(store)
+    data = runs_store.load(runs_store.resolve(run))
+    records = decision_records(data, autoscaler)  # also refuses an autoscaler the run does not have
+    if output == "json":
+        print_document(records, "json")
+        return
+    analysis.decisions(data, autoscaler).reset_index().to_csv(sys.stdout, index=False)
