@@ -30,5 +30,5 @@ def check(file: Path) -> None:
         out.print(f"[bold yellow]over the limit:[/] {phrase}", highlight=False)
     if over:
         out.print("`skenario run` refuses it unless --force.", highlight=False)
-    for warning in pitfalls(scenario.spec):
+    for warning in pitfalls(scenario.spec, Path(file).parent):
         out.print(f"[bold yellow]warning:[/] {warning}", highlight=False)

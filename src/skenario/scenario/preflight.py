@@ -11,10 +11,17 @@ refuses a scenario past `LIMITS` unless `--force`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from skenario.autoscalers.hpa.behavior import SelectPolicy
+from skenario.autoscalers.kpa.config import resolve_metric_target
 from skenario.autoscalers.vpa.updater import UpdateMode
 from skenario.core.time import SECOND, format_duration
-from skenario.scenario.format.autoscalers import HpaAutoscaler, VpaAutoscaler
+from skenario.errors import SkenarioError
+from skenario.scenario.build.autoscalers import hpa_spec, knative_service
+from skenario.scenario.format.autoscalers import HpaAutoscaler, KpaAutoscaler, VpaAutoscaler
+from skenario.scenario.format.cluster import PodSchedulingSpec
+from skenario.scenario.format.manifests.kpa import kpa_config
 from skenario.scenario.format.scenario import ScenarioSpec
 from skenario.scenario.format.traffic import (
     ConstantTraffic,
@@ -24,6 +31,9 @@ from skenario.scenario.format.traffic import (
     StepTraffic,
     UniformTraffic,
 )
+from skenario.scheduling.clusterautoscaler.simulator import node_filters
+from skenario.scheduling.objects import DO_NOT_SCHEDULE, NodeSpec
+from skenario.scheduling.plugins.podtopologyspread import spread_constraints
 
 WALL_PER_REQUEST_S = 6e-6  # the reference scenario's cost per request, with room
 WALL_PER_ROW_S = 20e-6  # one recorded row (series or a replica's)
@@ -142,8 +152,20 @@ def _seconds(seconds: float) -> str:
     return format_duration(round(seconds) * SECOND)
 
 
-def pitfalls(spec: ScenarioSpec) -> list[str]:
-    """Settings that run but rarely do what was meant, each as a sentence (inline autoscaler specs only)."""
+def pitfalls(spec: ScenarioSpec, base_dir: Path | None = None) -> list[str]:
+    """Settings that run but rarely do what was meant, each as a sentence.
+
+    With `base_dir` the autoscalers' manifest files are read too; without, only inline specs.
+    """
+    return [
+        *_hpa_and_vpa_on_one_resource(spec),
+        *_placement_pitfalls(spec),
+        *_hpa_pitfalls(spec, base_dir),
+        *_kpa_pitfalls(spec, base_dir),
+    ]
+
+
+def _hpa_and_vpa_on_one_resource(spec: ScenarioSpec) -> list[str]:
     found = []
     hpa_resources = {
         (metric.resource or metric.container_resource).name  # type: ignore[union-attr]
@@ -163,5 +185,127 @@ def pitfalls(spec: ScenarioSpec) -> list[str]:
             found.append(
                 f"spec.autoscalers.{index}: a VPA sets the pods' {resource} while an HPA scales on its utilisation; "
                 "each undoes the other (Kubernetes advises against it: use the VPA in Off mode or another metric)"
+            )
+    return found
+
+
+def _placement_pitfalls(spec: ScenarioSpec) -> list[str]:
+    """Taints, node affinity and hard topology spread that no node or node group template satisfies.
+
+    Judged with the scheduler's static filters (`node_filters`: NodeUnschedulable, TaintToleration,
+    NodeAffinity) on every node and every group's template, and PodTopologySpread's first rule: a
+    node without a DoNotSchedule constraint's topology key never takes the pod.
+    """
+    cluster = spec.cluster
+    if cluster is None:
+        return []
+    resources = spec.workload.resources.requests
+    scheduling = spec.workload.pod or PodSchedulingSpec.model_validate({})
+    pod = scheduling.build("preflight", resources.cpu or 0, resources.memory, "preflight")
+    candidates: list[tuple[str, NodeSpec]] = [(f"node {n.name}", n) for n in cluster.static_nodes()]
+    candidates += [(f"node group {g.name}'s template", g.build().template) for g in cluster.node_groups]
+    admitting = [(label, node) for label, node in candidates if node_filters(pod, node)]
+    if not admitting:
+        return [
+            "spec.workload.pod: no node or node group template admits the pods (their tolerations, nodeSelector "
+            "and node affinity rule out every one): every pod will stay Pending"
+        ]
+    found = []
+    for constraint in spread_constraints(pod, DO_NOT_SCHEDULE):
+        keyed = [label for label, node in admitting if constraint.topology_key in node.labels]
+        if not keyed:
+            found.append(
+                f"spec.workload.pod.topologySpreadConstraints: no node or node group template the pods may use has "
+                f"the label {constraint.topology_key!r} (whenUnsatisfiable: DoNotSchedule): every pod will stay Pending"
+            )
+    if cluster.autoscaler is not None:
+        for index, group in enumerate(cluster.node_groups):
+            template = group.build().template
+            keys = [c.topology_key for c in spread_constraints(pod, DO_NOT_SCHEDULE)]
+            missing = [key for key in keys if key not in template.labels]
+            if not node_filters(pod, template) or missing:
+                why = f"it lacks the label {missing[0]!r}" if missing else "its taints or labels rule the pods out"
+                found.append(
+                    f"spec.cluster.nodeGroups.{index} ({group.name}): {why}, so the cluster autoscaler will never "
+                    "grow it for the workload's pods"
+                )
+    return found
+
+
+def _hpa_pitfalls(spec: ScenarioSpec, base_dir: Path | None) -> list[str]:
+    """An HPA that cannot change the count, or whose scale-down cannot act within the run."""
+    found = []
+    duration = spec.duration
+    for index, entry in enumerate(spec.autoscalers):
+        if not isinstance(entry, HpaAutoscaler) or (entry.spec is None and base_dir is None):
+            continue
+        field = f"spec.autoscalers.{index}"
+        try:
+            hpa = hpa_spec(entry, base_dir or Path("."), field)
+        except SkenarioError:
+            continue  # the run reports it, with its file and line
+        if hpa.min_replicas == hpa.max_replicas:
+            found.append(f"{field}: minReplicas equals maxReplicas ({hpa.max_replicas}): the HPA never changes it")
+        rules = hpa.behavior.build().scale_down if hpa.behavior is not None else None
+        if rules is not None and rules.select_policy is SelectPolicy.DISABLED:
+            continue  # said plainly in the spec
+        window = (
+            rules.stabilization_window_seconds * SECOND
+            if rules is not None and rules.stabilization_window_seconds is not None
+            else entry.downscale_stabilization
+        )
+        if duration is not None and window >= duration:
+            found.append(
+                f"{field}: the scale-down stabilisation window ({format_duration(window)}) is as long as the run "
+                f"({format_duration(duration)}): the HPA can never scale down in it"
+            )
+    return found
+
+
+def _kpa_pitfalls(spec: ScenarioSpec, base_dir: Path | None) -> list[str]:
+    """A KPA target a pod's CPU cannot reach, judged from the mean CPU time of a request.
+
+    A pod with c cores (its limit, else its request) serves at most c / cpuTime requests a second;
+    at a concurrency target t its requests share the cores, each taking about t x cpuTime / c.
+    """
+    found = []
+    resources = spec.workload.resources
+    cores = (resources.cpu_limit or resources.requests.cpu or 0) / 1000
+    request = spec.workload.request
+    if cores <= 0 or request is None:
+        return []
+    cpu_time_s = request.cpu_time.build().mean() / SECOND
+    if cpu_time_s <= 0:
+        return []
+    for index, entry in enumerate(spec.autoscalers):
+        if not isinstance(entry, KpaAutoscaler) or (entry.manifest is not None and base_dir is None):
+            continue
+        field = f"spec.autoscalers.{index}"
+        try:
+            service = knative_service(entry, base_dir or Path("."), field)
+            config = kpa_config(
+                service.annotations,
+                entry.config,
+                container_concurrency=spec.workload.concurrency or 0,
+                field=field,
+                file=service.file,
+            )
+        except SkenarioError:
+            continue
+        target, _ = resolve_metric_target(config)
+        capacity = cores / cpu_time_s
+        if config.scaling_metric == "rps" and target > capacity:
+            found.append(
+                f"{field}: the KPA's target of {target:g} requests/s per pod is beyond what a pod's CPU serves "
+                f"({cores:g} core(s) / {cpu_time_s * 1000:g} ms per request = {capacity:.0f}/s): pods saturate "
+                "before the KPA adds any"
+            )
+        timeout = request.timeout
+        stretched = target * cpu_time_s / cores
+        if config.scaling_metric == "concurrency" and timeout is not None and stretched * SECOND >= timeout:
+            found.append(
+                f"{field}: at the KPA's target of {target:g} requests in flight per pod, each request would take "
+                f"about {stretched:.1f} s on {cores:g} core(s), past the timeout of {format_duration(timeout)}: "
+                "requests time out before the KPA adds pods"
             )
     return found

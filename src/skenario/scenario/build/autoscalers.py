@@ -69,8 +69,14 @@ def _error(entry: ManifestOrSpec, base_dir: Path, field: str, path: str, message
     return ScenarioError(message, field=f"{where}.{path}", value=value)
 
 
-def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> HorizontalPodAutoscaler:
+def hpa_spec(entry: HpaAutoscaler, base_dir: Path, field: str) -> HPASpecModel:
+    """The HPA's spec, inline or from its manifest."""
     spec: HPASpecModel = _spec(entry, base_dir, HorizontalPodAutoscalerManifest, HPA_SHAPE, field)
+    return spec
+
+
+def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> HorizontalPodAutoscaler:
+    spec = hpa_spec(entry, base_dir, field)
     container, memory = pods.container, pods.memory
     if entry.ignore_unsimulated_metrics:
         kept = [metric for metric in spec.metrics if metric.unsimulated(container, memory) is None]
