@@ -1,14 +1,17 @@
-"""What every command shares: the consoles, the user-error wrapper, the store option, atomic writes."""
+"""What every command shares: the consoles, the user-error wrapper, the store and output options."""
 
 from __future__ import annotations
 
 import functools
+import json
+import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import yaml
 from rich.console import Console
 from rich.markup import escape
 
@@ -54,3 +57,42 @@ store_option = click.option(
     envvar="SKENARIO_STORE",
     help="The run store's folder (default .skenario, or $SKENARIO_STORE).",
 )
+
+OUTPUT_FORMATS = ("table", "wide", "json", "yaml")
+
+output_option = click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Choice(OUTPUT_FORMATS),
+    default="table",
+    show_default=True,
+    help="table; wide (more columns); json or yaml: every field, for scripts.",
+)
+
+
+def print_document(document: Any, output: str) -> None:
+    """`document` on stdout as one JSON or YAML document (`output`), and nothing else: a script parses it."""
+    plain = _plain(document)
+    if output == "json":
+        click.echo(json.dumps(plain, indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        click.echo(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True), nl=False)
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON and YAML both write it: numpy scalars as Python's, NaN and infinities as null,
+    bytes as text, mappings with text keys."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return str(value)

@@ -22,7 +22,7 @@ from skenario.cli.tables import class_table, ignored_table, summary_table
 from skenario.core.time import SECOND, format_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.results.files import atomic_path
-from skenario.results.store import RunStore, RunWriter
+from skenario.results.store import RunStore, RunWriter, check_label
 from skenario.scenario.build.plugins import refused
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.io import located, read_text
@@ -107,6 +107,8 @@ class StopRequests:
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
 @click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
 @click.option("--force", is_flag=True, help="Run even a scenario whose estimate passes the limits (skenario check).")
+@click.option("--name", default=None, help="A name to refer to the run by (the newest run of a name wins).")
+@click.option("--tag", "tags", multiple=True, help="A tag to find the run by; may be given again.")
 @store_option
 @click.option(
     "--series",
@@ -138,12 +140,18 @@ def run(
     no_store: bool,
     no_plugins: bool,
     force: bool,
+    name: str | None,
+    tags: tuple[str, ...],
     store: Path | None,
     series: Path | None,
     pods_file: Path | None,
     results_file: Path | None,
 ) -> None:
     """Run the scenario in FILE, print a summary of what happened and keep the run in the store."""
+    if name is not None:
+        check_label(name, "--name")
+    for tag in tags:
+        check_label(tag, "--tag")
     text = read_text(file)
     scenario = load_scenario(file)
     check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))
@@ -165,7 +173,7 @@ def run(
         )
     with StopRequests(on_stop=simulation.env.pause_soon) as stops:
         # Everything the scenario names is read and checked by now: only a valid run reaches the store.
-        writer = None if no_store else RunStore(store).begin(simulation, str(file))
+        writer = None if no_store else RunStore(store).begin(simulation, str(file), name=name, tags=tags)
         started = time.perf_counter()
         try:
             try:

@@ -1,4 +1,7 @@
-"""The commands on stored runs: `runs`, `show`, `compare`, `export`, `plot` and `report`."""
+"""The commands on stored runs: `runs`, `show`, `compare`, `export`, `plot` and `report`.
+
+Each RUN is what `RunStore.resolve` takes: a number, a name, a tag, `latest` or -N.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +14,24 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from rich.console import Console
+from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
-from skenario.cli.common import out, store_option, user_errors
-from skenario.cli.tables import class_table, summary_table
+from skenario.cli.common import out, output_option, print_document, store_option, user_errors
+from skenario.cli.tables import class_table, runs_table, summary_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
 from skenario.recording.summary import Summary
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import RunStore
+from skenario.scenario.simulation import Phase
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# A RUN such as -2 (counting back) is an argument, not an unknown option.
+TAKES_RUNS = {"ignore_unknown_options": True}
 
 
 def slo_options(command: Any) -> Any:
@@ -57,40 +67,44 @@ def objectives(
 
 @click.group(invoke_without_command=True)
 @store_option
-@click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N runs.")
+@click.option("--name", default=None, help="Only the runs of this name (`run --name`).")
+@click.option("--tag", default=None, help="Only the runs carrying this tag (`run --tag`).")
+@click.option("--phase", type=click.Choice([p.value for p in Phase], case_sensitive=False), default=None)
+@click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N runs (of those filtered).")
+@output_option
 @click.pass_context
 @user_errors
-def runs(context: click.Context, store: Path | None, last: int | None) -> None:
+def runs(
+    context: click.Context,
+    store: Path | None,
+    name: str | None,
+    tag: str | None,
+    phase: str | None,
+    last: int | None,
+    output: str,
+) -> None:
     """List the stored runs (`runs rm` and `runs gc` delete them)."""
     if context.invoked_subcommand is not None:
         return
-    frame = RunStore(store).runs()
-    if last is not None:
-        frame = frame.tail(last)
-    table = Table(title=f"runs in {RunStore(store).path}")
-    for column in ("run", "scenario", "seed", "phase", "simulated", "wall", "digest", "started", "message"):
-        table.add_column(column, overflow="fold")
-    for row in frame.itertuples(index=False):
-        table.add_row(
-            str(row.id),
-            row.name,
-            str(row.seed),
-            row.phase,
-            format_duration(int(row.simulated_ns)),
-            "-" if row.wall_s is None or row.wall_s != row.wall_s else f"{row.wall_s:.2f} s",
-            row.digest or "-",
-            row.started_at,
-            row.message or "",
-        )
-    out.print(table)
+    runs_store = RunStore(store)
+    found = runs_store.runs(name=name, tag=tag, phase=phase, last=last)
+    if output in ("json", "yaml"):
+        print_document(found, output)
+        return
+    table = runs_table(found, f"runs in {runs_store.path}", wide=output == "wide")
+    if output == "wide" and not out.is_terminal:  # piped: whole cells, however long the lines
+        natural = Measurement.get(out, out.options.update_width(10**4), table).maximum
+        Console(file=out.file, width=max(out.width, natural)).print(table)
+    else:
+        out.print(table)
 
 
-@runs.command("rm")
+@runs.command("rm", context_settings=TAKES_RUNS)
 @click.argument("run", nargs=-1, required=True)
 @store_option
 @user_errors
 def remove(run: tuple[str, ...], store: Path | None) -> None:
-    """Delete each RUN (a number, or `latest`) and everything it recorded."""
+    """Delete each RUN (a number, name, tag or `latest`) and everything it recorded."""
     removed = RunStore(store).remove(list(run))
     out.print(f"deleted run{'s' if len(removed) > 1 else ''} {', '.join(map(str, removed))}", highlight=False)
 
@@ -105,35 +119,58 @@ def collect(keep: int, store: Path | None) -> None:
     out.print(f"deleted {len(removed)} run{'' if len(removed) == 1 else 's'}", highlight=False)
 
 
-@click.command()
+@click.command(context_settings=TAKES_RUNS)
 @click.argument("run")
 @store_option
 @slo_options
+@output_option
 @user_errors
 def show(
-    run: str, store: Path | None, slo_latency: str | None, slo_percentile: str | None, slo_error_rate: float | None
+    run: str,
+    store: Path | None,
+    slo_latency: str | None,
+    slo_percentile: str | None,
+    slo_error_rate: float | None,
+    output: str,
 ) -> None:
-    """Show one stored RUN (a number, or `latest`): summary, objectives, cost and events."""
+    """Show one stored RUN (a number, name, tag or `latest`): summary, objectives, cost and events."""
     from skenario.results import analysis  # pandas: loaded only by the commands that read runs
 
-    data = RunStore(store).load(run)
-    out.print(f"run [bold]{data.id}[/]: {data.name}, seed {data.seed}, {data.phase}: {data.message or ''}")
+    runs_store = RunStore(store)
+    run_id = runs_store.resolve(run)
+    data = runs_store.load(run_id)
+    judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
+    verdict = None if judged is None else analysis.slo_summary(data, **judged)
+    spend = analysis.cost(data)
+    events = analysis.events(data)
+    decisions = analysis.decisions(data).groupby("autoscaler").size()
+    if output in ("json", "yaml"):
+        events_list = [{"time_s": t} | row for t, row in zip(events.index, events.to_dict("records"), strict=True)]
+        document = runs_store.record(run_id) | {
+            "slo": verdict,
+            "cost": spend,
+            "events": events_list,
+            "decisions": decisions.to_dict(),
+        }
+        print_document(document, output)
+        return
+    head = f"{data.name}, seed {data.seed}, {data.phase}: {data.message or ''}"
+    out.print(f"run [bold]{data.id}[/]: {escape(head)}")
+    if output == "wide":
+        out.print(_wide_line(runs_store.record(run_id)), highlight=False, soft_wrap=True)
     if data.summary:
         summary = Summary(**data.summary)
         out.print(summary_table(summary, wall=None))
         if (classes := class_table(summary)) is not None:
             out.print(classes)
-    judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
-    if judged is not None:
-        out.print(_slo_line(analysis.slo_summary(data, **judged)))
-    spend = analysis.cost(data)
+    if verdict is not None:
+        out.print(_slo_line(verdict))
     memory = spend["memory_gib_hours_requested"]
     out.print(
         f"cost: {spend['replica_hours']:.2f} replica-hours, {spend['cpu_hours_requested']:.2f} CPU-hours requested, "
         f"{spend['cpu_hours_used']:.2f} used" + (f", {memory:.2f} GiB-hours of memory requested" if memory else ""),
         highlight=False,
     )
-    events = analysis.events(data)
     if len(events):
         table = Table(title="events")
         for column in ("time", "id", "operation", "target", "what happened"):
@@ -141,10 +178,22 @@ def show(
         for time_s, row in zip(events.index, events.itertuples(index=False), strict=True):
             table.add_row(format_duration(round(time_s * 1e9)), row.id, row.operation, row.target, row.message)
         out.print(table)
-    decisions = analysis.decisions(data)
     if len(decisions):
-        counts = decisions.groupby("autoscaler").size()
-        out.print("decisions: " + ", ".join(f"{name} {n:,}" for name, n in counts.items()), highlight=False)
+        out.print("decisions: " + ", ".join(f"{name} {n:,}" for name, n in decisions.items()), highlight=False)
+
+
+def _wide_line(record: dict[str, Any]) -> str:
+    """What `show -o wide` adds under the first line: the run's name and tags, file, times and wall time."""
+    wall = record["wall_s"]
+    parts = [
+        f"name {record['name'] or '-'}",
+        f"tags {', '.join(record['tags']) or '-'}",
+        f"file {record['scenario_file'] or '-'}",
+        f"started {record['started_at']}",
+        f"finished {record['finished_at'] or '-'}",
+        f"wall {'-' if not isinstance(wall, int | float) else f'{wall:.2f} s'}",
+    ]
+    return escape("; ".join(parts))
 
 
 def _slo_line(result: dict[str, Any]) -> str:
@@ -159,7 +208,7 @@ def _slo_line(result: dict[str, Any]) -> str:
     )
 
 
-@click.command()
+@click.command(context_settings=TAKES_RUNS)
 @click.argument("run_ids", metavar="RUN RUN...", nargs=-1, required=True)
 @store_option
 @slo_options
@@ -230,7 +279,7 @@ def _ms(ns: float | None) -> str:
     return "-" if ns is None else f"{ns / 1e6:,.1f} ms"
 
 
-@click.command()
+@click.command(context_settings=TAKES_RUNS)
 @click.argument("run")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
 @click.option(
@@ -284,7 +333,7 @@ def _output_option(what: str, suffix: str) -> Callable[[F], F]:
     )
 
 
-@click.command()
+@click.command(context_settings=TAKES_RUNS)
 @click.argument("run")
 @_output_option("The PNG to write", "png")
 @store_option
@@ -299,7 +348,7 @@ def plot(run: str, output: Path | None, store: Path | None) -> None:
     out.print(f"wrote {path}", highlight=False)
 
 
-@click.command()
+@click.command(context_settings=TAKES_RUNS)
 @click.argument("run")
 @_output_option("The HTML page to write", "html")
 @store_option

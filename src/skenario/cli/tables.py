@@ -1,10 +1,14 @@
-"""Rich tables of a run's summary, its ignored movements, and runs side by side."""
+"""Rich tables of a run's summary, its ignored movements, and stored runs."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from skenario.core.environment import Environment
 from skenario.core.time import SECOND, format_duration
@@ -117,4 +121,51 @@ def ignored_table(env: Environment) -> Table:
         table.add_row(*key, f"{n:,}", f"{at / SECOND:,.3f} s", route)
     if not groups:
         table.add_row("-", "none", "0", "", "")
+    return table
+
+
+def _stored_duration(ns: Any) -> str:
+    if isinstance(ns, float) and math.isfinite(ns):
+        ns = round(ns)
+    return format_duration(ns) if isinstance(ns, int) and not isinstance(ns, bool) else "-"
+
+
+def _stored_wall(seconds: Any) -> str:
+    usable = isinstance(seconds, int | float) and not isinstance(seconds, bool) and math.isfinite(seconds)
+    return f"{seconds:.2f} s" if usable else "-"
+
+
+def _stored_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+# Each column of `runs`: its heading, how a stored run's field shows in it, and whether only `-o wide` has it.
+_RUN_COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str], bool], ...] = (
+    ("run", lambda run: _stored_text(run["run"]), False),
+    ("name", lambda run: _stored_text(run["name"]), True),
+    ("tags", lambda run: ", ".join(run["tags"]), True),
+    ("scenario", lambda run: _stored_text(run["scenario"]), False),
+    ("file", lambda run: _stored_text(run["scenario_file"]), True),
+    ("seed", lambda run: _stored_text(run["seed"]), False),
+    ("phase", lambda run: _stored_text(run["phase"]), False),
+    ("simulated", lambda run: _stored_duration(run["simulated_ns"]), False),
+    ("wall", lambda run: _stored_wall(run["wall_s"]), False),
+    ("digest", lambda run: _stored_text(run["digest"]) or "-", False),
+    ("started", lambda run: _stored_text(run["started_at"]), False),
+    ("finished", lambda run: _stored_text(run["finished_at"]), True),
+    ("message", lambda run: _stored_text(run["message"]), False),
+)
+
+
+def runs_table(runs: list[dict[str, Any]], title: str, *, wide: bool) -> Table:
+    """Stored runs (`RunStore.runs`), one a row, whatever their rows hold; `wide` adds name, tags,
+    scenario file and finish time. Every cell is plain text: a name such as `[/]` is not markup."""
+    columns = [(heading, show) for heading, show, only_wide in _RUN_COLUMNS if wide or not only_wide]
+    table = Table(title=Text(title))
+    for heading, _show in columns:
+        table.add_column(heading, overflow="fold")
+    for run in runs:
+        table.add_row(*(Text(show(run)) for _heading, show in columns))
     return table

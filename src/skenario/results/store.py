@@ -7,16 +7,24 @@ time the store is opened, so a killed run never looks finished or still under wa
 
 The store lives in `.skenario/runs.sqlite` by default (`SKENARIO_STORE` or `--store` name
 another folder).
+
+A run is referred to (`RunStore.resolve`) by its number, which SQLite gives it in this store
+file (1, 2, 3, ... never reused); by `latest` or -1, -2, ... counting back from the newest; by its
+name (`run --name`), the newest run of that name when several share it; or by one of its tags
+(`run --tag`), the newest run carrying it. A name is tried before a tag; neither can read as a
+number or `latest` (`check_label` refuses those).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+import unicodedata
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +59,9 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_at TEXT,
     version TEXT NOT NULL,
     host TEXT NOT NULL,
-    pid INTEGER NOT NULL
+    pid INTEGER NOT NULL,
+    run_name TEXT,
+    tags TEXT
 );
 CREATE TABLE IF NOT EXISTS series (
     run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL, row TEXT NOT NULL,
@@ -80,7 +90,31 @@ CREATE TABLE IF NOT EXISTS ignored (
 CREATE INDEX IF NOT EXISTS ignored_run ON ignored (run_id);
 """
 
-RUN_LIST_COLUMNS = ("id", "name", "seed", "phase", "digest", "simulated_ns", "wall_s", "started_at", "message")
+RUN_FIELDS = {
+    "run": "id",
+    "name": "run_name",
+    "tags": "tags",
+    "scenario": "name",
+    "scenario_file": "scenario_file",
+    "seed": "seed",
+    "phase": "phase",
+    "message": "message",
+    "digest": "digest",
+    "simulated_ns": "simulated_ns",
+    "wall_s": "wall_s",
+    "started_at": "started_at",
+    "finished_at": "finished_at",
+    "version": "version",
+    "host": "host",
+    "pid": "pid",
+    "summary": "summary",
+}
+"""A stored run as `runs` and `record` give it: each field and the column of `runs` it comes from.
+`name` is the run's own (`run --name`), `scenario` its scenario's `metadata.name`."""
+
+_POSITION = re.compile(r"latest|-?[0-9]+")
+"""What a reference means by position, never by name or tag: a number, `latest`, or -N counting back."""
+_LARGEST_ID = 2**63 - 1  # SQLite's INTEGER; a larger number is no run
 
 
 class StoreError(SkenarioError):
@@ -93,6 +127,19 @@ _RUN_TABLES = ("series", "replica_series", "replicas", "timeline", "ignored")
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def check_label(text: str, option: str) -> str:
+    """A run's name or tag as given, or a StoreError saying why it could never be referred to by it."""
+    if _POSITION.fullmatch(text):
+        reason = "a number or `latest` refers to runs by position, so it cannot be a name or tag"
+    elif not text.strip():
+        reason = "a name or tag cannot be empty"
+    elif text != text.strip() or any(unicodedata.category(c) == "Cc" for c in text):
+        reason = "a name or tag cannot have white space around it or control characters in it"
+    else:
+        return text
+    raise StoreError(reason, field=option, value=text)
 
 
 class RunStore:
@@ -114,6 +161,7 @@ class RunStore:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=30)
+            connection.text_factory = _lenient_text
             connection.execute("PRAGMA journal_mode=WAL")
             # In WAL mode a transaction is still all or nothing when the process dies; NORMAL only
             # skips the fsync per commit, which a power cut could cost the last batches of.
@@ -129,13 +177,15 @@ class RunStore:
         with closing(self.open(create)) as connection:
             yield connection
 
-    def begin(self, simulation: Simulation, scenario_file: str | None) -> RunWriter:
-        """A new run, phase Running; its results follow through the writer."""
+    def begin(
+        self, simulation: Simulation, scenario_file: str | None, *, name: str | None = None, tags: Sequence[str] = ()
+    ) -> RunWriter:
+        """A new run, phase Running, with its own name and tags if given; its results follow through the writer."""
         with self._connect(create=True) as db, db:
             self._reap(db)
             cursor = db.execute(
-                "INSERT INTO runs (name, scenario_file, scenario, seed, phase, started_at, version, host, pid) "
-                "VALUES (?, ?, ?, ?, 'Running', ?, ?, ?, ?)",
+                "INSERT INTO runs (name, scenario_file, scenario, seed, phase, started_at, version, host, pid, "
+                "run_name, tags) VALUES (?, ?, ?, ?, 'Running', ?, ?, ?, ?, ?, ?)",
                 (
                     simulation.scenario.metadata.name,
                     scenario_file,
@@ -145,6 +195,8 @@ class RunStore:
                     __version__,
                     socket.gethostname(),
                     os.getpid(),
+                    name,
+                    json.dumps(list(dict.fromkeys(tags))),
                 ),
             )
             run_id = cursor.lastrowid
@@ -161,36 +213,74 @@ class RunStore:
                     ("its process ended before the run did (killed?)", _now(), run_id),
                 )
 
-    def runs(self) -> pd.DataFrame:
-        """Every run, newest last (none where no store is)."""
-        import pandas as pd
-
+    def runs(
+        self, *, name: str | None = None, tag: str | None = None, phase: str | None = None, last: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The runs with this name, tag and phase (each if given), oldest first; only the newest `last` of
+        them if given; none where no store is. Each run has RUN_FIELDS, whatever its row holds."""
         if not self.exists():
-            return pd.DataFrame([], columns=list(RUN_LIST_COLUMNS))
+            return []
+        where, params = ["1"], []
+        for column, value in (("run_name", name), ("phase", phase)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
         with self._connect() as db, db:
             self._reap(db)
-            rows = db.execute(f"SELECT {', '.join(RUN_LIST_COLUMNS)} FROM runs ORDER BY id").fetchall()
-        return pd.DataFrame(rows, columns=list(RUN_LIST_COLUMNS))
+            rows = db.execute(
+                f"SELECT {', '.join(RUN_FIELDS.values())} FROM runs WHERE {' AND '.join(where)} ORDER BY id", params
+            ).fetchall()
+        found = [_record(row) for row in rows]
+        if tag is not None:
+            found = [run for run in found if tag in run["tags"]]
+        return found[-last:] if last is not None else found
+
+    def record(self, run: str | int) -> dict[str, Any]:
+        """One run's row (RUN_FIELDS), with its scenario file's text as `scenario_text`."""
+        run_id = self.resolve(run)
+        with self._connect() as db, db:
+            self._reap(db)
+            row = db.execute(f"SELECT {', '.join(RUN_FIELDS.values())}, scenario FROM runs WHERE id = ?", (run_id,))
+            *fields, scenario = row.fetchone()
+        return _record(tuple(fields)) | {"scenario_text": scenario}
 
     def resolve(self, run: str | int) -> int:
-        """A run id from what a user typed: a number, or `latest` (also -1, -2, ... counting back)."""
+        """A run id from what a user typed: its number; `latest` (or -1, -2, ... counting back); else its
+        name (the newest run of that name), else one of its tags (the newest run carrying it)."""
         text = str(run).strip()
         with self._connect() as db:
-            if text == "latest" or (text.lstrip("-").isdigit() and int(text) < 0):
+            if _POSITION.fullmatch(text) and not text.isdigit():
                 back = 1 if text == "latest" else -int(text)
-                row = db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back - 1,)).fetchone()
+                row = None
+                if 1 <= back <= _LARGEST_ID:
+                    row = db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back - 1,)).fetchone()
                 if row is None:
-                    raise StoreError("no such run: the store has fewer runs", value=text, file=str(self.path))
+                    reason = "the store has fewer runs" if back >= 1 else "-1 is the newest run, -2 the one before"
+                    raise StoreError(f"no such run: {reason}", value=text, file=str(self.path))
                 return int(row[0])
-            if not text.isdigit():
-                raise StoreError("a run is its number (see `skenario runs`) or `latest`", value=text)
-            row = db.execute("SELECT id FROM runs WHERE id = ?", (int(text),)).fetchone()
-        if row is None:
-            raise StoreError("no such run (see `skenario runs`)", value=text, file=str(self.path))
-        return int(row[0])
+            if text.isdigit():
+                row = None
+                if int(text) <= _LARGEST_ID:
+                    row = db.execute("SELECT id FROM runs WHERE id = ?", (int(text),)).fetchone()
+                if row is None:
+                    raise StoreError("no such run (see `skenario runs`)", value=text, file=str(self.path))
+                return int(row[0])
+            row = db.execute("SELECT id FROM runs WHERE run_name = ? ORDER BY id DESC LIMIT 1", (text,)).fetchone()
+            if row is not None:
+                return int(row[0])
+            # A cheap first sieve in SQL (the tag as JSON writes it), then the tags read for certain.
+            candidates = db.execute(
+                "SELECT id, tags FROM runs WHERE instr(tags, ?) > 0 ORDER BY id DESC", (json.dumps(text),)
+            )
+            for run_id, tags in candidates:
+                if text in _tags(tags):
+                    return int(run_id)
+        raise StoreError(
+            f"no such run: none is numbered, named or tagged {text!r} (see `skenario runs`)", file=str(self.path)
+        )
 
     def remove(self, runs: list[str | int]) -> list[int]:
-        """Delete these runs (numbers or `latest`) and everything they recorded; their ids. A Running one is refused."""
+        """Delete these runs (as `resolve` takes them) and all they recorded; their ids. A Running one is refused."""
         ids = [self.resolve(run) for run in runs]
         with self._connect() as db, db:
             self._reap(db)
@@ -269,7 +359,10 @@ class RunStore:
         return pd.DataFrame(rows, columns=["time_ns", "kind", "from_stock", "to_stock", "reason"])
 
 
-_ADDED_COLUMNS = {"replicas": {"memory_request": "INTEGER", "restarts": "INTEGER NOT NULL DEFAULT 0"}}
+_ADDED_COLUMNS = {
+    "runs": {"run_name": "TEXT", "tags": "TEXT"},
+    "replicas": {"memory_request": "INTEGER", "restarts": "INTEGER NOT NULL DEFAULT 0"},
+}
 """Columns added to tables since the first store: a store made before them gains them when opened."""
 
 
@@ -279,6 +372,30 @@ def _add_missing_columns(connection: sqlite3.Connection) -> None:
         for name, kind in columns.items():
             if name not in present:
                 connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
+
+def _lenient_text(raw: bytes) -> str:
+    """Text as SQLite holds it, read even where it is not UTF-8 (another tool wrote the row)."""
+    return raw.decode("utf-8", "replace")
+
+
+def _record(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A `runs` row (RUN_FIELDS' columns, in order) as its fields, tags and summary decoded when they can be."""
+    run = dict(zip(RUN_FIELDS, row, strict=True))
+    run["tags"] = _tags(run["tags"])
+    if isinstance(run["summary"], str | bytes):
+        with suppress(ValueError):  # else kept as the text it is
+            run["summary"] = json.loads(run["summary"])
+    return run
+
+
+def _tags(stored: Any) -> list[str]:
+    """The tags of a run as written by `begin` (a JSON list); none for anything else."""
+    try:
+        tags = json.loads(stored) if isinstance(stored, str | bytes) else None
+    except ValueError:
+        return []
+    return [tag for tag in tags if isinstance(tag, str)] if isinstance(tags, list) else []
 
 
 def _series_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -293,7 +410,10 @@ def _series_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: Any) -> bool:
+    """Whether process `pid` of this host is still there; a pid no process can have (0, -1, text) is not."""
+    if not isinstance(pid, int) or not 0 < pid <= 2**31:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
