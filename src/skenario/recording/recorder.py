@@ -13,6 +13,7 @@ and requests held) and a lifecycle record of every replica, for per-replica view
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from skenario.core.environment import Environment
@@ -68,13 +69,22 @@ LIFECYCLE_COLUMNS = (
 class Recorder:
     """Samples a ClusterModel every `interval` and at the end of the run."""
 
-    def __init__(self, env: Environment, model: ClusterModel, interval: int = 10 * SECOND) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        model: ClusterModel,
+        interval: int = 10 * SECOND,
+        gauges: Callable[[], Mapping[str, Any]] | None = None,
+    ) -> None:
         if interval <= 0:
             raise ValueError(f"recording interval must be > 0 ns, got {interval}")
         self._env = env
         self._model = model
         self.interval = interval
-        self.columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        # Gauges of the world around the workload (a cluster's nodes and pending pods), read at each row.
+        self._gauges = gauges
+        self.gauge_names: tuple[str, ...] = tuple(gauges()) if gauges is not None else ()
+        self.columns: dict[str, list[Any]] = {name: [] for name in (*COLUMNS, *self.gauge_names)}
         self._failures: list[dict[str, int]] = []
         self._last_at = 0
         self._last_arrived = 0
@@ -135,6 +145,8 @@ class Recorder:
             "latency_p99_ms": _ms(latency.percentile(99)),
             "latency_mean_ms": _ms(latency.mean()),
         }
+        if self._gauges is not None:
+            row.update(self._gauges())
         for name, value in row.items():
             self.columns[name].append(value)
         for replica in model.replicas.values():
@@ -183,7 +195,7 @@ class Recorder:
         reasons = self.failure_reasons()
         result = []
         for i in range(start, len(self)):
-            row = {name: self.columns[name][i] for name in COLUMNS}
+            row = {name: self.columns[name][i] for name in (*COLUMNS, *self.gauge_names)}
             row.update({f"failed_{reason}": self._failures[i].get(reason, 0) for reason in reasons})
             result.append(row)
         return result
@@ -192,7 +204,8 @@ class Recorder:
         """The series as a pandas DataFrame indexed by time in seconds."""
         import pandas as pd
 
-        frame = pd.DataFrame(self.rows(), columns=[*COLUMNS, *(f"failed_{r}" for r in self.failure_reasons())])
+        names = [*COLUMNS, *self.gauge_names, *(f"failed_{r}" for r in self.failure_reasons())]
+        frame = pd.DataFrame(self.rows(), columns=names)
         frame.index = pd.Index(frame["time_ns"] / SECOND, name="time_s")
         return frame
 

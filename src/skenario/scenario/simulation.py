@@ -114,7 +114,8 @@ class Simulation:
         if self.placement is not None:
             self.placement.pull_policy = spec.workload.image_pull_policy
             self.placement.attach(self.model)
-        self.recorder = Recorder(self.env, self.model, spec.recording.interval)
+        gauges = self.placement.gauges if self.placement is not None else None
+        self.recorder = Recorder(self.env, self.model, spec.recording.interval, gauges)
         self.timeline = Timeline()
         self.phase = Phase.PENDING
         self.message: str | None = "not started"

@@ -243,3 +243,37 @@ def test_a_one_zone_group_grows_by_what_the_skew_allows() -> None:
     assert sim.placement.cluster_autoscaler.scale_ups == 1
     pending = [p for p in sim.placement.controller.pods.values() if p.node is None and p.end is None]
     assert len(pending) == 3
+
+
+def test_the_recorded_cluster_gauges_agree_with_the_pods_and_nodes_histories() -> None:
+    # Each row's node count and pending pods, rebuilt from the scheduler's timeline and each pod's
+    # created/bound/finished times. What happens at the row's own instant may come before or after
+    # the row is taken, so the row must lie between the counts without and with those events.
+    sim = Simulation(load_scenario(EXAMPLE), base_dir=EXAMPLES)
+    sim.run()
+    assert sim.placement is not None
+    controller = sim.placement.controller
+    frame = sim.recorder.frame()
+    base = len(sim.spec.cluster.static_nodes())  # type: ignore[union-attr]
+    assert frame["nodes"].max() > base  # the example scales up
+
+    def nodes_at(t: int, at_t: bool) -> int:
+        seen = [e for e in controller.timeline if e.at < t or (at_t and e.at == t)]
+        return base + sum(e.kind == "NodeAdded" for e in seen) - sum(e.kind == "NodeRemoved" for e in seen)
+
+    def waiting_at(t: int, at_t: bool) -> int:
+        def after(x: int | None) -> bool:
+            return x is None or x > t or (not at_t and x == t)
+
+        return sum(
+            1
+            for p in controller.pods.values()
+            if (p.created_at < t or (at_t and p.created_at == t)) and after(p.bound_at) and after(p.finished_at)
+        )
+
+    for t, nodes, pending in zip(frame["time_ns"], frame["nodes"], frame["pods_pending"], strict=True):
+        assert min(nodes_at(t, False), nodes_at(t, True)) <= nodes <= max(nodes_at(t, False), nodes_at(t, True))
+        assert (
+            min(waiting_at(t, False), waiting_at(t, True)) <= pending <= max(waiting_at(t, False), waiting_at(t, True))
+        )
+    assert frame["node_cpu_allocation"].between(0, 1).all()

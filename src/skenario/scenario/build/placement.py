@@ -190,6 +190,17 @@ class ClusterPlacement:
         """Each node's memory account, by node name (nodes that have had a pod with memory modelled)."""
         return dict(self._node_memories)
 
+    def gauges(self) -> dict[str, float | int | None]:
+        """The cluster at this instant, for the recorder's rows: nodes present, pods waiting for one,
+        and the share of the nodes' allocatable CPU and memory that pods request."""
+        allocation = self.snapshot.allocation()
+        return {
+            "nodes": int(self.snapshot.present.sum()),
+            "pods_pending": self.controller.pending.count(),
+            "node_cpu_allocation": allocation.get("cpu"),
+            "node_memory_allocation": allocation.get("memory"),
+        }
+
     def summary(self) -> SchedulingSummary:
         return summarize(self.controller, self.env.now())
 
