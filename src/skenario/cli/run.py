@@ -1,19 +1,31 @@
-"""`skenario run`: run a scenario, show its summary, keep it in the run store."""
+"""`skenario run`: run a scenario, show its summary, keep it in the run store.
+
+A run stops early, kept in the store as Failed with what it recorded, in two ways: SIGTERM or
+Ctrl-C (`StopRequests`), and its process passing the memory budget (`MemoryGuard`). Both stop
+it between two movements, within about a second of wall time, however far apart its steps are.
+"""
 
 from __future__ import annotations
 
 import _thread
 import json
+import math
+import os
+import re
+import resource
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
+from fractions import Fraction
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
@@ -35,11 +47,16 @@ STEPS = 100
 
 
 class Stopped(Exception):
-    """The process was asked to stop (SIGTERM or Ctrl-C); the run is kept, marked Failed."""
+    """The run was stopped before its end (a signal, the memory budget); it is kept, marked Failed."""
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"stopped by signal {signal.Signals(signum).name}")
-        self.exit_code = 128 + signum
+    def __init__(self, reason: str, exit_code: int) -> None:
+        super().__init__(reason)
+        self.exit_code = exit_code
+
+    @classmethod
+    def by_signal(cls, signum: int) -> Stopped:
+        """Stopped by SIGTERM or SIGINT: exit status 128 + its number, as a shell reports a process it killed."""
+        return cls(f"stopped by signal {signal.Signals(signum).name}", 128 + signum)
 
 
 class StopRequests:
@@ -48,15 +65,16 @@ class StopRequests:
     The signal asks the kernel to pause after the movement it is in (`on_stop`), so the run stops
     between movements with the model and the last batch written whole. Should one movement (or
     the setup) take longer than `GRACE`, the main thread is interrupted where it is; a second
-    signal does that at once.
+    signal does that at once. Another thread stops the run the same way with `ask`.
     """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
     GRACE = 0.8  # seconds of wall time between the signal and the interruption
 
     def __init__(self, on_stop: Callable[[], object] | None = None) -> None:
-        self.signum: int | None = None
+        self.stop: Stopped | None = None
         self.on_stop = on_stop
+        self._asked: Stopped | None = None  # a stop another thread asked for, on its way in as a signal
         self._previous: dict[int, Any] = {}
         self._watchdog: threading.Timer | None = None
 
@@ -71,24 +89,28 @@ class StopRequests:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
 
+    def ask(self, stop: Stopped) -> None:
+        """Stop the run for this reason, from any thread: it reaches the main thread as a SIGTERM
+        would (Python runs signal handlers there, between two bytecodes, where pausing is safe)."""
+        self._asked = stop
+        _thread.interrupt_main(signal.SIGTERM)  # nothing once `ignore` has set the signal aside
+
     def _note(self, signum: int, frame: FrameType | None) -> None:
-        if self.signum is not None:  # asked twice: stop where it is
-            raise Stopped(self.signum)
-        self.signum = signum
+        asked, self._asked = self._asked, None
+        if self.stop is not None:
+            if asked is not None:  # asked after a signal: that stop goes on
+                return
+            raise self.stop  # a signal twice: stop where it is
+        self.stop = asked or Stopped.by_signal(signum)
         if self.on_stop is not None:
             self.on_stop()
         self._watchdog = threading.Timer(self.GRACE, _thread.interrupt_main)
         self._watchdog.daemon = True
         self._watchdog.start()
 
-    def stopped(self) -> Stopped:
-        """The stop this interruption stands for."""
-        assert self.signum is not None
-        return Stopped(self.signum)
-
     def check(self) -> None:
-        if self.signum is not None:
-            raise Stopped(self.signum)
+        if self.stop is not None:
+            raise self.stop
 
     def ignore(self) -> None:
         """From now on (writing the end of the run) a further signal is not let in halfway."""
@@ -96,6 +118,104 @@ class StopRequests:
             self._watchdog.cancel()
         for signum in self.SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
+
+
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(%|b|[kmgtp]i?b?)?\s*", re.IGNORECASE)
+_UNIT_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+DEFAULT_MEMORY_SHARE = 0.5  # of physical memory, when --max-memory is not given
+
+
+def memory_budget(text: str | None) -> int | None:
+    """`--max-memory` in bytes: `2GiB`, `500MiB` or `2Gi` (powers of 1024), `2GB` or `2G` (of 1000),
+    plain bytes, or a share of physical memory (`50%`, the default); None for no limit (`0`, `none`)."""
+    physical = physical_memory()
+    if text is None:
+        return None if physical is None else int(physical * DEFAULT_MEMORY_SHARE)
+    if text.strip().lower() == "none":
+        return None
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        raise SkenarioError(
+            "not a size; write a number and a unit such as 2GiB, 500MiB or 50% (of physical memory), "
+            "or 0 or none for no limit",
+            field="--max-memory",
+            value=text,
+        )
+    number, unit = Fraction(match.group(1)), (match.group(2) or "").lower()  # exact, however many digits
+    if unit == "%":
+        if physical is None:
+            raise SkenarioError("this machine does not say how much memory it has", field="--max-memory", value=text)
+        size = number / 100 * physical
+    else:
+        size = number * (1024 if "i" in unit else 1000) ** _UNIT_POWERS[unit.rstrip("ib")]
+    return math.ceil(size) or None
+
+
+def physical_memory() -> int | None:
+    """The machine's memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def resident_memory() -> int:
+    """This process's resident memory in bytes: now (Linux's /proc), else its peak so far."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, Linux KiB
+
+
+def format_size(size: float) -> str:
+    """Bytes as people write them: `2 GiB`, `2.1 GiB`, `118.4 MiB`."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            break
+        size /= 1024
+    return f"{f'{size:.1f}'.removesuffix('.0')} {unit}"
+
+
+class MemoryGuard:
+    """Stops the run (`StopRequests.ask`) once the process's resident memory passes `budget` bytes.
+
+    A thread reads the resident size every `PERIOD` seconds of wall time: a read of /proc costs
+    microseconds, so the run does not notice it. The stop is a Failed run with exit status 1.
+    """
+
+    PERIOD = 0.5
+    EXIT_CODE = 1
+
+    def __init__(self, budget: int | None, stops: StopRequests, now: Callable[[], int]) -> None:
+        self.budget = budget
+        self._stops = stops
+        self._now = now
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="memory-guard", daemon=True)
+
+    def __enter__(self) -> MemoryGuard:
+        if self.budget is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _watch(self) -> None:
+        assert self.budget is not None
+        while not self._done.wait(self.PERIOD):
+            resident = resident_memory()
+            if resident > self.budget:
+                reason = (
+                    f"memory budget {format_size(self.budget)} exceeded: {format_size(resident)} resident "
+                    f"at simulated {format_duration(self._now() // SECOND * SECOND)}"
+                )
+                self._stops.ask(Stopped(reason, self.EXIT_CODE))
+                return
 
 
 @click.command()
@@ -107,6 +227,13 @@ class StopRequests:
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
 @click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
 @click.option("--force", is_flag=True, help="Run even a scenario whose estimate passes the limits (skenario check).")
+@click.option(
+    "--max-memory",
+    default=None,
+    metavar="SIZE",
+    help="Stop the run, kept as Failed, past this resident memory: 2GiB, 500MiB, 50%; 0 or none for no limit "
+    f"(default {DEFAULT_MEMORY_SHARE:.0%} of physical memory).",
+)
 @click.option("--name", default=None, help="A name to refer to the run by (the newest run of a name wins).")
 @click.option("--tag", "tags", multiple=True, help="A tag to find the run by; may be given again.")
 @store_option
@@ -140,6 +267,7 @@ def run(
     no_store: bool,
     no_plugins: bool,
     force: bool,
+    max_memory: str | None,
     name: str | None,
     tags: tuple[str, ...],
     store: Path | None,
@@ -148,6 +276,7 @@ def run(
     results_file: Path | None,
 ) -> None:
     """Run the scenario in FILE, print a summary of what happened and keep the run in the store."""
+    budget = memory_budget(max_memory)
     if name is not None:
         check_label(name, "--name")
     for tag in tags:
@@ -177,15 +306,18 @@ def run(
         started = time.perf_counter()
         try:
             try:
-                _run(simulation, writer, stops, show_progress=not (no_progress or as_json))
+                with MemoryGuard(budget, stops, simulation.env.now):
+                    _run(simulation, writer, stops, show_progress=not (no_progress or as_json))
             except KeyboardInterrupt:  # the watchdog's interruption, or Ctrl-C before the handler was in
-                raise stops.stopped() if stops.signum is not None else Stopped(signal.SIGINT) from None
+                raise stops.stop or Stopped.by_signal(signal.SIGINT) from None
         except Stopped as stopped:
             stops.ignore()
             simulation.fail(str(stopped))
+            kept = ""
             if writer is not None:
                 writer.finish(time.perf_counter() - started)
-                err.print(f"[bold red]{stopped}:[/] run {writer.run_id} kept in the store as Failed")
+                kept = f": run {writer.run_id} kept in the store as Failed"
+            err.print(f"[bold red]{escape(str(stopped))}[/]{kept}", highlight=False, soft_wrap=True)
             raise SystemExit(stopped.exit_code) from None
         except Exception:
             stops.ignore()
