@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.scenario.bundle", 5.1),
     ("skenario.scenario.build", 5.2),
     ("skenario.scenario.dryrun", 5.3),
+    ("skenario.scenario.preflight", 5.3),
     ("skenario.scenario.loader", 5.4),
     ("skenario.scenario.simulation", 5.5),
     ("skenario.results", 6),

@@ -20,6 +20,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from skenario.cli.common import out, output_option, print_document, store_option, user_errors
+from skenario.cli.scheduling import scheduling_table
 from skenario.cli.tables import class_table, runs_table, summary_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
@@ -27,6 +28,7 @@ from skenario.recording.summary import Summary
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import RunStore
 from skenario.scenario.simulation import Phase
+from skenario.scheduling.analysis import SchedulingSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -151,6 +153,7 @@ def show(
             "cost": spend,
             "events": events_list,
             "decisions": decisions.to_dict(),
+            "scheduling": data.documents.get("scheduling"),
         }
         print_document(document, output)
         return
@@ -163,6 +166,11 @@ def show(
         out.print(summary_table(summary, wall=None))
         if (classes := class_table(summary)) is not None:
             out.print(classes)
+    if (scheduling := data.documents.get("scheduling")) is not None:
+        placed = SchedulingSummary.from_dict(scheduling)
+        known = set(placed.as_dict())  # the rest are the cluster autoscaler's counts
+        extra = [(k, f"{v:,}") for k, v in scheduling.items() if k not in known and isinstance(v, int)]
+        out.print(scheduling_table(placed, extra=extra))
     if verdict is not None:
         out.print(_slo_line(verdict))
     memory = spend["memory_gib_hours_requested"]
@@ -292,7 +300,8 @@ def _ms(ns: float | None) -> str:
 @store_option
 @user_errors
 def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
-    """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary) to a folder."""
+    """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary; with a cluster
+    also pods, nodes, attempts and kep140.json) to a folder."""
     data = RunStore(store).load(run)
     folder = output or Path(f"run-{data.id}-{re.sub(r'[^A-Za-z0-9._-]+', '_', data.name).strip('.')}")
     if folder.exists():
@@ -306,6 +315,8 @@ def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
         "replicas": data.replicas,
         "timeline": timeline,
     }
+    # A run with a cluster: its pods, nodes and scheduling attempts, and KEP-140's per-pod results.
+    tables.update({name: data.table(name) for name in ("pods", "nodes", "attempts") if name in data.documents})
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.resolve().parent))
     try:
         for name, frame in tables.items():
@@ -316,6 +327,8 @@ def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
         summary = {"run": data.id, "name": data.name, "seed": data.seed, "phase": data.phase, **data.summary}
         (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         (staging / "scenario.yaml").write_text(data.scenario)
+        if "kep140" in data.documents:
+            (staging / "kep140.json").write_text(json.dumps(data.documents["kep140"], indent=1) + "\n")
         staging.chmod(0o755)  # mkdtemp makes it private; an export is for sharing
         staging.rename(folder)
     finally:

@@ -6,7 +6,7 @@ are the same shape, so whatever reads one reads the other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skenario.core.time import MILLISECOND, SECOND
@@ -32,6 +32,9 @@ class RunData:
     - `replicas`: one lifecycle record per replica ever made (LIFECYCLE_COLUMNS).
     - `timeline`: TIMELINE_COLUMNS, in time order; `operation` is Create, Patch, Delete or Done
       for scenario events and Decision for an autoscaler's; `detail` is a dict.
+    - `documents`: plain JSON data by name (`Simulation.documents`): with a cluster, `scheduling`
+      (the summary), the `pods`, `nodes` and `attempts` tables as lists of records, and `kep140`
+      (KEP-140's per-pod results with every attempt's plugin results).
     """
 
     id: int | None
@@ -47,6 +50,7 @@ class RunData:
     replicas: pd.DataFrame
     timeline: pd.DataFrame
     scenario: str
+    documents: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_simulation(cls, simulation: Simulation) -> RunData:
@@ -69,7 +73,15 @@ class RunData:
             replicas=pd.DataFrame(recorder.lifecycles(), columns=list(LIFECYCLE_COLUMNS)),
             timeline=timeline_frame(simulation.timeline.entries()),
             scenario=simulation.scenario_text,
+            documents=simulation.documents(),
         )
+
+    def table(self, name: str) -> pd.DataFrame:
+        """A document that is a list of records (`pods`, `nodes`, `attempts`) as a DataFrame; empty if absent."""
+        import pandas as pd
+
+        records = self.documents.get(name)
+        return pd.DataFrame(records if isinstance(records, list) else [])
 
 
 def stated_objectives(run: RunData) -> dict[str, Any] | None:

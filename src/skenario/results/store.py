@@ -83,6 +83,10 @@ CREATE TABLE IF NOT EXISTS timeline (
     source TEXT NOT NULL, operation TEXT NOT NULL, target TEXT NOT NULL, message TEXT NOT NULL, detail TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS documents (
+    run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ignored (
     run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL, kind TEXT NOT NULL,
     from_stock TEXT NOT NULL, to_stock TEXT NOT NULL, reason TEXT NOT NULL
@@ -121,7 +125,7 @@ class StoreError(SkenarioError):
     """A run the store does not have, or a store it cannot open."""
 
 
-_RUN_TABLES = ("series", "replica_series", "replicas", "timeline", "ignored")
+_RUN_TABLES = ("series", "replica_series", "replicas", "timeline", "ignored", "documents")
 """The tables holding a run's records by `run_id`, besides `runs` itself."""
 
 
@@ -327,6 +331,7 @@ class RunStore:
                 "WHERE run_id = ? ORDER BY seq",
                 (run_id,),
             ).fetchall()
+            documents = db.execute("SELECT name, body FROM documents WHERE run_id = ?", (run_id,)).fetchall()
         name, seed, phase, message, digest, simulated_ns, summary, scenario = head
         return RunData(
             id=run_id,
@@ -344,6 +349,7 @@ class RunStore:
             replicas=pd.DataFrame(lifecycles, columns=list(LIFECYCLE_COLUMNS)),
             timeline=timeline_frame([(*row[:5], json.loads(row[5])) for row in timeline]),
             scenario=scenario,
+            documents={key: json.loads(body) for key, body in documents},
         )
 
     def ignored(self, run: str | int) -> pd.DataFrame:
@@ -489,6 +495,10 @@ class RunWriter:
                     (self.run_id, m.occurs_at, m.kind, m.from_stock.name, m.to_stock.name, str(reason))
                     for m, reason in simulation.env.ignored
                 ],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO documents (run_id, name, body) VALUES (?, ?, ?)",
+                [(self.run_id, key, json.dumps(body)) for key, body in simulation.documents().items()],
             )
             db.execute(
                 "UPDATE runs SET phase = ?, message = ?, digest = ?, summary = ?, simulated_ns = ?, wall_s = ?, "

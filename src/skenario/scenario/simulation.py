@@ -210,6 +210,11 @@ class Simulation:
     def summary(self) -> Summary:
         return summarize(self.scenario.metadata.name, self.seed, self.env, self.model)
 
+    def documents(self) -> dict[str, Any]:
+        """Results beyond the series, as plain JSON data by name: with a cluster, its scheduling
+        summary, the pods, nodes and attempts tables and KEP-140's per-pod results."""
+        return self.placement.results() if self.placement is not None else {}
+
     # -- events ----------------------------------------------------------------------------------
 
     def add_event(self, event: Event | dict[str, Any]) -> None:

@@ -6,9 +6,9 @@ log of every change to a node's requests), so nothing is sampled and nothing is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,8 @@ from skenario.scheduling.snapshot import ClusterSnapshot
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from skenario.scheduling.controller import SchedulingController
 
 
 def pod_table(pods: Iterable[Pod]) -> pd.DataFrame:
@@ -131,6 +133,42 @@ def node_utilisation(log: list[tuple[int, int, tuple[int, ...]]], snapshot: Clus
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["time_s", "node", *resources])
 
 
+def node_records(controller: SchedulingController, groups: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One record per node the run had: its group (None for a static node), when it joined and left
+    (from the timeline's NodeAdded and NodeRemoved; a node there from the start joined at 0), and its
+    allocatable CPU (millicores) and memory (bytes)."""
+    added = {e.node: e.at for e in controller.timeline if e.kind == "NodeAdded"}
+    removed = {e.node: e.at for e in controller.timeline if e.kind == "NodeRemoved"}
+    return [
+        {
+            "node": node.name,
+            "group": groups.get(node.name),
+            "added_s": added.get(node.name, 0) / SECOND,
+            "removed_s": None if node.name not in removed else removed[node.name] / SECOND,
+            "cpu_millicores": node.cpu,
+            "memory_bytes": node.memory,
+        }
+        for node in controller.snapshot.nodes
+    ]
+
+
+def attempt_records(pods: Iterable[Pod]) -> list[dict[str, Any]]:
+    """One record per scheduling attempt: the pod, when, how many nodes were candidates and feasible,
+    the node chosen (None: unschedulable) and the FitError message."""
+    return [
+        {
+            "pod": pod.name,
+            "time_s": attempt.at / SECOND,
+            "candidates": attempt.candidates,
+            "feasible": len(attempt.feasible),
+            "selected": attempt.selected,
+            "message": attempt.message or None,
+        }
+        for pod in pods
+        for attempt in pod.attempts
+    ]
+
+
 def time_weighted_mean(frame: pd.DataFrame, column: str, start: float, end: float) -> float:
     """The mean of a step function given as rows (time_s, value) over [start, end]."""
     if end <= start or frame.empty or column not in frame:
@@ -179,3 +217,21 @@ class SchedulingSummary:
             "neverBound": self.never_bound,
             "maxWaitSeconds": self.max_wait_s,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SchedulingSummary:
+        """Back from `as_dict` (keys it does not know are left out)."""
+        return cls(
+            pods=int(data.get("pods", 0)),
+            bound=int(data.get("bound", 0)),
+            pending=int(data.get("pending", 0)),
+            preempted=int(data.get("preempted", 0)),
+            unschedulable_attempts=int(data.get("unschedulableAttempts", 0)),
+            mean_wait_s=float(data.get("meanWaitSeconds", 0.0)),
+            p99_wait_s=float(data.get("p99WaitSeconds", 0.0)),
+            allocation_mean=dict(data.get("allocationMean", {})),
+            allocation_peak=dict(data.get("allocationPeak", {})),
+            nodes=int(data.get("nodes", 0)),
+            never_bound=int(data.get("neverBound", 0)),
+            max_wait_s=float(data.get("maxWaitSeconds", 0.0)),
+        )
