@@ -87,3 +87,22 @@ def test_check_warns_of_an_hpa_and_a_vpa_on_the_same_resource(tmp_path: Path) ->
     assert warned.exit_code == 0 and "warning: spec.autoscalers.1: a VPA sets the pods' cpu" in warned.output
     path.write_text(BOTH.replace("MODE", "Off"))  # a VPA that only recommends is the advised set-up
     assert "warning" not in CliRunner().invoke(cli, ["check", str(path)]).output
+
+
+def test_run_dry_run_estimates_and_warns_but_runs_and_loads_nothing(tmp_path: Path) -> None:
+    # A plugin whose import would leave a mark: a dry run must not import it, nor make a store.
+    mark = tmp_path / "imported"
+    (tmp_path / "marker.py").write_text(
+        f"from pathlib import Path\nPath({str(mark)!r}).write_text('x')\n\n"
+        "class Scaler:\n    def start(self, context):\n        pass\n"
+    )
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        (ROOT / "examples" / "cluster-autoscaler-zones.yaml").read_text()
+        + "  autoscalers: [{type: plugin, plugin: marker.py:Scaler}]\n"
+    )
+    store = tmp_path / "store"
+    result = CliRunner().invoke(cli, ["run", str(scenario), "--dry-run", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "valid. A run would take about" in result.output and "nodeGroups.2 (unlabelled)" in result.output
+    assert not mark.exists() and not store.exists()

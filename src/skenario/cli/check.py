@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from skenario.cli.common import out, user_errors
+from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.loader import load_scenario
 from skenario.scenario.preflight import LIMITS, estimate, pitfalls
 
@@ -20,7 +21,11 @@ def check(file: Path) -> None:
     Exits 2 on a mistake in the file; prints the limits the estimate passes, past which
     `skenario run` refuses the scenario unless --force.
     """
-    scenario = load_scenario(file)
+    preflight(file, load_scenario(file))
+
+
+def preflight(file: Path, scenario: Scenario) -> None:
+    """Print the estimate of the scenario's run, the limits it passes and its pitfalls."""
     cost = estimate(scenario.spec)
     out.print(f"{file}: valid. A run would take about:", highlight=False)
     for line in cost.lines():

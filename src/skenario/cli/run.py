@@ -28,6 +28,7 @@ import click
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from skenario.cli.check import preflight
 from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table
@@ -227,6 +228,7 @@ class MemoryGuard:
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
 @click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
 @click.option("--force", is_flag=True, help="Run even a scenario whose estimate passes the limits (skenario check).")
+@click.option("--dry-run", is_flag=True, help="Validate and estimate the run as `skenario check` does; run nothing.")
 @click.option(
     "--max-memory",
     default=None,
@@ -267,6 +269,7 @@ def run(
     no_store: bool,
     no_plugins: bool,
     force: bool,
+    dry_run: bool,
     max_memory: str | None,
     name: str | None,
     tags: tuple[str, ...],
@@ -284,6 +287,9 @@ def run(
     text = read_text(file)
     scenario = load_scenario(file)
     check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))
+    if dry_run:
+        preflight(file, scenario)
+        return
     cost = estimate(scenario.spec)
     if (over := cost.over()) and not force:
         for line in cost.lines():
