@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from skenario.scheduling.affinity import NodeAffinity
-from skenario.scheduling.clusterautoscaler.simulator import fits_empty, node_filters, place_pods
+from skenario.scheduling.clusterautoscaler.simulator import PredicateChecker, fits_empty, node_filters, place_pods
+from skenario.scheduling.framework import default_profile
+from skenario.scheduling.objects import LabelSelector, NodeSpec, PodSpec, TopologySpreadConstraint
+from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.taints import Taint, TaintEffect, Toleration
-from tests.scheduling.clusterautoscaler.builders import node, pod
+from tests.scheduling.clusterautoscaler.builders import GiB, node, pod
 
 
 def test_place_pods_is_first_fit_over_free_room() -> None:
@@ -35,3 +41,29 @@ def test_an_empty_template_takes_a_pod_within_its_whole_room() -> None:
     assert not fits_empty(pod("tiny", 1), node("t", 1000, pods=0))
     assert not fits_empty(pod("gpu", 1, extended={"nvidia.com/gpu": 1}), node("t", 1000))
     assert fits_empty(pod("gpu", 1, extended={"nvidia.com/gpu": 1}), node("t", 1000, extended={"nvidia.com/gpu": 1}))
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["a", "b", None]), st.integers(0, 6), st.booleans()), min_size=1, max_size=8),
+    st.integers(1, 3),
+)
+@settings(max_examples=60, deadline=None)
+def test_the_vectorised_search_finds_the_first_node_every_filter_passes(
+    nodes: list[tuple[str | None, int, bool]], max_skew: int
+) -> None:
+    # Nodes in zones a, b or none, each holding some web pods, some tainted; the search over all of
+    # them at once must agree with checking them one by one.
+    spread = (TopologySpreadConstraint(max_skew, "zone", label_selector=LabelSelector({"app": "web"})),)
+    snap = ClusterSnapshot()
+    for i, (zone, held, tainted) in enumerate(nodes):
+        labels = {} if zone is None else {"zone": zone}
+        taints = (Taint("t", TaintEffect.NO_SCHEDULE),) if tainted else ()
+        row = snap.add_node(NodeSpec(f"n{i}", cpu=8000, memory=GiB, labels=labels, taints=taints))
+        for k in range(held):
+            snap.assume(PodSpec(f"p{i}-{k}", cpu=100, labels={"app": "web"}), row)
+    checker = PredicateChecker(default_profile(spread=True).filters)
+    pod = PodSpec("new", cpu=100, labels={"app": "web"}, spread=spread)
+    rows = snap.order.tolist()
+    one_by_one = [r for r in rows if checker.check(pod, snap, r) is None]
+    assert checker.feasible(pod, snap, rows) == one_by_one
+    assert checker.fits_any(pod, snap, rows) == (one_by_one[0] if one_by_one else None)

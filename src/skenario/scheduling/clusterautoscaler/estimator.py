@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
-from skenario.scheduling.clusterautoscaler.simulator import NewNodes, ResourceSimulation
+from skenario.scheduling.clusterautoscaler.simulator import NewNodes, ResourceSimulation, equivalence
 from skenario.scheduling.objects import NodeSpec, PodSpec
 
 
@@ -33,23 +33,30 @@ def estimate(
     Mirrors `BinpackingNodeEstimator.Estimate` (first fit decreasing): pods in decreasing
     `pod_size_score` order (ties keep their order), each onto the first new node it fits, else
     onto a fresh node while the limiter allows one more, else left out; a fresh node the pod does
-    not fit either is taken back. `nodes` simulates the new nodes (default: resources only, for
-    pods already checked against the template with `fits_empty`); a `SnapshotSimulation`'s run
-    the scheduler's filters, so that topology spread counts the pods placed so far. Returns the
+    not fit either is taken back, and the rest of the pod's equivalence group skipped, as
+    upstream's estimator stops on a group that fails a new node. `nodes` simulates the new
+    nodes (default: resources only, for pods already checked against the template with
+    `fits_empty`); a `SnapshotSimulation`'s run the scheduler's filters, so that topology spread
+    counts the pods placed so far. Returns the
     number of nodes used and the pods placed, in placement order.
     """
     ordered = sorted(pods, key=lambda p: pod_size_score(p, template), reverse=True)
     new = ResourceSimulation().new_nodes(template) if nodes is None else nodes
     count = 0
     placed: list[PodSpec] = []
+    hopeless: set[str] = set()  # equivalence groups a pod of which fitted no fresh node
     for pod in ordered:
-        k = next((k for k in range(count) if new.fits(pod, k)), None)
+        group = equivalence(pod)
+        if group in hopeless:
+            continue
+        k = new.first_fit(pod) if count else None
         if k is None:
             if count >= limit:
                 continue
             k = new.add()
             if not new.fits(pod, k):
                 new.drop_last()
+                hopeless.add(group)  # its likes would not fit one either
                 continue
             count += 1
         new.take(pod, k)

@@ -146,6 +146,10 @@ class NewNodes(Protocol):
         """Whether the pod fits new node `k` with what it already holds."""
         ...
 
+    def first_fit(self, pod: PodSpec) -> int | None:
+        """The first new node, in the order they were added, that the pod fits; None if none."""
+        ...
+
     def take(self, pod: PodSpec, k: int) -> None:
         """Put the pod on new node `k`."""
         ...
@@ -180,6 +184,9 @@ class _Rooms:
         room = self.rooms[k]
         return room.fits(pod) and self.static_fits(pod, room.node)
 
+    def first_fit(self, pod: PodSpec) -> int | None:
+        return next((k for k in range(len(self.rooms)) if self.fits(pod, k)), None)
+
     def take(self, pod: PodSpec, k: int) -> None:
         self.rooms[k].take(pod)
 
@@ -204,11 +211,22 @@ class PredicateChecker:
 
     Mirrors cluster-autoscaler's `predicatechecker.SchedulerBasedPredicateChecker`: `check` is
     `CheckPredicates` (the first failing filter's reason, None when all pass) and `fits_any`
-    `FitsAnyNodeMatching` (the first node, in the given order, where all pass).
+    `FitsAnyNodeMatching` (the first node, in the given order, where all pass). `fits_any` runs
+    each filter once over all the nodes, as the scheduler's cycle does, so a filter's PreFilter
+    work (topology spread counting the cluster's pods) is done once per pod, not once per node.
     """
 
     def __init__(self, filters: Sequence[FilterPlugin]) -> None:
         self.filters = list(filters)
+
+    def feasible(self, pod: PodSpec, snap: ClusterSnapshot, rows: Sequence[int]) -> list[int]:
+        """The rows, in order, where every filter passes."""
+        alive = np.asarray(rows, dtype=np.int64)
+        for plugin in self.filters:
+            if not len(alive):
+                break
+            alive = alive[plugin.filter(pod, snap, alive).codes == 0]
+        return [int(r) for r in alive]
 
     def check(self, pod: PodSpec, snap: ClusterSnapshot, row: int) -> str | None:
         nodes = np.array([row], dtype=np.int64)
@@ -219,11 +237,15 @@ class PredicateChecker:
                 return result.reasons[code] or f"node(s) didn't pass {plugin.name}"
         return None
 
-    def fits_any(self, pod: PodSpec, snap: ClusterSnapshot, rows: Iterable[int]) -> int | None:
-        for row in rows:
-            if self.check(pod, snap, row) is None:
-                return row
-        return None
+    def fits_any(self, pod: PodSpec, snap: ClusterSnapshot, rows: Sequence[int]) -> int | None:
+        found = self.feasible(pod, snap, rows)
+        return found[0] if found else None
+
+
+def equivalence(pod: PodSpec) -> str:
+    """What pods of one equivalence group share: everything but the name (`equivalence.PodGroup`,
+    which groups pods by their controller; pods of one template differ only by name here)."""
+    return repr(replace(pod, name=""))
 
 
 def template_node(template: NodeSpec, name: str) -> NodeSpec:
@@ -250,6 +272,10 @@ class _ForkedNodes:
     def fits(self, pod: PodSpec, k: int) -> bool:
         return self.checker.check(pod, self.snap, self.rows[k]) is None
 
+    def first_fit(self, pod: PodSpec) -> int | None:
+        row = self.checker.fits_any(pod, self.snap, self.rows)
+        return None if row is None else self.rows.index(row)
+
     def take(self, pod: PodSpec, k: int) -> None:
         self.snap.assume(pod, self.rows[k])
 
@@ -261,9 +287,17 @@ class SnapshotSimulation:
         self.world = world
         self.checker = checker
         self._templates: dict[str, tuple[ClusterSnapshot, int]] = {}
+        self._verdicts: dict[tuple[str, str], str | None] = {}
 
     def template_check(self, pod: PodSpec, template: NodeSpec) -> str | None:
-        """Mirrors `ScaleUpOrchestrator.SchedulablePodGroups`: the filters on a template node added to the cluster."""
+        """Mirrors `ScaleUpOrchestrator.SchedulablePodGroups`: the filters on a template node added to the
+        cluster, once per equivalence group of pods (pods alike but for their names), as upstream."""
+        key = (template.name, equivalence(pod))
+        if key not in self._verdicts:
+            self._verdicts[key] = self._check(pod, template)
+        return self._verdicts[key]
+
+    def _check(self, pod: PodSpec, template: NodeSpec) -> str | None:
         forked = self._templates.get(template.name)
         if forked is None:
             snap = self.world.fork()
