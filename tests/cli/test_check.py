@@ -106,3 +106,13 @@ def test_run_dry_run_estimates_and_warns_but_runs_and_loads_nothing(tmp_path: Pa
     assert result.exit_code == 0, result.output
     assert "valid. A run would take about" in result.output and "nodeGroups.2 (unlabelled)" in result.output
     assert not mark.exists() and not store.exists()
+
+
+def test_an_astronomical_scenario_is_estimated_and_refused_not_overflowed(tmp_path: Path) -> None:
+    # Replicas and rates far past a float's range: the estimate caps its counts and run refuses it.
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(huge(replicas="1" + "0" * 400).replace("rate: 100/s", "rate: " + "9" * 30))
+    checked = CliRunner().invoke(cli, ["check", str(scenario)])
+    assert checked.exit_code == 0 and "over the limit" in checked.output
+    ran = CliRunner().invoke(cli, ["run", str(scenario), "--no-store"])
+    assert ran.exit_code == 2 and "refused" in ran.output and "Traceback" not in ran.output

@@ -110,10 +110,20 @@ def estimate(spec: ScenarioSpec) -> Estimate:
     if spec.cluster is not None:
         nodes = sum(n.count for n in spec.cluster.nodes) + sum(g.max_size for g in spec.cluster.node_groups)
     intervals = end // spec.recording.interval if spec.recording.interval else 0
-    rows = intervals * (1 + replicas)
+    rows = _capped(intervals * (1 + replicas))
+    replicas = _capped(replicas)
     wall = (requests or 0) * WALL_PER_REQUEST_S + rows * WALL_PER_ROW_S
     memory = rows * BYTES_PER_ROW + replicas * BYTES_PER_REPLICA
     return Estimate(end, requests, replicas, nodes, rows, wall, memory)
+
+
+# Counts past this are past every limit; capping them keeps the arithmetic in floats' range.
+_COUNT_CAP = 10**18
+
+
+def _capped(count: float) -> int:
+    """A count as an int no larger than `_COUNT_CAP` (an infinite or overflowing one is the cap)."""
+    return _COUNT_CAP if count != count or count >= _COUNT_CAP else int(count)
 
 
 def _expected_requests(entry: object, end: int) -> int | None:
@@ -122,16 +132,16 @@ def _expected_requests(entry: object, end: int) -> int | None:
     stop = end if stop is None else min(stop, end)
     span = max(stop - start, 0) / SECOND
     if isinstance(entry, ConstantTraffic | PoissonTraffic):
-        return round(entry.rate * span)
+        return _capped(entry.rate * span)
     if isinstance(entry, StepTraffic):
         switch = min(max(entry.step_at, start), stop)
-        return round((entry.rate * (switch - start) + entry.step_to * (stop - switch)) / SECOND)
+        return _capped((entry.rate * (switch - start) + entry.step_to * (stop - switch)) / SECOND)
     if isinstance(entry, RampTraffic):
-        return round((entry.rate_from + entry.rate_to) / 2 * span)
+        return _capped((entry.rate_from + entry.rate_to) / 2 * span)
     if isinstance(entry, SinusoidalTraffic):
-        return round(max(entry.mean, entry.amplitude) * span)  # the mean, or more where the wave is cut at 0
+        return _capped(max(entry.mean, entry.amplitude) * span)  # the mean, or more where the wave is cut at 0
     if isinstance(entry, UniformTraffic):
-        return entry.count
+        return _capped(entry.count)
     return None  # a trace file
 
 
