@@ -56,26 +56,103 @@ def validate_node(data: Any, root: yaml.Node | None, model: type[M], source: str
 
 def yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]:
     """Each non-empty document of the text with its node tree (for line numbers)."""
+    loader = _Loader(text)
+    datas: list[Any] = []
+    roots: list[yaml.Node | None] = []
     try:
-        datas = list(yaml.safe_load_all(text))
-        roots = list(yaml.compose_all(text))
+        while loader.check_node():
+            roots.append(loader.get_node())
+            datas.append(loader.construct_document(roots[-1]))
     except yaml.reader.ReaderError as exc:
         problem = f"{exc.reason} (character {exc.character!r} at position {exc.position})"
         raise ScenarioError(f"not valid YAML: {problem}", file=source) from None
+    except _Unreadable as exc:
+        path = _path_to(roots[-1], exc.node)
+        raise ScenarioError(
+            f"not valid YAML: {exc.problem}",
+            file=source,
+            line=exc.node.start_mark.line + 1,
+            field=".".join(path) if path else None,
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ScenarioError(f"not valid YAML: {problem}", file=source, line=mark.line + 1 if mark else None) from None
     except RecursionError:
         raise ScenarioError("not valid YAML for a scenario: it nests too deeply", file=source) from None
+    finally:
+        loader.dispose()
     for root in roots:
         _refuse_duplicate_keys(root, [], source)
     documents: list[tuple[Any, yaml.Node | None]] = [
-        (data, root) for data, root in zip(datas, roots, strict=False) if data is not None
+        (data, root) for data, root in zip(datas, roots, strict=True) if data is not None
     ]
     if not documents:
         raise ScenarioError("the file is empty", file=source)
     return documents
+
+
+class _Unreadable(yaml.YAMLError):
+    """A scalar YAML could scan but not build (`2001-13-45`, `!!int x`, an integer of 5,000 digits)."""
+
+    def __init__(self, node: yaml.Node, problem: str) -> None:
+        super().__init__(problem)
+        self.node, self.problem = node, problem
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, whose constructors' own exceptions become one `_Unreadable` naming the node.
+
+    PyYAML lets a constructor's ValueError, KeyError or AttributeError through as they are: a bad
+    date (`month must be in 1..12`), `!!bool x` (`KeyError: 'x'`), `!!timestamp x`, or Python's
+    limit of 4,300 digits for an integer (whose message suggests `sys.set_int_max_str_digits()`).
+    """
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (yaml.YAMLError, RecursionError):
+            raise
+        except Exception as exc:  # a constructor fails only on what the user wrote
+            raise _Unreadable(node, _unreadable(node, exc)) from None
+
+
+_WANTS = {"int": "an integer", "float": "a number", "bool": "true or false", "timestamp": "a date such as 2001-12-14"}
+
+
+def _unreadable(node: yaml.Node, exc: Exception) -> str:
+    """What is wrong with the scalar, in words (not the constructor's `'NoneType' object has no attribute`)."""
+    kind = node.tag.rpartition(":")[2]
+    if not isinstance(node.value, str):
+        return f"this {kind} cannot be read: {exc}"
+    written = node.value
+    shown = repr(written) if len(written) <= 40 else f"{written[:20]!r}… ({len(written):,} characters)"
+    if "digits" in str(exc):  # Python's int() stops at 4,300 digits
+        return f"{shown} has more digits than a number read from YAML may"
+    detail = f" ({exc})" if kind == "timestamp" and isinstance(exc, ValueError) and str(exc) else ""
+    return f"{shown} is not {_WANTS.get(kind, f'a YAML {kind}')}{detail}"
+
+
+def _path_to(root: yaml.Node | None, target: yaml.Node) -> list[str] | None:
+    """The keys and indexes leading from `root` to `target` (a key node counts as its mapping's place)."""
+    stack: list[tuple[yaml.Node | None, list[str]]] = [(root, [])]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+                if key is target:
+                    return path
+                stack.append((value, [*path, name]))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, [*path, str(i)]) for i, item in enumerate(node.value))
+    return None
 
 
 def _validate(data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str) -> M:

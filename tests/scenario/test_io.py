@@ -1,0 +1,37 @@
+"""YAML in, one clear error out: values PyYAML scans but cannot build are refused with their line and field."""
+
+from __future__ import annotations
+
+import pytest
+
+from skenario.errors import ScenarioError
+from skenario.scenario.io import yaml_documents
+
+TEXT = "spec:\n  workload:\n    replicas: 1\n    seed: VALUE\n"
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("2001-13-45", "'2001-13-45' is not a date such as 2001-12-14 (month must be in 1..12)"),  # was ValueError
+        ("2001-02-03 25:00:00", "hour must be in 0..23"),  # ValueError
+        ("!!timestamp x", "'x' is not a date"),  # AttributeError: 'NoneType' object has no attribute 'groupdict'
+        ("!!bool x", "'x' is not true or false"),  # KeyError: 'x'
+        ("!!int x", "'x' is not an integer"),  # ValueError: invalid literal for int() with base 10
+        ("!!float x", "'x' is not a number"),
+        ("9" * 5000, "(5,000 characters) has more digits than a number read from YAML may"),  # sys.set_int_max_…
+        ("{!!int x: 1}", "'x' is not an integer"),  # in a key: the mapping's field
+    ],
+)
+def test_a_scalar_yaml_cannot_build_is_one_error_with_its_line_and_field(value: str, needle: str) -> None:
+    with pytest.raises(ScenarioError) as raised:
+        yaml_documents(TEXT.replace("VALUE", value), "s.yaml")
+    error = raised.value
+    assert (error.file, error.line, error.field) == ("s.yaml", 4, "spec.workload.seed")
+    assert needle in str(error) and "sys." not in str(error) and "\n" not in str(error)
+
+
+def test_each_document_keeps_its_node_tree() -> None:
+    documents = yaml_documents("a: 1\n---\n---\nb: [2]\n", "s.yaml")
+    assert [data for data, _ in documents] == [{"a": 1}, {"b": [2]}]
+    assert [root.start_mark.line for _, root in documents if root is not None] == [0, 3]
