@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from fractions import Fraction
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from skenario.core.time import parse_duration
 
@@ -26,7 +27,18 @@ def _duration(value: Any) -> int:
         raise ValueError(f"a duration needs a unit, such as '{value}s' or '{value}ms'")
     if not isinstance(value, str):
         raise ValueError(f"a duration is a string with a unit, such as '250ms', not a {type(value).__name__}")
+    if len(value) > _LONGEST:  # Python reads no number of over 4,300 digits, and its error suggests a setting
+        raise ValueError(f"{_shown(value)} is too long for a duration (at most {_LONGEST} characters)")
     return parse_duration(value)
+
+
+_LONGEST = 64  # characters in a duration, a quantity or a rate: room for any that means something
+
+
+def _shown(value: Any) -> str:
+    """The value as written, cut short if long: an error line stays one readable line."""
+    text = value if isinstance(value, str) else repr(value)
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text):,} characters)"
 
 
 def _rate(value: Any) -> float:
@@ -47,7 +59,12 @@ DURATION_PATTERN = r"^\s*((\d+(\.\d*)?|\.\d+)\s*(ns|us|µs|μs|ms|s|m|h|d)\s*)+$
 Duration = Annotated[
     int,
     BeforeValidator(_duration),
-    WithJsonSchema({"type": "string", "pattern": DURATION_PATTERN, "examples": ["250ms", "15s", "1h30m"]}),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string", "pattern": DURATION_PATTERN}, {"const": 0}],  # 0 needs no unit
+            "examples": ["250ms", "15s", "1h30m"],
+        }
+    ),
 ]
 """Integer nanoseconds, written as a Go-style duration string."""
 
@@ -66,6 +83,9 @@ Rate = Annotated[
 ]
 """Events per second, written as a number or as `N/unit`."""
 
+# Kubernetes' resource.Quantity: "no quantity may represent a number greater than 2^63-1 in magnitude".
+MAX_QUANTITY = 2**63 - 1
+MAX_QUANTITY_DIGITS = 20  # orders of magnitude past which a number is surely above MAX_QUANTITY (or below 1/1000)
 _CPU = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(m?)\s*$")
 
 
@@ -79,12 +99,16 @@ def _millicores(value: Any) -> int:
         text = value
     else:
         raise ValueError(f"'{value}' is not a CPU quantity")
+    if len(text) > _LONGEST:
+        raise ValueError(f"{_shown(value)} is too long for a CPU quantity (at most {_LONGEST} characters)")
     match = _CPU.match(text)
     if not match:
-        raise ValueError(f"'{value}' is not a CPU quantity; write cores (1, 0.5) or millicores ('500m')")
-    number, milli = float(match.group(1)), match.group(2)
-    millicores = number if milli else number * 1000
-    if millicores != int(millicores):
+        raise ValueError(f"{_shown(value)} is not a CPU quantity; write cores (1, 0.5) or millicores ('500m')")
+    number, milli = Decimal(match.group(1)), match.group(2)
+    millicores = Fraction(number) if milli else Fraction(number) * 1000  # exact: at most _LONGEST digits
+    if millicores > MAX_QUANTITY * 1000:
+        raise ValueError(f"{_shown(value)} is more CPU than a quantity may be ({MAX_QUANTITY:,} cores)")
+    if millicores.denominator != 1:
         raise ValueError(f"'{value}' is finer than one millicore")
     return int(millicores)
 
@@ -122,15 +146,32 @@ _SUFFIX = {
 
 
 def milli_quantity(value: Any) -> int:
-    """A Kubernetes quantity (`100m`, `2`, `1.5k`, `64Mi`, `1e3`) in milli-units, rounded up as `MilliValue`."""
+    """A Kubernetes quantity (`100m`, `2`, `1.5k`, `64Mi`, `1e3`) in milli-units, rounded up as `MilliValue`.
+
+    As in Kubernetes, no quantity may be more than 2^63-1 in magnitude. The bound is checked on the
+    number's order of magnitude first, so `1e999999999` is refused at once instead of computed.
+    """
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError(f"'{value}' is not a quantity such as '100m', '2' or '1.5k'")
-    match = _QUANTITY.match(str(value))
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) > _LONGEST:
+        raise ValueError(f"{_shown(value)} is too long for a quantity (at most {_LONGEST} characters)")
+    match = _QUANTITY.match(text)
     if not match:
-        raise ValueError(f"'{value}' is not a quantity such as '100m', '2' or '1.5k'")
-    number, suffix = Fraction(match.group(1)), match.group(2) or ""
-    scale = Fraction(10) ** int(suffix[1:]) if suffix[:1] in ("e", "E") and suffix not in _SUFFIX else _SUFFIX[suffix]
-    return math.ceil(number * scale * 1000)
+        raise ValueError(f"{_shown(value)} is not a quantity such as '100m', '2' or '1.5k'")
+    number, suffix = Decimal(match.group(1)), match.group(2) or ""
+    exponent, scale = 0, _SUFFIX.get(suffix, Fraction(1))
+    if suffix[:1] in ("e", "E") and suffix not in _SUFFIX:
+        exponent = int(suffix[1:])  # at most _LONGEST digits
+    magnitude = number.adjusted() + exponent  # the number is below 10 ** (magnitude + 1)
+    if number and magnitude > MAX_QUANTITY_DIGITS:
+        raise ValueError(f"{_shown(value)} is more than a quantity may be ({MAX_QUANTITY:,})")
+    if number and magnitude < -MAX_QUANTITY_DIGITS:  # under a milli-unit: MilliValue rounds it up (or to 0)
+        return 1 if number > 0 else 0
+    exact = Fraction(number) * Fraction(10) ** exponent * scale
+    if abs(exact) > MAX_QUANTITY:
+        raise ValueError(f"{_shown(value)} is more than a quantity may be ({MAX_QUANTITY:,})")
+    return math.ceil(exact * 1000)
 
 
 MilliQuantity = Annotated[
@@ -155,6 +196,7 @@ def _ratio(value: Any) -> Any:
 Ratio = Annotated[
     float,
     BeforeValidator(_ratio),
+    Field(ge=0, le=1),  # as the schema says: a field of its own may add no bound (a retry budget of -1 ran)
     WithJsonSchema(
         {
             "anyOf": [
@@ -170,12 +212,12 @@ Ratio = Annotated[
 
 def _bytes(value: Any) -> int:
     """A Kubernetes byte quantity (`512Mi`, `2Gi`, `1G`, a plain number) in whole bytes."""
-    return math.ceil(milli_quantity(value) / 1000)
+    return -(-milli_quantity(value) // 1000)  # whole bytes, rounded up, in integers (a float overflows)
 
 
 ByteQuantity = Annotated[
     int,
     BeforeValidator(_bytes),
-    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}], "examples": ["512Mi", "16Gi"]}),
+    WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0}, {"type": "string"}], "examples": ["512Mi", "16Gi"]}),
 ]
 """Bytes, written as Kubernetes writes memory: `512Mi`, `16Gi`, `1G`."""
