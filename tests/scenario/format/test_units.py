@@ -25,7 +25,8 @@ from skenario.scenario.format.units import (
     ("written", "milli"),
     [
         ("100m", 100), ("2", 2000), ("1.5k", 1_500_000), ("64Mi", 64 * 2**20 * 1000), ("1e3", 1_000_000),
-        ("1e-2", 10), ("1e-21", 1), ("-1e-21", 0), ("1e-999999999", 1), ("0e99999", 0), ("7Ei", 7 * 2**60 * 1000),
+        ("1e-2", 10), ("1e-21", 1), ("-1e-21", -1), ("-0.1m", -1), ("1e-999999999", 1), ("0e99999", 0),
+        ("7Ei", 7 * 2**60 * 1000),
         (MAX_QUANTITY, MAX_QUANTITY * 1000),
     ],
 )  # fmt: skip
@@ -49,6 +50,7 @@ def test_huge_bytes_are_refused_not_an_overflow() -> None:
         _bytes("1e309")
     assert _bytes("512Mi") == 512 * 2**20
     assert _bytes("1.5") == 2  # whole bytes, rounded up
+    assert _bytes("-5e-324") == -1  # away from zero: a field that must be positive refuses it
 
 
 @pytest.mark.parametrize(("written", "needle"), [("1" + "0" * 400, "too long"), ("9223372036854775808", "more CPU")])

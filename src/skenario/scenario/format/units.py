@@ -146,7 +146,8 @@ _SUFFIX = {
 
 
 def milli_quantity(value: Any) -> int:
-    """A Kubernetes quantity (`100m`, `2`, `1.5k`, `64Mi`, `1e3`) in milli-units, rounded up as `MilliValue`.
+    """A Kubernetes quantity (`100m`, `2`, `1.5k`, `64Mi`, `1e3`) in milli-units, rounded up as `MilliValue`
+    (away from zero: `-1e-21` is -1, so that a field that must not be negative refuses it).
 
     As in Kubernetes, no quantity may be more than 2^63-1 in magnitude. The bound is checked on the
     number's order of magnitude first, so `1e999999999` is refused at once instead of computed.
@@ -166,12 +167,13 @@ def milli_quantity(value: Any) -> int:
     magnitude = number.adjusted() + exponent  # the number is below 10 ** (magnitude + 1)
     if number and magnitude > MAX_QUANTITY_DIGITS:
         raise ValueError(f"{_shown(value)} is more than a quantity may be ({MAX_QUANTITY:,})")
-    if number and magnitude < -MAX_QUANTITY_DIGITS:  # under a milli-unit: MilliValue rounds it up (or to 0)
-        return 1 if number > 0 else 0
+    if number and magnitude < -MAX_QUANTITY_DIGITS:  # under a milli-unit: one, away from zero
+        return 1 if number > 0 else -1
     exact = Fraction(number) * Fraction(10) ** exponent * scale
     if abs(exact) > MAX_QUANTITY:
         raise ValueError(f"{_shown(value)} is more than a quantity may be ({MAX_QUANTITY:,})")
-    return math.ceil(exact * 1000)
+    # Away from zero, as Kubernetes rounds (inf.Dec's RoundUp): a negative quantity stays negative.
+    return math.ceil(exact * 1000) if exact >= 0 else math.floor(exact * 1000)
 
 
 MilliQuantity = Annotated[
@@ -212,7 +214,8 @@ Ratio = Annotated[
 
 def _bytes(value: Any) -> int:
     """A Kubernetes byte quantity (`512Mi`, `2Gi`, `1G`, a plain number) in whole bytes."""
-    return -(-milli_quantity(value) // 1000)  # whole bytes, rounded up, in integers (a float overflows)
+    milli = milli_quantity(value)  # whole bytes, away from zero, in integers (a float overflows)
+    return -(-milli // 1000) if milli >= 0 else milli // 1000
 
 
 ByteQuantity = Annotated[
