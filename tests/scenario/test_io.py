@@ -35,3 +35,10 @@ def test_each_document_keeps_its_node_tree() -> None:
     documents = yaml_documents("a: 1\n---\n---\nb: [2]\n", "s.yaml")
     assert [data for data, _ in documents] == [{"a": 1}, {"b": [2]}]
     assert [root.start_mark.line for _, root in documents if root is not None] == [0, 3]
+
+
+def test_a_control_character_is_one_error_naming_the_file() -> None:
+    """PyYAML's reader checks the text as the loader is made: that too is inside the error handling."""
+    with pytest.raises(ScenarioError) as raised:
+        yaml_documents("spec: \x07\n", "s.yaml")
+    assert raised.value.file == "s.yaml" and "not valid YAML" in str(raised.value)

@@ -56,10 +56,11 @@ def validate_node(data: Any, root: yaml.Node | None, model: type[M], source: str
 
 def yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]:
     """Each non-empty document of the text with its node tree (for line numbers)."""
-    loader = _Loader(text)
     datas: list[Any] = []
     roots: list[yaml.Node | None] = []
+    loader = None
     try:
+        loader = _Loader(text)  # reads the text at once: a control character is a ReaderError here
         while loader.check_node():
             roots.append(loader.get_node())
             datas.append(loader.construct_document(roots[-1]))
@@ -81,7 +82,8 @@ def yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]
     except RecursionError:
         raise ScenarioError("not valid YAML for a scenario: it nests too deeply", file=source) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     for root in roots:
         _refuse_duplicate_keys(root, [], source)
     documents: list[tuple[Any, yaml.Node | None]] = [
