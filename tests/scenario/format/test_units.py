@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -14,6 +15,7 @@ from skenario.scenario.format.units import (
     ByteQuantity,
     Duration,
     Ratio,
+    RunLength,
     _bytes,
     _duration,
     _millicores,
@@ -86,3 +88,13 @@ def test_the_schema_takes_what_the_format_takes(kind: Any, written: object) -> N
     adapter = TypeAdapter(kind)
     adapter.validate_python(written)
     jsonschema.validate(written, adapter.json_schema())
+
+
+def test_a_duration_is_at_most_gos_and_a_run_may_be_longer() -> None:
+    """Durations are Go's (int64 ns, about 292 years): a sinusoid's period of 10^32 minutes overflowed numpy's
+    int64 mid-build. The run's own length is not bounded so (the pre-flight refuses a long run unless --force)."""
+    longest = "2562047h47m16.854775807s"
+    assert TypeAdapter(Duration).validate_python(longest) == 2**63 - 1
+    with pytest.raises(ValidationError, match=f"longer than a duration can be: {re.escape(longest)}"):
+        TypeAdapter(Duration).validate_python("99999999999999999999999999999999m")
+    assert TypeAdapter(RunLength).validate_python("10000000d") == 10_000_000 * 86_400 * 10**9

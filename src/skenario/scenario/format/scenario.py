@@ -59,7 +59,7 @@ from skenario.scenario.format.distributions import ConstantDistribution, RandomB
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.format.traffic import TrafficSpec
-from skenario.scenario.format.units import ByteQuantity, CpuQuantity, Duration, Ratio
+from skenario.scenario.format.units import ByteQuantity, CpuQuantity, Duration, Ratio, RunLength
 
 API_VERSION = "skenario.dev/v1alpha1"
 MAX_SEED = 2**63 - 1  # what the run store (SQLite) keeps as an integer
@@ -530,7 +530,7 @@ class Slo(_Spec):
 
 
 class ScenarioSpec(_Spec):
-    duration: Duration | None = Field(
+    duration: RunLength | None = Field(
         None, gt=0, description="Simulated time to run, such as '10m'; a `done` event may end the run sooner."
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Every random draw comes from this seed.")

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from skenario.core.time import parse_duration
+from skenario.core.time import format_duration, parse_duration
 
 _RATE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*/\s*(ms|s|m|h|d)\s*$")
 _PER = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -55,18 +55,29 @@ def _rate(value: Any) -> float:
 
 
 DURATION_PATTERN = r"^\s*((\d+(\.\d*)?|\.\d+)\s*(ns|us|µs|μs|ms|s|m|h|d)\s*)+$"
+DURATION_SCHEMA = {
+    "anyOf": [{"type": "string", "pattern": DURATION_PATTERN}, {"const": 0}],  # 0 needs no unit
+    "examples": ["250ms", "15s", "1h30m"],
+}
+# Go's time.Duration, which Kubernetes' durations are: int64 nanoseconds, about 292 years. The model
+# keeps times in int64 arrays too (a sinusoid's period of 10^32 minutes was an OverflowError in numpy).
+MAX_DURATION = 2**63 - 1
 
-Duration = Annotated[
-    int,
-    BeforeValidator(_duration),
-    WithJsonSchema(
-        {
-            "anyOf": [{"type": "string", "pattern": DURATION_PATTERN}, {"const": 0}],  # 0 needs no unit
-            "examples": ["250ms", "15s", "1h30m"],
-        }
-    ),
-]
+
+def _go_duration(value: Any) -> int:
+    ns = _duration(value)
+    if abs(ns) > MAX_DURATION:
+        raise ValueError(
+            f"{_shown(value)} is longer than a duration can be: {format_duration(MAX_DURATION)} (Go's time.Duration)"
+        )
+    return ns
+
+
+Duration = Annotated[int, BeforeValidator(_go_duration), WithJsonSchema(DURATION_SCHEMA)]
 """Integer nanoseconds, written as a Go-style duration string."""
+
+RunLength = Annotated[int, BeforeValidator(_duration), WithJsonSchema(DURATION_SCHEMA)]
+"""A run's simulated length: a Duration without Go's bound (the pre-flight refuses a long run unless --force)."""
 
 Rate = Annotated[
     float,
