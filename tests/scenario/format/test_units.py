@@ -19,6 +19,7 @@ from skenario.scenario.format.units import (
     _bytes,
     _duration,
     _millicores,
+    _rate,
     milli_quantity,
 )
 
@@ -64,7 +65,8 @@ def test_huge_cpu_is_refused_not_an_overflow(written: str, needle: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("reader", "written"), [(_duration, "1" * 5000 + "s"), (milli_quantity, "9" * 5000), (_millicores, "9" * 5000)]
+    ("reader", "written"),
+    [(_duration, "1" * 5000 + "s"), (milli_quantity, "9" * 5000), (_millicores, "9" * 5000), (_rate, "9" * 5000)],
 )
 def test_a_number_of_thousands_of_digits_is_refused_in_words_a_user_can_act_on(reader: object, written: str) -> None:
     """Python reads no integer of over 4,300 digits; its message suggested `sys.set_int_max_str_digits()`."""
@@ -98,3 +100,10 @@ def test_a_duration_is_at_most_gos_and_a_run_may_be_longer() -> None:
     with pytest.raises(ValidationError, match=f"longer than a duration can be: {re.escape(longest)}"):
         TypeAdapter(Duration).validate_python("99999999999999999999999999999999m")
     assert TypeAdapter(RunLength).validate_python("10000000d") == 10_000_000 * 86_400 * 10**9
+
+
+def test_a_rate_past_a_floats_range_is_refused_not_an_overflow() -> None:
+    """`rate: 10^400` (a YAML integer) was an OverflowError converting it to a float."""
+    with pytest.raises(ValueError, match="more than a rate can be"):
+        _rate(10**400)
+    assert _rate("300/m") == 5.0

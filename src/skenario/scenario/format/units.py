@@ -46,7 +46,12 @@ def _rate(value: Any) -> float:
     if isinstance(value, bool):
         raise ValueError("a rate is a number per second or a string such as '15/s'")
     if isinstance(value, int | float):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past a float's range: 10^309 requests a second
+            raise ValueError(f"{_shown(value)} is more than a rate can be") from None
+    if isinstance(value, str) and len(value) > _LONGEST:
+        raise ValueError(f"{_shown(value)} is too long for a rate (at most {_LONGEST} characters)")
     if isinstance(value, str):
         match = _RATE.match(value)
         if match:
