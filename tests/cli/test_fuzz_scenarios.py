@@ -1,24 +1,32 @@
-"""Fuzzed scenario files through `skenario run`: a clean verdict every time, and a store never half-written.
+"""Fuzzed scenario files through `skenario run`, and the verdict every scenario fuzzer here shares.
 
 Each example starts from a small valid scenario and mutates it (keys dropped, renamed or added,
 values swapped for junk of another type, apiVersion and kind mangled, random events, the text
-itself cut or corrupted), or is raw text, bytes, deep nesting or several YAML documents. Then:
+itself cut or corrupted), or is raw text, bytes, deep nesting or several YAML documents. `verdict`
+then judges how the command ends (test_fuzz_examples and test_fuzz_schema use it too):
 
-- the command exits 0 or 2, and never raises anything but SystemExit;
-- on 2 it prints one `error:` line (no traceback) and the store holds no run at all;
-- on 0 the store holds exactly one run, Completed.
+- within a time limit (a hang fails), with exit 0 or 2, raising nothing but SystemExit;
+- on 2: one `error:` line (no traceback) naming the file and, unless the mistake is the whole
+  file's, the field; the store holds no run at all;
+- on 0: `check` says the file is valid; the store holds exactly one run, Completed.
 
 Durations come from a small set (nothing valid is longer than a minute, no interval shorter than
-a second) and rates and counts stay small, so a valid run takes milliseconds.
+a second) and rates and counts stay small, so a valid run takes milliseconds. Per run of the tests:
+2,000 mutants and 500 raw files here, 1,800 mutated examples (300 of them run) and 1,000 scenarios
+from the schema in the other two files, each test asserting it put its own number through.
 """
 
 from __future__ import annotations
 
 import copy
+import re
+import signal
 import sqlite3
 import tempfile
-from contextlib import closing
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -180,15 +188,24 @@ def paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return found
 
 
+def nested(depth: int, shape: str) -> Any:
+    """Garbage `depth` levels deep: lists, mappings, or both in turn."""
+    value: Any = "bottom"
+    for level in range(depth):
+        as_list = shape == "list" or (shape == "mixed" and level % 2 == 0)
+        value = [value] if as_list else {"x": value}
+    return value
+
+
 def parent(document: Any, path: tuple[Any, ...]) -> Any:
     for key in path[:-1]:
         document = document[key]
     return document
 
 
-def safe_value(key: Any, value: Any) -> Any:
+def safe_value(key: Any, value: Any, sizes: set[str] = SIZES) -> Any:
     """Junk, but never a huge number where a huge number is a valid, enormous run."""
-    if key not in SIZES:
+    if key not in sizes:
         return value
     number = value.strip().partition("/")[0] if isinstance(value, str) else value
     try:
@@ -322,46 +339,176 @@ def raw(draw: st.DrawFn) -> bytes:
     return "---\n".join(parts).encode()
 
 
-def check(content: bytes, trace: bytes | None = None, *args: str) -> None:
-    with tempfile.TemporaryDirectory(dir=TMP) as folder:
-        scenario, store = Path(folder) / "fuzzed.yaml", Path(folder) / "store"
-        scenario.write_bytes(content)
+class Hang(BaseException):
+    """A command past its time limit: a BaseException, so that CliRunner's `except Exception` lets it through."""
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise Hang in the main thread if the block takes longer than `seconds` of wall time."""
+
+    def ring(signum: int, frame: FrameType | None) -> None:
+        raise Hang(f"no verdict within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# Every fuzz test runs the same examples each time (derandomize, no example database): CI is repeatable,
+# and a failure found there is found again by running the test.
+FUZZ = settings(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+
+
+class Tally:
+    """How many scenarios a test really put through a command (hypothesis may stop short of max_examples)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def add(self) -> None:
+        self.count += 1
+
+
+# A valid mutant takes milliseconds (a run at most a few hundred); these are hangs, even on a slow CI machine.
+TIME_LIMITS = {"check": 10.0, "run": 30.0}
+
+# Errors about the file as a whole, which have no field to name; any other error must name one.
+WHOLE_FILE = (
+    "not valid YAML", "the file is empty", "a scenario is a mapping", "nests too deeply", "refused: the run would",
+    "cannot read the file", "a file holds one Scenario document", "a multi-document file needs one document",
+)  # fmt: skip
+# Messages short of that rule, in code the fuzzer's author does not own; each is reported in #18. A
+# message that matches one here is let through; anything else that breaks the rule fails.
+REPORTED = {
+    # scenario/bundle.py names the document, not its field `kind`.
+    "a document's kind, without the field": re.compile(r"^error: \S+ \(document \d+\):\d+: a document of kind "),
+    # scenario/build/ reads a manifest or Deployment named in the scenario only when the run is built:
+    # a missing file is named alone, without the scenario or the field naming it ...
+    "a missing manifest, without the scenario or the field": re.compile(r"^error: .+: no such file$"),
+    # ... and an inline one's mistakes are "the manifest at <field>", without the scenario file.
+    "an inline manifest, without the scenario": re.compile(r"^error: the (manifest|Deployment) at spec\."),
+    # A trace file's TraceError is no ScenarioError, so `run` does not add the scenario file to it.
+    "a trace file's mistake, without the scenario": re.compile(r"^error: field 'spec\.traffic\b"),
+}
+# cli/run.py prints the estimate, indented, before the refusal's error line (reported too).
+REFUSAL_ESTIMATE = re.compile(r"^  [a-z]")
+
+
+def error_line(stderr: str, scenario: Path, label: str) -> str:
+    """The one error line of an exit 2, after checking it names the file and, if it can, the field."""
+    lines = stderr.splitlines()
+    if len(lines) > 1 and "refused: the run would take" in lines[-1]:
+        assert all(REFUSAL_ESTIMATE.match(line) for line in lines[:-1]), (label, stderr)
+        lines = lines[-1:]
+    assert len(lines) == 1, (label, stderr)
+    line = lines[0]
+    assert line.startswith("error: ") and len(line) > len("error: ") + 10, (label, line)
+    if any(pattern.search(line) for pattern in REPORTED.values()):
+        return line
+    assert line.startswith(f"error: {scenario}"), (label, line)
+    assert any(phrase in line for phrase in WHOLE_FILE) or ", field '" in line, (label, line)
+    return line
+
+
+def plain(folder: Path, content: str | bytes) -> Path:
+    """Write the scenario as fuzzed.yaml in `folder`."""
+    scenario = folder / "fuzzed.yaml"
+    scenario.write_bytes(content.encode() if isinstance(content, str) else content)
+    return scenario
+
+
+def verdict(
+    command: str,
+    content: str | bytes,
+    *,
+    write_to: Callable[[Path, str | bytes], Path] = plain,
+    trace: bytes | None = None,
+    twice: str | None = None,
+    expect_ok: bool = False,
+    label: str = "",
+) -> int:
+    """Put one scenario through `skenario check` or `skenario run` and judge how it ends; its exit code.
+
+    - it ends within its time limit, exits 0 or 2, and raises nothing but SystemExit;
+    - on 2: nothing on stdout, one `error:` line on stderr that names the file and, unless the
+      mistake is the file's as a whole, a field (with `twice`, the key written twice); `run`
+      leaves no run in the store;
+    - on 0: `check` says the file is valid; `run` leaves exactly one run, Completed.
+    """
+    with tempfile.TemporaryDirectory(dir=TMP) as name:
+        folder = Path(name)
+        scenario = write_to(folder, content)
         if trace is not None:
-            (Path(folder) / "trace.csv").write_bytes(trace)
-        result = CliRunner().invoke(cli, ["run", str(scenario), "--store", str(store), "--no-progress", *args])
-        assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-        assert result.exit_code in (0, 2), result.output
-        database = store / "runs.sqlite"
+            (folder / "trace.csv").write_bytes(trace)
+        store = folder / "store"
+        args = [command, str(scenario)]
+        if command == "run":
+            args += ["--store", str(store), "--no-progress"]
+        with time_limit(TIME_LIMITS[command]):
+            result = CliRunner().invoke(cli, args)
+        assert result.exception is None or isinstance(result.exception, SystemExit), (label, repr(result.exception))
+        assert result.exit_code in (0, 2), (label, result.output)
+        assert "Traceback" not in result.output, (label, result.output)
         rows: list[tuple[Any, ...]] = []
-        if database.exists():
-            with closing(sqlite3.connect(database)) as db:
+        if (store / "runs.sqlite").exists():
+            with closing(sqlite3.connect(store / "runs.sqlite")) as db:
                 rows = db.execute("SELECT phase FROM runs").fetchall()
         if result.exit_code == 2:
-            assert "Traceback" not in result.output
-            assert result.stdout == ""
-            lines = result.stderr.splitlines()
-            assert len(lines) == 1, result.stderr
-            assert lines[0].startswith("error: ") and len(lines[0]) > len("error: ") + 3, lines[0]
-            assert rows == [], f"a rejected scenario left runs in the store: {rows}"
+            assert not expect_ok, (label, result.stderr)
+            assert result.stdout == "", (label, result.stdout)
+            line = error_line(result.stderr, scenario, label)
+            if twice is not None:
+                assert f"'{twice}' is written twice" in line, (label, line)
+            assert rows == [], (label, f"a rejected scenario left runs in the store: {rows}")
+        elif command == "run":
+            assert rows == [("Completed",)], (label, rows)
+            assert "digest:" in result.stdout, (label, result.stdout)
         else:
-            assert rows == [("Completed",)], rows
-            assert "digest:" in result.stdout
+            assert result.stdout.startswith(f"{scenario}: valid."), (label, result.stdout)
+            assert twice is None, (label, "a key written twice passed")
+        return result.exit_code
+
+
+def check(content: bytes, trace: bytes | None = None) -> None:
+    verdict("run", content, trace=trace)
 
 
 def test_the_base_scenario_is_valid_and_runs() -> None:
     check(yaml.safe_dump(BASE).encode())
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
-@given(mutated(), traces())
-def test_mutated_scenarios_exit_0_or_2_and_never_half_write_the_store(content: bytes, trace: bytes) -> None:
-    check(content, trace)
+MUTATED, RAW = 2000, 500
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
-@given(raw())
-def test_raw_text_bytes_and_documents_exit_2_or_run(content: bytes) -> None:
-    check(content)
+def test_mutated_scenarios_exit_0_or_2_and_never_half_write_the_store() -> None:
+    tally = Tally()
+
+    @settings(FUZZ, max_examples=MUTATED)
+    @given(mutated(), traces())
+    def one(content: bytes, trace: bytes) -> None:
+        tally.add()
+        check(content, trace)
+
+    one()
+    assert tally.count >= MUTATED
+
+
+def test_raw_text_bytes_and_documents_exit_2_or_run() -> None:
+    tally = Tally()
+
+    @settings(FUZZ, max_examples=RAW)
+    @given(raw())
+    def one(content: bytes) -> None:
+        tally.add()
+        check(content)
+
+    one()
+    assert tally.count >= RAW
 
 
 def base_with(**spec: Any) -> bytes:
