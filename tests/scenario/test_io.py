@@ -6,6 +6,7 @@ import pytest
 
 from skenario.errors import ScenarioError
 from skenario.scenario.io import yaml_documents
+from skenario.scenario.loader import parse_scenario
 
 TEXT = "spec:\n  workload:\n    replicas: 1\n    seed: VALUE\n"
 
@@ -42,3 +43,21 @@ def test_a_control_character_is_one_error_naming_the_file() -> None:
     with pytest.raises(ScenarioError) as raised:
         yaml_documents("spec: \x07\n", "s.yaml")
     assert raised.value.file == "s.yaml" and "not valid YAML" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("written", "needle"),
+    [
+        ("[[a]]", "should be a mapping of fields (value: [['a']])"),  # was "valid dictionary or instance of Workload"
+        ("9" * 1000, "(value: 9999999999999999999999999999999999999999… (1,000 characters))"),
+    ],
+)
+def test_a_section_that_is_no_mapping_is_named_with_its_value_cut_short(written: str, needle: str) -> None:
+    text = (
+        "apiVersion: skenario.dev/v1alpha1\nkind: Scenario\nmetadata: {name: d}\n"
+        f"spec:\n  workload: {written}\n  traffic: {{type: constant, rate: 1}}\n"
+    )
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(text, "s.yaml")
+    assert raised.value.field == "spec.workload" and needle in str(raised.value)
+    assert "instance of" not in str(raised.value) and len(str(raised.value)) < 300

@@ -202,15 +202,31 @@ def _describe(error: Any, data: Any) -> tuple[str, str]:
     elif kind == "extra_forbidden":
         text = "is not a known field"
     elif kind == "literal_error" and path == "apiVersion":
-        text = f"must be 'skenario.dev/v1alpha1', got {error['input']!r}"
+        text = f"must be 'skenario.dev/v1alpha1', got {_brief(error['input'])}"
     else:
-        text = str(error["msg"])
+        text = _PLAIN.get(kind) or str(error["msg"])
+        if kind == "union_tag_not_found":  # pydantic: "Unable to extract tag using discriminator 'type'"
+            text = f"needs {error['ctx']['discriminator']} to say which kind it is"
         if text.startswith("Value error, "):
             text = text[len("Value error, ") :]
         text = text[:1].lower() + text[1:]
-        if "value" not in text and not isinstance(error.get("input"), dict | list):
-            text += f" (value: {error['input']!r})"
+        if "value" not in text:
+            text += f" (value: {_brief(error['input'])})"
     return path, text
+
+
+# pydantic's words for a mapping that is something else, which name its classes ("instance of Workload").
+_PLAIN = {
+    "model_type": "should be a mapping of fields",
+    "model_attributes_type": "should be a mapping of fields",
+    "dict_type": "should be a mapping",
+}
+
+
+def _brief(value: Any) -> str:
+    """The value's repr, cut short if long (a list of lists, a 4,000-digit number): the error stays readable."""
+    shown = repr(value)
+    return shown if len(shown) <= 60 else f"{shown[:40]}… ({len(shown):,} characters)"
 
 
 def _user_path(loc: tuple[int | str, ...], data: Any) -> list[int | str]:

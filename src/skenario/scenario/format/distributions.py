@@ -116,11 +116,29 @@ class LogNormalBytes(_LogNormal[ByteQuantity]):
     pass
 
 
+_KINDS = ("constant", "exponential", "uniform", "normal", "lognormal")
+
+
 def _shorthand_constant(value: Any) -> Any:
-    """`cpuTime: 200ms` means a constant 200 ms; `perRequest: 2Mi` a constant 2 MiB."""
+    """`cpuTime: 200ms` means a constant 200 ms; `perRequest: 2Mi` a constant 2 MiB.
+
+    A mapping without a known `distribution` is named here: the discriminator's own message says
+    "unable to extract tag" and lists no kinds.
+    """
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         return {"distribution": "constant", "value": value}
-    return value
+    if isinstance(value, dict):
+        kind = value.get("distribution")
+        if kind is None:
+            raise ValueError(f"a distribution needs 'distribution': one of {', '.join(_KINDS)}")
+        if kind not in _KINDS:
+            raise ValueError(f"{kind!r} is not a distribution; use one of {', '.join(_KINDS)}")
+        return value
+    if value is None:
+        return value  # a field that may be null takes it; for one that may not, pydantic says what it takes
+    raise ValueError(
+        f"should be a quantity ('250ms', '2Mi') or a mapping with 'distribution', not a {type(value).__name__}"
+    )
 
 
 DistributionSpec = Annotated[
