@@ -261,6 +261,16 @@ def test_every_example_is_valid_as_written_and_shrunk() -> None:
         verdict("run", dump(short), write_to=write, expect_ok=True, label=name)
 
 
+def test_every_example_made_a_runaway_is_refused_by_run_at_once_and_leaves_no_run() -> None:
+    """Ten million days of simulated time: the pre-flight refuses each (the time limit would catch a run)."""
+    for name, documents in SCENARIOS.items():
+        runaway = copy.deepcopy(documents)
+        spec = runaway[0]["spec"]
+        spec["duration"] = "10000000d"
+        spec["events"] = [event for event in spec.get("events", []) if "done" not in event]
+        verdict("run", dump(runaway), write_to=write, refused=True, label=name)
+
+
 def test_mutated_examples_through_check() -> None:
     tally = Tally()
 

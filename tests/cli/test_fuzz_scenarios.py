@@ -430,6 +430,7 @@ def verdict(
     trace: bytes | None = None,
     twice: str | None = None,
     expect_ok: bool = False,
+    refused: bool = False,
     label: str = "",
 ) -> int:
     """Put one scenario through `skenario check` or `skenario run` and judge how it ends; its exit code.
@@ -439,6 +440,8 @@ def verdict(
       mistake is the file's as a whole, a field (with `twice`, the key written twice); `run`
       leaves no run in the store;
     - on 0: `check` says the file is valid; `run` leaves exactly one run, Completed.
+
+    `expect_ok` asks for exit 0; `refused`, for the pre-flight's refusal.
     """
     with tempfile.TemporaryDirectory(dir=TMP) as name:
         folder = Path(name)
@@ -464,8 +467,11 @@ def verdict(
             line = error_line(result.stderr, scenario, label)
             if twice is not None:
                 assert f"'{twice}' is written twice" in line, (label, line)
+            if refused:
+                assert "refused: the run would take" in line and "--force" in line, (label, line)
             assert rows == [], (label, f"a rejected scenario left runs in the store: {rows}")
         elif command == "run":
+            assert not refused, (label, "a runaway ran")
             assert rows == [("Completed",)], (label, rows)
             assert "digest:" in result.stdout, (label, result.stdout)
         else:
