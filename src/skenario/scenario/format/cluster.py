@@ -20,6 +20,7 @@ spec:
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -39,6 +40,9 @@ from skenario.scheduling.objects import (
 from skenario.scheduling.taints import Taint, TaintEffect, Toleration
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+
+# Nodes one `nodes` entry may name: far past the pre-flight's 15,000, small enough to check at once.
+MAX_NODES_PER_ENTRY = 100_000
 
 
 class TaintSpec(_Spec):
@@ -215,12 +219,17 @@ class NodesSpec(NodeShape):
     """`count` nodes of one shape, named `<name>-0`, `<name>-1`, ... (just `<name>` when count is 1)."""
 
     name: str = Field(min_length=1)
-    count: int = Field(1, ge=1)
+    count: int = Field(
+        1, ge=1, le=MAX_NODES_PER_ENTRY, description="At most 100,000; `run` refuses more than 15,000 nodes."
+    )
+
+    def names(self) -> list[str]:
+        if self.count == 1:
+            return [self.name]
+        return [f"{self.name}-{i}" for i in range(self.count)]
 
     def build_all(self) -> list[NodeSpec]:
-        if self.count == 1:
-            return [self.build(self.name)]
-        return [self.build(f"{self.name}-{i}") for i in range(self.count)]
+        return [self.build(name) for name in self.names()]
 
 
 class NodeGroupSpec(_Spec):
@@ -315,9 +324,9 @@ class Cluster(_Spec):
     def _names(self) -> Cluster:
         if not self.nodes and not self.node_groups:
             raise ValueError("a cluster needs nodes or nodeGroups")
-        names = [n.name for spec in self.nodes for n in spec.build_all()]
-        groups = [g.name for g in self.node_groups]
-        duplicates = sorted({n for n in names if names.count(n) > 1} | {g for g in groups if groups.count(g) > 1})
+        names = Counter(name for spec in self.nodes for name in spec.names())
+        groups = Counter(g.name for g in self.node_groups)
+        duplicates = sorted({n for n, k in names.items() if k > 1} | {g for g, k in groups.items() if k > 1})
         if duplicates:
             raise ValueError(f"names must be unique: {', '.join(duplicates)}")
         return self
