@@ -22,41 +22,50 @@ if TYPE_CHECKING:
     from skenario.scheduling.controller import SchedulingController
 
 
+POD_COLUMNS = (
+    "pod",
+    "priority",
+    "created_s",
+    "bound_s",
+    "node",
+    "wait_s",
+    "preempted_s",
+    "preempted_by",
+    "finished_s",
+    "end",
+    "attempts",
+)
+
+
+def _seconds(ns: int | None) -> float | None:
+    return None if ns is None else ns / SECOND
+
+
+def pod_records(pods: Iterable[Pod]) -> list[dict[str, Any]]:
+    """One record per pod (POD_COLUMNS): KEP-140's PodResult without the attempts, times in seconds."""
+    return [
+        {
+            "pod": pod.name,
+            "priority": pod.spec.priority,
+            "created_s": pod.created_at / SECOND,
+            "bound_s": _seconds(pod.bound_at),
+            "node": pod.node if pod.bound_at is not None else None,
+            "wait_s": _seconds(pod.wait),
+            "preempted_s": _seconds(pod.preempted_at),
+            "preempted_by": pod.preempted_by,
+            "finished_s": _seconds(pod.finished_at),
+            "end": None if pod.end is None else str(pod.end),
+            "attempts": len(pod.attempts),
+        }
+        for pod in pods
+    ]
+
+
 def pod_table(pods: Iterable[Pod]) -> pd.DataFrame:
-    """One row per pod: KEP-140's PodResult without the attempts, times in seconds."""
+    """`pod_records` as a DataFrame."""
     import pandas as pd
 
-    rows = []
-    for pod in pods:
-        rows.append(
-            {
-                "pod": pod.name,
-                "priority": pod.spec.priority,
-                "created_s": pod.created_at / SECOND,
-                "bound_s": None if pod.bound_at is None else pod.bound_at / SECOND,
-                "node": pod.node if pod.bound_at is not None else None,
-                "wait_s": None if pod.wait is None else pod.wait / SECOND,
-                "preempted_s": None if pod.preempted_at is None else pod.preempted_at / SECOND,
-                "preempted_by": pod.preempted_by,
-                "finished_s": None if pod.finished_at is None else pod.finished_at / SECOND,
-                "end": None if pod.end is None else str(pod.end),
-                "attempts": len(pod.attempts),
-            }
-        )
-    columns = [
-        "pod",
-        "priority",
-        "created_s",
-        "bound_s",
-        "node",
-        "wait_s",
-        "preempted_s",
-        "preempted_by",
-        "finished_s",
-        "end",
-        "attempts",
-    ]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(pod_records(pods), columns=list(POD_COLUMNS))
 
 
 def waiting_times(pods: Iterable[Pod], now: int) -> pd.Series:

@@ -12,10 +12,9 @@ disruption budget steers preemption away from its pods where another choice exis
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
@@ -28,7 +27,7 @@ from skenario.model.replicas import Replica, ReplicaState, ResizeOutcome
 from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
-from skenario.scheduling.analysis import SchedulingSummary, attempt_records, node_records, pod_table
+from skenario.scheduling.analysis import SchedulingSummary, attempt_records, node_records, pod_records
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.framework import Framework
@@ -36,9 +35,6 @@ from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.preemption import PreemptionBudget
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 class ClusterPlacement:
@@ -217,7 +213,7 @@ class ClusterPlacement:
         groups = self.cluster_autoscaler.node_group if self.cluster_autoscaler is not None else {}
         return {
             "scheduling": {**self.summary().as_dict(), **self.autoscaler_figures()},
-            "pods": _records(pod_table(pods)),
+            "pods": pod_records(pods),
             "nodes": node_records(controller, groups),
             "attempts": attempt_records(pods),
             "kep140": {"pods": [pod.result() for pod in pods]},
@@ -233,14 +229,6 @@ class ClusterPlacement:
             nodes += 1 if delta[0] > 0 else -1
             peak = max(peak, nodes)
         return {"scale-ups": ca.scale_ups, "scale-downs": ca.scale_downs, "nodes at the peak": peak}
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as JSON-ready dicts: NaN (a missing time) as None."""
-    return [
-        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-        for row in frame.to_dict("records")
-    ]
 
 
 class _WorkloadPdbTracker:
