@@ -219,6 +219,17 @@ class SchedulingController:
         self.capacity_log.append((self.env.now(), tuple(self.snapshot.allocatable[i].tolist())))
         self.cluster_changed()
 
+    def update_node(self, node: NodeSpec) -> None:
+        """The node as patched (labels, taints, unschedulable, allocatable); its pods stay where they are."""
+        snap = self.snapshot
+        i = snap.index[node.name]
+        before = snap.allocatable[i].copy()
+        snap.update_node(node)
+        delta = snap.allocatable[i] - np.pad(before, (0, len(snap.resources) - len(before)))
+        if delta.any():
+            self.capacity_log.append((self.env.now(), tuple(delta.tolist())))
+        self.cluster_changed()
+
     def remove_node(self, name: str) -> None:
         """Take the node away; pods still counted on it stop counting (the caller ends them)."""
         snap = self.snapshot

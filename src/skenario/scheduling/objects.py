@@ -3,7 +3,10 @@
 The subset of `v1.Pod` and `v1.Node` that kube-scheduler's default plugins read. CPU is in
 millicores, memory in bytes, extended resources (such as `nvidia.com/gpu`) in whole units of
 whatever the node advertises. A request of `None` means the container sets none, which the
-scoring plugins count as the non-zero default (100m, 200 MiB) and the filter as 0.
+scoring plugins count as the non-zero default (100m, 200 MiB) and the filter as 0. A pod read
+from a manifest carries its request as kube-scheduler computes it (`resourcehelper.PodRequests`:
+containers, init containers and sidecars, overhead) and, in `non_zero`, the same with the
+defaults applied per container, as `framework.calculateResource` keeps it.
 """
 
 from __future__ import annotations
@@ -52,6 +55,46 @@ class TopologySpreadConstraint:
 
 
 @dataclass(frozen=True)
+class PodAffinityTerm:
+    """One `v1.PodAffinityTerm`: the pods `label_selector` matches, in the namespaces the term names.
+
+    The namespaces are `namespaces` together with those `namespace_selector` matches (by the
+    namespace's labels; an empty selector matches every namespace); with neither, the pod's own
+    namespace. A term with no `label_selector` matches no pod.
+    """
+
+    topology_key: str
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+
+
+@dataclass(frozen=True)
+class WeightedPodAffinityTerm:
+    """One `v1.WeightedPodAffinityTerm` (weight 1..100)."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True)
+class PodAffinity:
+    """A pod's `podAffinity` or `podAntiAffinity`: required terms (all must hold) and weighted preferences."""
+
+    required: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+@dataclass(frozen=True)
+class HostPort:
+    """A container port with a `hostPort` (`v1.ContainerPort`); an empty hostIP is 0.0.0.0, as upstream."""
+
+    port: int
+    protocol: str = "TCP"
+    host_ip: str = "0.0.0.0"
+
+
+@dataclass(frozen=True)
 class PodSpec:
     """A pod as the scheduler sees it."""
 
@@ -68,6 +111,13 @@ class PodSpec:
     spread: tuple[TopologySpreadConstraint, ...] = ()
     movable: bool = True  # False: the cluster autoscaler may not evict it to empty a node
     controlled: bool = False  # owned by a controller (a ReplicaSet): PodTopologySpread's system defaults apply
+    pod_affinity: PodAffinity = field(default_factory=PodAffinity)
+    pod_anti_affinity: PodAffinity = field(default_factory=PodAffinity)
+    host_ports: tuple[HostPort, ...] = ()
+    images: tuple[str, ...] = ()  # the images of its containers (init containers first), as written
+    claims: tuple[str, ...] = ()  # names of the PersistentVolumeClaims its volumes use, in its namespace
+    scheduling_gates: tuple[str, ...] = ()  # while any is left the pod is not scheduled (SchedulingGates)
+    non_zero: tuple[int, int] | None = None  # cpu, memory as the scores count them; None: from cpu and memory
 
     @property
     def cpu_request(self) -> int:
@@ -94,6 +144,8 @@ class NodeSpec:
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
+    images: Mapping[str, int] = field(default_factory=dict)  # each name of node.status.images: its sizeBytes
+    volume_limits: Mapping[str, int] = field(default_factory=dict)  # CSINode: volumes each CSI driver may attach
 
     def __post_init__(self) -> None:
         if HOSTNAME_LABEL not in self.labels:

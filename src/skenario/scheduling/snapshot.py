@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +42,12 @@ def non_zero_request(value: int | None, default: int) -> int:
     return default if value is None else value
 
 
+def has_pod_affinity(pod: PodSpec) -> bool:
+    """Whether the pod has any pod affinity or anti-affinity term (upstream's `HavePodsWithAffinity` list)."""
+    a, anti = pod.pod_affinity, pod.pod_anti_affinity
+    return bool(a.required or a.preferred or anti.required or anti.preferred)
+
+
 class ClusterSnapshot:
     """Nodes and the pods assumed or bound on them."""
 
@@ -59,6 +66,9 @@ class ClusterSnapshot:
         self.unschedulable: Bools = np.zeros(0, dtype=np.bool_)
         self.pods_on: list[dict[str, PodSpec]] = []
         self.order: Ints = np.zeros(0, dtype=np.int64)
+        self.namespaces: dict[str, Mapping[str, str]] = {}  # each namespace's labels (namespaceSelector reads them)
+        self.affinity_pods: dict[str, int] = {}  # pods with pod (anti-)affinity terms: the row of their node
+        self.volumes: Any = None  # the PersistentVolumes, claims and StorageClasses the volume plugins read
         self.version = next(_VERSIONS)  # renewed whenever nodes come, go or change; caches of per-node facts key on it
         for node in nodes:
             self.add_node(node)
@@ -100,6 +110,21 @@ class ClusterSnapshot:
         self._changed()
         return pods
 
+    def update_node(self, node: NodeSpec) -> None:
+        """The node as patched: its labels, taints, `unschedulable` and allocatable from now on; its pods stay."""
+        i = self.index[node.name]
+        for name in node.extended:
+            self.column(name)
+        row = np.zeros(len(self.resources), dtype=np.int64)
+        row[CPU], row[MEMORY] = node.cpu, node.memory
+        for name, amount in node.extended.items():
+            row[self._column[name]] = amount
+        self.nodes[i] = node
+        self.allocatable[i] = row
+        self.max_pods[i] = node.pods
+        self.unschedulable[i] = node.unschedulable
+        self.version = next(_VERSIONS)
+
     def cordon(self, name: str, unschedulable: bool = True) -> None:
         self.unschedulable[self.index[name]] = unschedulable
         self.version = next(_VERSIONS)
@@ -137,6 +162,8 @@ class ClusterSnapshot:
         for name in ("allocatable", "requested", "non_zero", "max_pods", "pod_count", "present", "unschedulable"):
             setattr(forked, name, getattr(self, name).copy())
         forked.pods_on = [dict(pods) for pods in self.pods_on]
+        forked.namespaces = dict(self.namespaces)
+        forked.affinity_pods = dict(self.affinity_pods)
         forked.version = next(_VERSIONS)
         return forked
 
@@ -154,7 +181,10 @@ class ClusterSnapshot:
 
     @staticmethod
     def non_zero_of(pod: PodSpec) -> tuple[int, int]:
-        """CPU and memory as the scoring plugins count them (`schedutil.GetNonzeroRequests`)."""
+        """CPU and memory as the scoring plugins count them (`schedutil.GetNonzeroRequests`): a manifest's
+        pod brings its own, with the defaults applied per container."""
+        if pod.non_zero is not None:
+            return pod.non_zero
         return (
             non_zero_request(pod.cpu, DEFAULT_MILLI_CPU_REQUEST),
             non_zero_request(pod.memory, DEFAULT_MEMORY_REQUEST),
@@ -165,6 +195,8 @@ class ClusterSnapshot:
         if pod.name in self.pods_on[i]:
             raise ValueError(f"pod {pod.name!r} is already on node {self.nodes[i].name!r}")
         self.pods_on[i][pod.name] = pod
+        if has_pod_affinity(pod):
+            self.affinity_pods[pod.name] = i
         self.requested[i] += self.request_of(pod)
         cpu, memory = self.non_zero_of(pod)
         self.non_zero[i, CPU] += cpu
@@ -174,6 +206,7 @@ class ClusterSnapshot:
     def release(self, pod: PodSpec, i: int) -> None:
         """The pod no longer counts on node `i`."""
         del self.pods_on[i][pod.name]
+        self.affinity_pods.pop(pod.name, None)
         self.requested[i] -= self.request_of(pod)
         cpu, memory = self.non_zero_of(pod)
         self.non_zero[i, CPU] -= cpu
