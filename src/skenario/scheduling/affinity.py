@@ -11,10 +11,43 @@ the sum of the weights of the preferred terms the node matches. The NodeAffinity
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+# apimachinery's util/validation: `IsValidLabelValue` and `IsQualifiedName` (a DNS-1123 subdomain prefix).
+LABEL_VALUE_MAX = 63
+_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why `value` is not a valid label value (`validation.IsValidLabelValue`), or None: at most 63
+    characters, empty or alphanumeric at both ends with `-`, `_` and `.` between."""
+    if len(value) > LABEL_VALUE_MAX:
+        return f"label value {value!r} is longer than {LABEL_VALUE_MAX} characters"
+    if value and not _NAME.match(value):
+        return (
+            f"label value {value!r} is not valid: alphanumeric characters, '-', '_' or '.', "
+            "starting and ending with an alphanumeric character"
+        )
+    return None
+
+
+def label_key_problem(key: str) -> str | None:
+    """Why `key` is not a valid label key (`validation.IsQualifiedName`), or None: an optional DNS
+    subdomain prefix of at most 253 characters and `/`, then a name of at most 63 characters."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return f"label key {key!r} has an invalid prefix: it must be a lowercase DNS subdomain"
+    if not name or len(name) > LABEL_VALUE_MAX or not _NAME.match(name):
+        return (
+            f"label key {key!r} is not valid: a name of at most 63 alphanumeric characters, '-', '_' or '.', "
+            "starting and ending with an alphanumeric character, with an optional DNS subdomain prefix and '/'"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -32,6 +65,12 @@ class Requirement:
             raise ValueError(f"operator {self.operator} takes no values")
         if self.operator in ("Gt", "Lt") and (len(self.values) != 1 or not _is_int(self.values[0])):
             raise ValueError(f"operator {self.operator} needs one integer value")
+        # As `labels.NewRequirement`: an invalid key or value is an error, never a silent non-match.
+        problem = label_key_problem(self.key)
+        for value in self.values:
+            problem = problem or label_value_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         value = labels.get(self.key)

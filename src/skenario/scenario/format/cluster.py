@@ -21,6 +21,7 @@ spec:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -29,13 +30,23 @@ from skenario.core.time import MINUTE, SECOND
 from skenario.model.cpu.node import WeightRule
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.units import ByteQuantity, CpuQuantity, Duration, Ratio
-from skenario.scheduling.affinity import NodeAffinity, PreferredTerm, Requirement, Term
+from skenario.scheduling.affinity import (
+    NodeAffinity,
+    PreferredTerm,
+    Requirement,
+    Term,
+    label_key_problem,
+    label_value_problem,
+)
 from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
 from skenario.scheduling.objects import (
     LabelSelector,
     NodeSpec,
+    PodAffinity,
+    PodAffinityTerm,
     PodSpec,
     TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
 )
 from skenario.scheduling.taints import Taint, TaintEffect, Toleration
 
@@ -115,16 +126,98 @@ class NodeAffinitySpec(_Spec):
     preferred_during_scheduling_ignored_during_execution: list[PreferredSpec] = Field(default_factory=list)
 
 
-class AffinitySpec(_Spec):
-    node_affinity: NodeAffinitySpec | None = None
-
-
 class LabelSelectorSpec(_Spec):
     match_labels: dict[str, str] = Field(default_factory=dict)
     match_expressions: list[RequirementSpec] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _valid(self) -> LabelSelectorSpec:
+        for key, value in self.match_labels.items():  # as `metav1validation.ValidateLabelSelector`
+            problem = label_key_problem(key) or label_value_problem(value)
+            if problem is not None:
+                raise ValueError(f"matchLabels: {problem}")
+        return self
+
     def build(self) -> LabelSelector:
         return LabelSelector(dict(self.match_labels), tuple(r.build() for r in self.match_expressions))
+
+
+class PodAffinityTermSpec(_Spec):
+    """`v1.PodAffinityTerm`; `matchLabelKeys` and `mismatchLabelKeys` join the selector with the
+    incoming pod's own values, as the API server merges them."""
+
+    topology_key: str = Field(min_length=1)
+    label_selector: LabelSelectorSpec | None = None
+    namespaces: list[str] = Field(default_factory=list)
+    namespace_selector: LabelSelectorSpec | None = None
+    match_label_keys: list[str] = Field(default_factory=list)
+    mismatch_label_keys: list[str] = Field(default_factory=list)
+
+    def build(self, labels: Mapping[str, str]) -> PodAffinityTerm:
+        selector = self.label_selector.build() if self.label_selector is not None else None
+        extra = tuple(Requirement(k, "In", (labels[k],)) for k in self.match_label_keys if k in labels) + tuple(
+            Requirement(k, "NotIn", (labels[k],)) for k in self.mismatch_label_keys if k in labels
+        )
+        if selector is not None and extra:
+            selector = LabelSelector(selector.match_labels, selector.match_expressions + extra)
+        return PodAffinityTerm(
+            self.topology_key,
+            selector,
+            tuple(self.namespaces),
+            self.namespace_selector.build() if self.namespace_selector is not None else None,
+        )
+
+
+class WeightedPodAffinityTermSpec(_Spec):
+    weight: int = Field(ge=1, le=100)
+    pod_affinity_term: PodAffinityTermSpec
+
+
+class PodAffinitySpec(_Spec):
+    """`v1.PodAffinity` or `v1.PodAntiAffinity`."""
+
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTermSpec] = Field(default_factory=list)
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTermSpec] = Field(
+        default_factory=list
+    )
+
+    def build(self, labels: Mapping[str, str]) -> PodAffinity:
+        return PodAffinity(
+            tuple(t.build(labels) for t in self.required_during_scheduling_ignored_during_execution),
+            tuple(
+                WeightedPodAffinityTerm(w.weight, w.pod_affinity_term.build(labels))
+                for w in self.preferred_during_scheduling_ignored_during_execution
+            ),
+        )
+
+
+class AffinitySpec(_Spec):
+    node_affinity: NodeAffinitySpec | None = None
+    pod_affinity: PodAffinitySpec | None = None
+    pod_anti_affinity: PodAffinitySpec | None = None
+
+    def build_node(self, node_selector: Mapping[str, str]) -> NodeAffinity:
+        """The pod's `nodeSelector` with its node affinity."""
+        node = self.node_affinity
+        required = None
+        preferred: tuple[PreferredTerm, ...] = ()
+        if node is not None:
+            if node.required_during_scheduling_ignored_during_execution is not None:
+                terms = node.required_during_scheduling_ignored_during_execution.node_selector_terms
+                required = tuple(t.build() for t in terms)
+            preferred = tuple(
+                PreferredTerm(p.weight, p.preference.build())
+                for p in node.preferred_during_scheduling_ignored_during_execution
+            )
+        return NodeAffinity(dict(node_selector), required, preferred)
+
+    def build_pods(self, labels: Mapping[str, str]) -> tuple[PodAffinity, PodAffinity]:
+        """The pod's pod affinity and pod anti-affinity."""
+        none = PodAffinity()
+        return (
+            self.pod_affinity.build(labels) if self.pod_affinity is not None else none,
+            self.pod_anti_affinity.build(labels) if self.pod_anti_affinity is not None else none,
+        )
 
 
 class SpreadSpec(_Spec):
@@ -165,17 +258,8 @@ class PodSchedulingSpec(_Spec):
 
     def build(self, name: str, cpu: int, memory: int | None, app: str) -> PodSpec:
         labels = dict(self.labels) or {"app": app}
-        node = self.affinity.node_affinity if self.affinity is not None else None
-        required = None
-        preferred: tuple[PreferredTerm, ...] = ()
-        if node is not None:
-            if node.required_during_scheduling_ignored_during_execution is not None:
-                terms = node.required_during_scheduling_ignored_during_execution.node_selector_terms
-                required = tuple(t.build() for t in terms)
-            preferred = tuple(
-                PreferredTerm(p.weight, p.preference.build())
-                for p in node.preferred_during_scheduling_ignored_during_execution
-            )
+        affinity = self.affinity or AffinitySpec()
+        pod_affinity, pod_anti_affinity = affinity.build_pods(labels)
         return PodSpec(
             name=name,
             cpu=cpu,
@@ -185,9 +269,11 @@ class PodSchedulingSpec(_Spec):
             preemption_policy=self.preemption_policy,
             labels=labels,
             tolerations=tuple(t.build() for t in self.tolerations),
-            affinity=NodeAffinity(dict(self.node_selector), required, preferred),
+            affinity=affinity.build_node(self.node_selector),
             spread=tuple(c.build(labels) for c in self.topology_spread_constraints),
             controlled=True,
+            pod_affinity=pod_affinity,
+            pod_anti_affinity=pod_anti_affinity,
         )
 
 
