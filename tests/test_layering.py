@@ -7,7 +7,7 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
     2  queueing | model | workloads the analytic solver; the cluster world; traffic patterns and traces
     3  autoscalers | scheduling     policies: pure calculators and the controllers that drive them
     4  recording | validation       what watches a run; the simulator checked against the solver
-    5  scenario                     format < bundle < build < dryrun < loader < simulation
+    5  scenario                     format < bundle < build < dryrun < loader < simulation < faketime
     6  results                      finished runs read back: RunData, store, analysis, plots, reports
     7  cli                          the commands
 
@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.scenario.preflight", 5.3),
     ("skenario.scenario.loader", 5.4),
     ("skenario.scenario.simulation", 5.5),
+    ("skenario.scenario.faketime", 5.6),
     ("skenario.results", 6),
     ("skenario.cli", 7),
 )

@@ -88,6 +88,7 @@ class SchedulingController:
         ]
         self.on_bound: Callable[[Pod], object] | None = None  # a replica's launch
         self.on_preempted: Callable[[Pod], object] | None = None  # a replica's graceful end
+        self.on_gone: Callable[[Pod], object] | None = None  # a pod's owner hears that it is gone
         # The PodDisruptionBudgets preemption tries not to violate, as they stand now.
         self.preemption_budgets: Callable[[], Sequence[PreemptionBudget]] | None = None
         self._active: list[tuple[int, int, str, Pod]] = []
@@ -98,12 +99,21 @@ class SchedulingController:
 
     # -- pods coming and going -------------------------------------------------------------------
 
-    def create(self, spec: PodSpec, at: int | None = None, duration: int | None = None, owner: Any = None) -> Pod:
-        """A pod that joins the queue at `at` (now by default)."""
+    def create(
+        self,
+        spec: PodSpec,
+        at: int | None = None,
+        duration: int | None = None,
+        owner: Any = None,
+        node: str | None = None,
+    ) -> Pod:
+        """A pod that joins the queue at `at` (now by default); with `node` (its `spec.nodeName`) it is
+        bound there without the scheduler, as a pod created with a node name is."""
         if spec.name in self.pods:
             raise ValueError(f"a pod named {spec.name!r} exists already")
         at = max(self.env.now() if at is None else at, 1)  # 0 belongs to the run's start
         pod = Pod(len(self.pods), spec, at, duration, owner)
+        pod.node = node
         self.pods[spec.name] = pod
         self.env.schedule("create_pod", at, self.source, self.pending, pod)
         return pod
@@ -159,8 +169,47 @@ class SchedulingController:
         return "Applied"
 
     def _arrived(self, pod: Pod) -> None:
-        self.timeline.append(TimelineEvent(self.env.now(), "PodCreated", pod.name))
-        self._push(pod)
+        now = self.env.now()
+        self.timeline.append(TimelineEvent(now, "PodCreated", pod.name))
+        if pod.node is not None:
+            self._bind_named(pod)
+        elif pod.spec.scheduling_gates:  # the SchedulingGates PreEnqueue check: it waits outside the queue
+            gates = ", ".join(pod.spec.scheduling_gates)
+            self.timeline.append(TimelineEvent(now, "PodSchedulingGated", pod.name, None, gates))
+        else:
+            self._push(pod)
+
+    def _bind_named(self, pod: Pod) -> None:
+        """A pod created with `spec.nodeName`: the kubelet of that node runs it; no scheduling cycle."""
+        snap, now = self.snapshot, self.env.now()
+        name = pod.node
+        if name is None or name not in snap.index:
+            pod.node = None
+            message = f"node {name!r} not found: the pod waits for it"
+            self.timeline.append(TimelineEvent(now, "PodUnscheduled", pod.name, None, message))
+            return
+        i = snap.index[name]
+        snap.assume(pod.spec, i)
+        self.allocation_log.append((now, i, tuple(snap.request_of(pod.spec).tolist())))
+        self.env.schedule("bind_pod", now, self.pending, self.bound, pod)
+
+    def update_pod(self, pod: Pod, spec: PodSpec) -> None:
+        """The pod as patched. A pending pod takes the new spec, and joins the queue once its last
+        scheduling gate is gone; a bound pod keeps its node and counts with the new spec there."""
+        if spec.name != pod.name:
+            raise ValueError(f"a patch cannot rename pod {pod.name!r}")
+        snap = self.snapshot
+        if pod in self.pending and pod.node is None:
+            pod.spec = spec
+            self._forget(pod)
+            if not spec.scheduling_gates:
+                self._push(pod)
+            return
+        if pod.node is not None and pod.node in snap.index and pod.name in snap.pods_on[snap.index[pod.node]]:
+            i = snap.index[pod.node]
+            snap.release(pod.spec, i)
+            snap.assume(spec, i)
+        pod.spec = spec
 
     def _push(self, pod: Pod) -> None:
         heapq.heappush(self._active, (-pod.spec.priority, pod.created_at, pod.name, pod))
@@ -185,13 +234,14 @@ class SchedulingController:
         if pod.end is None:
             pod.end = PodEnd.COMPLETED
         self.timeline.append(TimelineEvent(now, "PodFinished", pod.name, pod.node, str(pod.end)))
-        if pod.node is None or pod.node not in self.snapshot.index:
-            return
-        i = self.snapshot.index[pod.node]
-        if pod.end is PodEnd.PREEMPTED or not self.settings.heartbeat_interval:
-            self._release(pod, i)
-        else:
-            self.env.call_at(self._seen_at(i, now), lambda: self._release(pod, i))
+        if pod.node is not None and pod.node in self.snapshot.index:
+            i = self.snapshot.index[pod.node]
+            if pod.end is PodEnd.PREEMPTED or not self.settings.heartbeat_interval:
+                self._release(pod, i)
+            else:
+                self.env.call_at(self._seen_at(i, now), lambda: self._release(pod, i))
+        if self.on_gone is not None:
+            self.on_gone(pod)
 
     def _seen_at(self, node: int, at: int) -> int:
         """When the scheduler hears of a change on `node` at `at`: its next heartbeat, plus the delay."""
@@ -284,6 +334,8 @@ class SchedulingController:
         if attempt.selected is not None:
             i = self.snapshot.index[attempt.selected]
             self.snapshot.assume(pod.spec, i)
+            if pod.spec.claims and self.snapshot.volumes is not None:  # VolumeBinding's Reserve and PreBind
+                self.snapshot.volumes.assume(pod.spec, self.snapshot.nodes[i])
             self.allocation_log.append((now, i, tuple(self.snapshot.request_of(pod.spec).tolist())))
             pod.node = attempt.selected
             pod.nominated = None

@@ -1,0 +1,363 @@
+"""KEP-140's Scenario on FakeTime: a step's operations, the scheduler until nothing more fits, the next step.
+
+FakeTime step `t` is the kernel's instant `(t + 1)` seconds (the instant 0 belongs to the run's
+start). At each step every operation of the step is applied, in any order: the scheduler's pass
+waits until the instant has settled (`Environment.call_when_settled`), so its outcome never
+depends on the order in which same-step operations were written, and it goes on (preemption,
+pods replaced by their owners, evictions a drain makes) until nothing more can be placed. Then
+the results of the step are final and time moves on.
+
+The phases are the KEP's: Pending, Running, Paused once every event has run and none was Done
+(new events may then be added with `add_events` and the run goes on: events at a step already
+past are ignored, as the KEP says), Completed at the Done event, Failed if an operation could not
+be carried out. `result()` is the KEP's ScenarioResult: its Timeline keyed by FakeTime, with the
+operations' results and PodScheduled, PodUnscheduled and PodPreempted, each with the pod's
+PodResult and every ScheduleResult (AllCandidateNodes, AllFilteredNodes and each plugin's filter
+verdict and raw, normalized and final score).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skenario import __version__
+from skenario.core.environment import Environment
+from skenario.core.random import RandomStreams
+from skenario.core.time import SECOND
+from skenario.errors import ScenarioError
+from skenario.scenario.build.apiserver import ObjectStore, parse_patch
+from skenario.scenario.build.scheduler import build_profile
+from skenario.scenario.format.kep import KepScenario, ScenarioEvent
+from skenario.scenario.format.scheduler import SchedulerSpec
+from skenario.scenario.io import read_text, validate_document, validate_node, yaml_documents
+from skenario.scenario.simulation import Phase
+from skenario.scheduling.analysis import SchedulingSummary, attempt_records, pod_records
+from skenario.scheduling.attempts import Attempt
+from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.framework import Framework
+from skenario.scheduling.pods import Pod
+from skenario.scheduling.replay import summarize
+from skenario.scheduling.snapshot import ClusterSnapshot
+
+FAKE_STEP = SECOND  # one FakeTime step in the kernel's time
+HORIZON = 2**62
+
+# KubeSchedulerConfiguration fields that are the API server's business, not the profile's.
+_CONFIGURATION_META = ("apiVersion", "kind", "clientConnection", "leaderElection", "parallelism")
+
+
+def instant(time: int) -> int:
+    """The kernel's instant of FakeTime `time`."""
+    return (time + 1) * FAKE_STEP
+
+
+def fake_time(at: int) -> int:
+    """The FakeTime step of a kernel instant."""
+    return max(at // FAKE_STEP - 1, 0)
+
+
+def scheduler_spec(configuration: dict[str, Any] | None, source: str) -> SchedulerSpec:
+    """A KubeSchedulerConfiguration read as the scenario's `scheduler` section (its first profile)."""
+    data = {k: v for k, v in (configuration or {}).items() if k not in _CONFIGURATION_META}
+    profiles = data.get("profiles")
+    if isinstance(profiles, list):
+        data["profiles"] = [
+            {k: v for k, v in p.items() if k != "schedulerName"} for p in profiles if isinstance(p, dict)
+        ]
+    shape = "a KubeSchedulerConfiguration: {profiles: [{plugins: ..., pluginConfig: ...}], percentageOfNodesToScore}"
+    return validate_document(data, SchedulerSpec, f"{source} (spec.schedulerConfiguration)", shape)
+
+
+@dataclass
+class TimelineEntry:
+    """One ScenarioTimelineEvent: an operation's result, or what the scheduler did to a pod."""
+
+    time: int
+    operation: str
+    body: dict[str, Any]
+    pod: str | None = None  # PodScheduled / PodUnscheduled / PodPreempted: the pod, for its PodResult
+    at: int = 0  # the kernel instant (PodResult's attempts up to it)
+
+
+@dataclass
+class FakeTimeRun:
+    """One KEP-140 Scenario, wired and ready to run. Deterministic: the same scenario and seed give the same results."""
+
+    scenario: KepScenario
+    source: str = "<scenario>"
+    base_dir: Path = field(default_factory=Path.cwd)
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        spec = self.scenario.spec
+        self.seed = spec.seed if self.seed is None else self.seed
+        streams = RandomStreams(self.seed)
+        scheduler = scheduler_spec(spec.scheduler_configuration, self.source)
+        self.env = Environment(halt_at=HORIZON)
+        self.snapshot = ClusterSnapshot()
+        self.framework = Framework(
+            build_profile(scheduler, self.base_dir), self.snapshot, streams.generator("scheduler.tie-break")
+        )
+        self.controller = SchedulingController(
+            self.env, self.snapshot, self.framework, scheduler.settings(), streams.generator("scheduler.heartbeats")
+        )
+        self.store = ObjectStore(self.env, self.controller, FAKE_STEP)
+        self.phase = Phase.PENDING
+        self.message: str | None = "not started"
+        self.time = 0  # the current FakeTime
+        self.timeline: list[TimelineEntry] = []
+        self._events: list[tuple[str, ScenarioEvent]] = []
+        self._done: int | None = None
+        self._ran: set[str] = set()
+        self._seen_scheduler = 0  # controller timeline entries already taken
+        self.add_events(spec.events, field_prefix="spec.events")
+
+    # -- events ------------------------------------------------------------------------------------
+
+    def add_events(self, events: Iterable[ScenarioEvent], *, field_prefix: str = "events") -> list[str]:
+        """Add events; those at a FakeTime already past are ignored (their ids are returned), as KEP-140 says."""
+        if self.phase in (Phase.COMPLETED, Phase.FAILED):
+            raise ScenarioError(f"the scenario is {self.phase.value}: it takes no more events")
+        ignored = []
+        known = {event.id for _, event in self._events}
+        started = self.phase is not Phase.PENDING
+        for i, event in enumerate(events):
+            where = f"{field_prefix}.{i}"
+            if event.id in known:
+                raise ScenarioError(f"an event with the id {event.id!r} exists already", field=f"{where}.id")
+            known.add(event.id)
+            if started and event.time <= self.time:
+                ignored.append(event.id)
+                continue
+            self._events.append((where, event))
+        return ignored
+
+    def _events_at(self, time: int) -> list[tuple[str, ScenarioEvent]]:
+        return [(where, e) for where, e in self._events if e.time == time]
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Run every event not yet run, step by step; pause after the last, or complete at Done."""
+        if self.phase in (Phase.COMPLETED, Phase.FAILED):
+            raise RuntimeError(f"the scenario is {self.phase.value.lower()}: {self.message}")
+        self.phase, self.message = Phase.RUNNING, None
+        steps = sorted({e.time for _, e in self._events if e.id not in self._ran})
+        try:
+            for time in steps:
+                self._step(time)
+                if self._done is not None:
+                    break
+        except ScenarioError as exc:
+            self.phase, self.message = Phase.FAILED, str(exc)
+            raise
+        if self._done is not None:
+            self.phase, self.message = Phase.COMPLETED, f"done at FakeTime {self._done}"
+        else:
+            self.phase = Phase.PAUSED
+            self.message = f"paused at FakeTime {self.time}: every event has run and none was Done"
+
+    def _step(self, time: int) -> None:
+        """One FakeTime step: its operations, then the scheduler (and drains) until nothing more moves."""
+        self.time = time
+        events = self._events_at(time)
+        at = instant(time)
+
+        def operations() -> None:
+            for where, event in sorted(events, key=lambda item: item[1].operation == "Done"):
+                self._apply(where, event)
+            self.store.retry_drains()
+
+        self.env.call_at(at, operations)
+        self.env.run(until=at + 1)
+        self._take_scheduler_events()
+
+    def _apply(self, where: str, event: ScenarioEvent) -> None:
+        self._ran.add(event.id)
+        body = event.body
+        result: dict[str, Any]
+        if event.operation == "Done":
+            self._done = event.time
+            result = {"done": True}
+        elif event.operation == "Create":
+            self.store.create(body.object, f"{where}.createOperation.object")
+            result = {"object": body.object}
+        elif event.operation == "Patch":
+            meta = body.object_meta
+            patch = parse_patch(body.patch, f"{where}.patchOperation.patch")
+            _, after = self.store.patch(
+                body.type_meta.kind, meta.namespace, meta.name, patch, f"{where}.patchOperation"
+            )
+            result = {
+                "typeMeta": body.type_meta.model_dump(by_alias=True),
+                "objectMeta": meta.model_dump(exclude_defaults=True),
+                "patch": body.patch,
+                "object": after,
+            }
+        else:
+            meta = body.object_meta
+            self.store.delete(body.type_meta.kind, meta.namespace, meta.name, f"{where}.deleteOperation")
+            result = {
+                "typeMeta": body.type_meta.model_dump(by_alias=True),
+                "objectMeta": meta.model_dump(exclude_defaults=True),
+            }
+        key = event.operation.lower()
+        self.timeline.append(TimelineEntry(event.time, event.operation, {"id": event.id, key: result}))
+
+    def _take_scheduler_events(self) -> None:
+        """The scheduler's PodScheduled / PodUnscheduled / PodPreempted, and a drain's evictions, into the timeline."""
+        kinds = {"PodScheduled": "podScheduled", "PodUnscheduled": "podUnscheduled", "PodPreempted": "podPreempted"}
+        events = self.controller.timeline[self._seen_scheduler :]
+        self._seen_scheduler = len(self.controller.timeline)
+        evicted = {(at, pod) for at, pod, _ in self.store.evicted}
+        for event in events:
+            time = fake_time(event.at)
+            if event.kind in kinds:
+                self.timeline.append(TimelineEntry(time, event.kind, {}, event.pod, event.at))
+            elif event.kind == "PodFinished" and (event.at, event.pod) in evicted:
+                namespace, _, name = event.pod.rpartition("/")
+                body = {
+                    "typeMeta": {"apiVersion": "v1", "kind": "Pod"},
+                    "objectMeta": {"name": name, "namespace": namespace or "default"},
+                }
+                self.timeline.append(
+                    TimelineEntry(time, "Delete", {"delete": body, "reason": f"evicted: node {event.node} drained"})
+                )
+
+    # -- results -----------------------------------------------------------------------------------
+
+    def pod_result(self, pod: Pod, until: int | None = None) -> dict[str, Any]:
+        """KEP-140's PodResult: the pod, where and when it was bound or preempted, and each ScheduleResult."""
+        attempts = [a for a in pod.attempts if until is None or a.at <= until]
+        manifest = self._manifest(pod)
+        return {
+            "pod": manifest,
+            "boundTo": pod.node if pod.bound_at is not None and (until is None or pod.bound_at <= until) else None,
+            "preemptedBy": pod.preempted_by
+            if pod.preempted_at is not None and (until is None or pod.preempted_at <= until)
+            else None,
+            "createdAt": fake_time(pod.created_at),
+            "boundAt": _fake(pod.bound_at, until),
+            "preemptedAt": _fake(pod.preempted_at, until),
+            "scheduleResult": [schedule_result(a) for a in attempts],
+        }
+
+    def _manifest(self, pod: Pod) -> dict[str, Any]:
+        namespace, _, name = pod.name.rpartition("/")
+        manifest = self.store.objects.get(("Pod", namespace or "default", name))
+        if manifest is not None:
+            if pod.bound_at is None or manifest.get("spec", {}).get("nodeName"):
+                return manifest
+            return {**manifest, "spec": {**manifest.get("spec", {}), "nodeName": pod.node}}
+        owner = pod.owner
+        meta: dict[str, Any] = {"name": name, "namespace": namespace or "default", "labels": dict(pod.spec.labels)}
+        if owner is not None:
+            meta["ownerReferences"] = [
+                {"kind": owner.kind if owner.kind != "Deployment" else "ReplicaSet", "name": owner.name}
+            ]
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": {"nodeName": pod.node} if pod.bound_at else {},
+        }
+
+    def result(self) -> dict[str, Any]:
+        """KEP-140's ScenarioResult: the simulator's version and the Timeline keyed by FakeTime."""
+        timeline: dict[str, list[dict[str, Any]]] = {}
+        for entry in self.timeline:
+            event: dict[str, Any] = {"time": entry.time, "operation": entry.operation}
+            if entry.pod is not None:
+                key = entry.operation[0].lower() + entry.operation[1:]
+                event[key] = self.pod_result(self.controller.pods[entry.pod], until=entry.at)
+            else:
+                event |= entry.body
+            timeline.setdefault(str(entry.time), []).append(event)
+        return {"simulatorVersion": f"skenario {__version__}", "timeline": timeline}
+
+    def status(self) -> dict[str, Any]:
+        """KEP-140's ScenarioStatus: phase, message, the current FakeTime and the ScenarioResult."""
+        return {"phase": self.phase.value, "message": self.message, "time": self.time, "scenarioResult": self.result()}
+
+    def summary(self) -> SchedulingSummary:
+        return summarize(self.controller, self.env.now())
+
+    def pods(self) -> list[Pod]:
+        return list(self.controller.pods.values())
+
+    def documents(self) -> dict[str, Any]:
+        """What the run store keeps: the summary, the pods and attempts tables, and the KEP's status."""
+        pods = self.pods()
+        return {
+            "scheduling": self.summary().as_dict(),
+            "pods": pod_records(pods),
+            "attempts": attempt_records(pods),
+            "kep140": self.status(),
+        }
+
+    def steps(self) -> list[dict[str, Any]]:
+        """Per FakeTime step: operations run, pods scheduled, left unschedulable and preempted, and nodes."""
+        rows: dict[int, dict[str, Any]] = {}
+        for entry in self.timeline:
+            row = rows.setdefault(
+                entry.time, {"time": entry.time, "operations": 0, "scheduled": 0, "unschedulable": 0, "preempted": 0}
+            )
+            if (
+                entry.operation in ("Create", "Patch", "Delete", "Done")
+                and entry.pod is None
+                and "reason" not in entry.body
+            ):
+                row["operations"] += 1
+            elif entry.operation == "PodScheduled":
+                row["scheduled"] += 1
+            elif entry.operation == "PodUnscheduled":
+                row["unschedulable"] += 1
+            elif entry.operation == "PodPreempted":
+                row["preempted"] += 1
+        return [rows[t] for t in sorted(rows)]
+
+
+def _fake(at: int | None, until: int | None) -> int | None:
+    if at is None or (until is not None and at > until):
+        return None
+    return fake_time(at)
+
+
+def schedule_result(attempt: Attempt) -> dict[str, Any]:
+    """KEP-140's ScenarioPodScheduleResult for one attempt (the nodes the filters ran on are its candidates)."""
+    return {
+        "time": fake_time(attempt.at),
+        "allCandidateNodes": [attempt.node_names[i] for i in attempt.examined],
+        "allFilteredNodes": attempt.filtered_nodes,
+        "pluginResults": {
+            "filter": attempt.filter_results(),
+            "score": {
+                node: {
+                    plugin: {"rawScore": s["raw"], "normalizedScore": s["normalized"], "finalScore": s["final"]}
+                    for plugin, s in plugins.items()
+                }
+                for node, plugins in attempt.score_results().items()
+            },
+        },
+        "selectedNode": attempt.selected,
+        "message": attempt.message or None,
+    }
+
+
+SCENARIO_SHAPE = "a KEP-140 Scenario: {apiVersion, kind: Scenario, metadata: {name}, spec: {events: [...]}}"
+
+
+def load_kep_scenario(path: str | Path) -> KepScenario:
+    """Read and validate a KEP-140 Scenario file."""
+    return parse_kep_scenario(read_text(path), str(path))
+
+
+def parse_kep_scenario(text: str, source: str = "<scenario>") -> KepScenario:
+    documents = yaml_documents(text, source)
+    if len(documents) != 1:
+        raise ScenarioError(f"a KEP-140 Scenario is one YAML document, found {len(documents)}", file=source)
+    data, root = documents[0]
+    return validate_node(data, root, KepScenario, source, SCENARIO_SHAPE)
