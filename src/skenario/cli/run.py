@@ -30,6 +30,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.check import preflight
 from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
+from skenario.cli.kep import run_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table
 from skenario.core.time import SECOND, format_duration
@@ -37,6 +38,7 @@ from skenario.errors import ScenarioError, SkenarioError
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, RunWriter, check_label
 from skenario.scenario.build.plugins import refused
+from skenario.scenario.faketime import kep_scenario
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.io import located, read_text
 from skenario.scenario.loader import load_scenario
@@ -285,6 +287,26 @@ def run(
     for tag in tags:
         check_label(tag, "--tag")
     text = read_text(file)
+    kep = kep_scenario(text, str(file))
+    if kep is not None:
+        check_output_dirs(("--pods", pods_file), ("--results", results_file))
+        if dry_run:
+            out.print(f"{file}: a valid KEP-140 Scenario with {len(kep.spec.events)} event(s)", highlight=False)
+            return
+        run_kep(
+            kep,
+            file=file,
+            text=text,
+            seed=seed,
+            as_json=as_json,
+            store=store,
+            no_store=no_store,
+            name=name,
+            tags=tags,
+            pods_file=pods_file,
+            results_file=results_file,
+        )
+        return
     scenario = load_scenario(file)
     check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))
     if dry_run:

@@ -207,6 +207,58 @@ class RunStore:
         assert run_id is not None
         return RunWriter(self, run_id, simulation)
 
+    def save(
+        self,
+        *,
+        name: str,
+        scenario_file: str | None,
+        scenario_text: str,
+        seed: int,
+        phase: str,
+        message: str | None,
+        documents: dict[str, Any],
+        digest: str,
+        simulated_ns: int,
+        wall_s: float | None,
+        run_name: str | None = None,
+        tags: Sequence[str] = (),
+    ) -> int:
+        """A finished run that no Simulation made (a KEP-140 Scenario on FakeTime), written whole at once:
+        its row and its documents, with no series."""
+        with self._connect(create=True) as db, db:
+            self._reap(db)
+            now = _now()
+            cursor = db.execute(
+                "INSERT INTO runs (name, scenario_file, scenario, seed, phase, message, digest, summary, simulated_ns, "
+                "wall_s, started_at, finished_at, version, host, pid, run_name, tags) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    name,
+                    scenario_file,
+                    scenario_text,
+                    seed,
+                    phase,
+                    message,
+                    digest,
+                    simulated_ns,
+                    wall_s,
+                    now,
+                    now,
+                    __version__,
+                    socket.gethostname(),
+                    os.getpid(),
+                    run_name,
+                    json.dumps(list(dict.fromkeys(tags))),
+                ),
+            )
+            run_id = cursor.lastrowid
+            assert run_id is not None
+            db.executemany(
+                "INSERT OR REPLACE INTO documents (run_id, name, body) VALUES (?, ?, ?)",
+                [(run_id, key, json.dumps(body)) for key, body in documents.items()],
+            )
+        return run_id
+
     def _reap(self, db: sqlite3.Connection) -> None:
         """Mark Failed the runs of this host whose process ended while they said Running."""
         rows = db.execute("SELECT id, pid FROM runs WHERE phase = 'Running' AND host = ?", (socket.gethostname(),))

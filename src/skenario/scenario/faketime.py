@@ -30,7 +30,7 @@ from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.build.apiserver import ObjectStore, parse_patch
 from skenario.scenario.build.scheduler import build_profile
-from skenario.scenario.format.kep import KepScenario, ScenarioEvent
+from skenario.scenario.format.kep import KepScenario, ScenarioEvent, is_kep_scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.io import read_text, validate_document, validate_node, yaml_documents
 from skenario.scenario.simulation import Phase
@@ -360,4 +360,13 @@ def parse_kep_scenario(text: str, source: str = "<scenario>") -> KepScenario:
     if len(documents) != 1:
         raise ScenarioError(f"a KEP-140 Scenario is one YAML document, found {len(documents)}", file=source)
     data, root = documents[0]
+    return validate_node(data, root, KepScenario, source, SCENARIO_SHAPE)
+
+
+def kep_scenario(text: str, source: str) -> KepScenario | None:
+    """The file's KEP-140 Scenario if that is what it holds (None: skenario's own format)."""
+    documents = yaml_documents(text, source)
+    data, root = documents[0]
+    if len(documents) != 1 or not is_kep_scenario(data):
+        return None
     return validate_node(data, root, KepScenario, source, SCENARIO_SHAPE)
