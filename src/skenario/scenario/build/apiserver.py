@@ -50,7 +50,12 @@ from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.objects import LabelSelector, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
 
-RUN_FOR = "skenario.dev/run-for"  # annotation: FakeTime steps a pod runs once bound
+RUN_FOR = "skenario.dev/run-for"
+_API = {
+    "ReplicaSet": "apps/v1",
+    "Deployment": "apps/v1",
+    "Job": "batch/v1",
+}  # annotation: FakeTime steps a pod runs once bound
 
 # Kinds, by the models that read them; namespaced or not.
 MODELS: dict[str, type[BaseModel]] = {
@@ -321,12 +326,12 @@ class ObjectStore:
     # -- owners --------------------------------------------------------------------------------------
 
     def _reconcile(self, owner: Owner) -> None:
-        """`manageReplicas`: make the missing pods, delete the extra ones (the newest first)."""
+        """`manageReplicas`: make the missing pods, delete the extra ones, those least far along first
+        (`controller.ActivePods`: unbound before bound, then the most recently bound and created)."""
         live = [p for p in owner.pods.values() if p.end is None]
         wanted = owner.wanted()
-        for pod in sorted(live, key=lambda p: (p.bound_at is not None, p.created_at, p.name))[
-            : max(len(live) - wanted, 0)
-        ]:
+        extra = sorted(live, key=lambda p: (p.bound_at is not None, -(p.bound_at or 0), -p.created_at, p.name))
+        for pod in extra[: max(len(live) - wanted, 0)]:
             self.controller.delete(pod, PodEnd.DELETED)
         for _ in range(wanted - len(live)):
             name = f"{owner.name}-{owner.made}"
@@ -334,6 +339,20 @@ class ObjectStore:
             spec = self._pod_spec(owner.template, owner.namespace, name, owner.labels, owner.kind, controlled=True)
             pod = self.controller.create(spec, duration=self._run_for(owner.annotations), owner=owner)
             owner.pods[pod.name] = pod
+            self.objects[("Pod", owner.namespace, name)] = self._owned_manifest(owner, name)
+
+    def _owned_manifest(self, owner: Owner, name: str) -> dict[str, Any]:
+        """The pod an owner made, as the API server holds it: its template with a name and an owner reference."""
+        template = self.objects[(owner.kind, owner.namespace, owner.name)]["spec"]["template"]
+        metadata = {
+            **copy.deepcopy(template.get("metadata") or {}),
+            "name": name,
+            "namespace": owner.namespace,
+            "ownerReferences": [
+                {"apiVersion": _API[owner.kind], "kind": owner.kind, "name": owner.name, "controller": True}
+            ],
+        }
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": copy.deepcopy(template["spec"])}
 
     def _pod_gone(self, pod: Pod) -> None:
         owner = pod.owner
@@ -343,9 +362,7 @@ class ObjectStore:
                 owner.succeeded += 1
             if not owner.deleted:
                 self._reconcile(owner)
-        kind_key = ("Pod", *_split(pod.name))
-        if kind_key in self.objects and pod.end is not PodEnd.DELETED:
-            del self.objects[kind_key]  # a bare pod evicted or preempted is gone from the API
+        self.objects.pop(("Pod", *_split(pod.name)), None)  # gone from the API, however it ended
         if self.draining:
             self._want_retry()
 
