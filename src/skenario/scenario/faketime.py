@@ -43,6 +43,9 @@ from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
 
 FAKE_STEP = SECOND  # one FakeTime step in the kernel's time
+# The store keeps every attempt's per-node plugin results up to this many (node, plugin) verdicts; past
+# it (10,000 pods on 1,000 nodes make ~40 million) they are left out there, and `--results` has them.
+STORED_PLUGIN_RESULTS = 2_000_000
 HORIZON = 2**62
 
 # KubeSchedulerConfiguration fields that are the API server's business, not the profile's.
@@ -229,7 +232,7 @@ class FakeTimeRun:
 
     # -- results -----------------------------------------------------------------------------------
 
-    def pod_result(self, pod: Pod, until: int | None = None) -> dict[str, Any]:
+    def pod_result(self, pod: Pod, until: int | None = None, *, plugin_results: bool = True) -> dict[str, Any]:
         """KEP-140's PodResult: the pod, where and when it was bound or preempted, and each ScheduleResult."""
         attempts = [a for a in pod.attempts if until is None or a.at <= until]
         manifest = self._manifest(pod)
@@ -242,7 +245,7 @@ class FakeTimeRun:
             "createdAt": fake_time(pod.created_at),
             "boundAt": _fake(pod.bound_at, until),
             "preemptedAt": _fake(pod.preempted_at, until),
-            "scheduleResult": [schedule_result(a) for a in attempts],
+            "scheduleResult": [schedule_result(a, plugin_results=plugin_results) for a in attempts],
         }
 
     def _manifest(self, pod: Pod) -> dict[str, Any]:
@@ -265,22 +268,32 @@ class FakeTimeRun:
             "spec": {"nodeName": pod.node} if pod.bound_at else {},
         }
 
-    def result(self) -> dict[str, Any]:
+    def result(self, *, plugin_results: bool = True) -> dict[str, Any]:
         """KEP-140's ScenarioResult: the simulator's version and the Timeline keyed by FakeTime."""
         timeline: dict[str, list[dict[str, Any]]] = {}
         for entry in self.timeline:
             event: dict[str, Any] = {"time": entry.time, "operation": entry.operation}
             if entry.pod is not None:
                 key = entry.operation[0].lower() + entry.operation[1:]
-                event[key] = self.pod_result(self.controller.pods[entry.pod], until=entry.at)
+                pod = self.controller.pods[entry.pod]
+                event[key] = self.pod_result(pod, until=entry.at, plugin_results=plugin_results)
             else:
                 event |= entry.body
             timeline.setdefault(str(entry.time), []).append(event)
         return {"simulatorVersion": f"skenario {__version__}", "timeline": timeline}
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, plugin_results: bool = True) -> dict[str, Any]:
         """KEP-140's ScenarioStatus: phase, message, the current FakeTime and the ScenarioResult."""
-        return {"phase": self.phase.value, "message": self.message, "time": self.time, "scenarioResult": self.result()}
+        result = self.result(plugin_results=plugin_results)
+        return {"phase": self.phase.value, "message": self.message, "time": self.time, "scenarioResult": result}
+
+    def plugin_verdicts(self) -> int:
+        """How many (node, plugin) results every attempt holds together: what the full ScenarioResult weighs."""
+        return sum(
+            sum(len(f.nodes) for f in a.filters) + len(a.feasible) * len(a.scores)
+            for pod in self.controller.pods.values()
+            for a in pod.attempts
+        )
 
     def summary(self) -> SchedulingSummary:
         return summarize(self.controller, self.env.now())
@@ -295,7 +308,7 @@ class FakeTimeRun:
             "scheduling": self.summary().as_dict(),
             "pods": pod_records(pods),
             "attempts": attempt_records(pods),
-            "kep140": self.status(),
+            "kep140": self.status(plugin_results=self.plugin_verdicts() <= STORED_PLUGIN_RESULTS),
         }
 
     def steps(self) -> list[dict[str, Any]]:
@@ -326,8 +339,16 @@ def _fake(at: int | None, until: int | None) -> int | None:
     return fake_time(at)
 
 
-def schedule_result(attempt: Attempt) -> dict[str, Any]:
+def schedule_result(attempt: Attempt, *, plugin_results: bool = True) -> dict[str, Any]:
     """KEP-140's ScenarioPodScheduleResult for one attempt (the nodes the filters ran on are its candidates)."""
+    if not plugin_results:
+        return {
+            "time": fake_time(attempt.at),
+            "allCandidateNodes": len(attempt.examined),
+            "allFilteredNodes": len(attempt.feasible),
+            "selectedNode": attempt.selected,
+            "message": attempt.message or None,
+        }
     return {
         "time": fake_time(attempt.at),
         "allCandidateNodes": [attempt.node_names[i] for i in attempt.examined],

@@ -142,6 +142,7 @@ class ObjectStore:
         self.fake_step = fake_step
         self.objects: dict[Key, dict[str, Any]] = {}
         self.owners: dict[Key, Owner] = {}
+        self.priority_classes: dict[str, dict[str, Any]] = {}  # by name, as their manifests stand
         self.draining: dict[str, None] = {}
         self.evicted: list[tuple[int, str, str]] = []  # (time, pod, node) of each eviction a drain made
         self.removed: list[tuple[int, str]] = []  # (time, node) of each node a drain removed
@@ -160,6 +161,8 @@ class ObjectStore:
         if not name:
             raise ScenarioError("the object needs metadata.name", field=f"{where}.metadata.name")
         self.objects[key] = copy.deepcopy(manifest)
+        if kind == "PriorityClass":
+            self.priority_classes[name] = self.objects[key]
         return self._created(kind, namespace, name, obj, where)
 
     def patch(self, kind: str, namespace: str, name: str, patch: dict[str, Any], where: str) -> tuple[str, Any]:
@@ -170,11 +173,14 @@ class ObjectStore:
             raise ScenarioError("a patch cannot change an object's kind, name or namespace", field=where)
         obj = validated(self._model(kind, where), after, where)
         self.objects[key] = after
+        if kind == "PriorityClass":
+            self.priority_classes[name] = after
         return self._patched(key, obj, where), after
 
     def delete(self, kind: str, namespace: str, name: str, where: str) -> str:
         key = self._existing(kind, namespace, name, where)
         del self.objects[key]
+        self.priority_classes.pop(name if kind == "PriorityClass" else "", None)
         return self._deleted(key)
 
     def _model(self, kind: str, where: str) -> type[BaseModel]:
@@ -240,7 +246,7 @@ class ObjectStore:
         """The pod as admitted: its priority from its PriorityClass (or the global default), as the
         Priority admission plugin sets it."""
         priority, policy = 0, str(spec.preemption_policy or "PreemptLowerPriority")
-        classes = {k[2]: self.objects[k] for k in self.objects if k[0] == "PriorityClass"}
+        classes = self.priority_classes
         chosen: dict[str, Any] | None = None
         if spec.priority_class_name:
             chosen = classes.get(spec.priority_class_name)
