@@ -24,6 +24,7 @@ from skenario.results.store import RunStore
 from skenario.scenario.faketime import FakeTimeRun
 from skenario.scenario.format.kep import KepScenario
 from skenario.scenario.io import located
+from skenario.scenario.ksim import ksim_annotations
 from skenario.scheduling.analysis import pod_table
 
 
@@ -57,6 +58,7 @@ def run_kep(
     tags: tuple[str, ...],
     pods_file: Path | None,
     results_file: Path | None,
+    ksim: bool = False,
 ) -> None:
     """Run a KEP-140 Scenario to its Done event (or pause after its last), print, write and store what it did."""
     started = time.perf_counter()
@@ -68,6 +70,8 @@ def run_kep(
     wall = time.perf_counter() - started
     status = run.status()
     digest = digest_of(status)
+    if ksim:  # what kube-scheduler-simulator's web UI shows on each pod, to compare with
+        status["ksimAnnotations"] = {pod.name: ksim_annotations(pod.result()) for pod in run.pods()}
     if results_file is not None:
         with atomic_path(results_file) as partial:
             partial.write_text(json.dumps(status, indent=1) + "\n")

@@ -39,8 +39,10 @@ from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, RunWriter, check_label
 from skenario.scenario.build.plugins import refused
 from skenario.scenario.faketime import kep_scenario
+from skenario.scenario.format.kep import KepScenario
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.io import located, read_text
+from skenario.scenario.ksim import is_export, read_export
 from skenario.scenario.loader import load_scenario
 from skenario.scenario.preflight import estimate
 from skenario.scenario.simulation import Phase, Simulation
@@ -287,7 +289,12 @@ def run(
     for tag in tags:
         check_label(tag, "--tag")
     text = read_text(file)
-    kep = kep_scenario(text, str(file))
+    exported = is_export(text, str(file))
+    kep = (
+        KepScenario.model_validate(read_export(file).as_scenario(file.stem))
+        if exported
+        else kep_scenario(text, str(file))
+    )
     if kep is not None:
         check_output_dirs(("--pods", pods_file), ("--results", results_file))
         if dry_run:
@@ -305,6 +312,7 @@ def run(
             tags=tags,
             pods_file=pods_file,
             results_file=results_file,
+            ksim=exported,
         )
         return
     scenario = load_scenario(file)

@@ -38,6 +38,7 @@ from skenario.scheduling.analysis import SchedulingSummary, attempt_records, pod
 from skenario.scheduling.attempts import Attempt
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.framework import Framework
+from skenario.scheduling.plugins.registry import NOT_MODELLED
 from skenario.scheduling.pods import Pod
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
@@ -48,8 +49,9 @@ FAKE_STEP = SECOND  # one FakeTime step in the kernel's time
 STORED_PLUGIN_RESULTS = 2_000_000
 HORIZON = 2**62
 
-# KubeSchedulerConfiguration fields that are the API server's business, not the profile's.
-_CONFIGURATION_META = ("apiVersion", "kind", "clientConnection", "leaderElection", "parallelism")
+# The KubeSchedulerConfiguration fields skenario reads; the rest (client connection, leader election,
+# parallelism, backoff: real time that FakeTime does not have) are the real scheduler's business.
+_CONFIGURATION_READ = ("percentageOfNodesToScore", "profiles")
 
 
 def instant(time: int) -> int:
@@ -63,15 +65,49 @@ def fake_time(at: int) -> int:
 
 
 def scheduler_spec(configuration: dict[str, Any] | None, source: str) -> SchedulerSpec:
-    """A KubeSchedulerConfiguration read as the scenario's `scheduler` section (its first profile)."""
-    data = {k: v for k, v in (configuration or {}).items() if k not in _CONFIGURATION_META}
+    """A KubeSchedulerConfiguration read as the scenario's `scheduler` section (its first profile).
+
+    A configuration as kube-scheduler-simulator exports it lists every extension point, defaults
+    expanded: the filter and score sets are read (and multiPoint); the other points (queueSort,
+    preFilter, postFilter, bind, ...) are skenario's own machinery and are left out, as are the
+    in-tree plugins skenario does not model and the args of plugins that take none here.
+    """
+    data = {k: v for k, v in (configuration or {}).items() if k in _CONFIGURATION_READ}
     profiles = data.get("profiles")
     if isinstance(profiles, list):
-        data["profiles"] = [
-            {k: v for k, v in p.items() if k != "schedulerName"} for p in profiles if isinstance(p, dict)
-        ]
+        data["profiles"] = [_profile(p) for p in profiles[:1] if isinstance(p, dict)]
     shape = "a KubeSchedulerConfiguration: {profiles: [{plugins: ..., pluginConfig: ...}], percentageOfNodesToScore}"
     return validate_document(data, SchedulerSpec, f"{source} (spec.schedulerConfiguration)", shape)
+
+
+def _profile(profile: dict[str, Any]) -> dict[str, Any]:
+    plugins = profile.get("plugins")
+    out: dict[str, Any] = {}
+    if isinstance(plugins, dict):
+        kept = {}
+        for point in ("multiPoint", "filter", "score"):
+            sets = plugins.get(point)
+            if isinstance(sets, dict):
+                kept[point] = {
+                    which: [ref for ref in sets.get(which) or [] if not _unmodelled(ref)]
+                    for which in ("enabled", "disabled")
+                }
+        out["plugins"] = kept
+    configs = []
+    for config in profile.get("pluginConfig") or []:
+        if isinstance(config, dict) and config.get("name") in _ARGS:
+            args = config.get("args") or {}
+            known = _ARGS[config["name"]]
+            configs.append({"name": config["name"], "args": {k: v for k, v in args.items() if k in known}})
+    out["pluginConfig"] = configs
+    return out
+
+
+def _unmodelled(ref: Any) -> bool:
+    return isinstance(ref, dict) and ref.get("name") in NOT_MODELLED
+
+
+_ARGS = {"NodeResourcesFit": ("scoringStrategy",), "NodeResourcesBalancedAllocation": ("resources",)}
 
 
 @dataclass

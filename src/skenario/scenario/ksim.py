@@ -366,3 +366,12 @@ def _event_id(kind: ExportedKind, manifest: Manifest) -> str:
     metadata = manifest["metadata"]
     where = f"{metadata['namespace']}/{metadata['name']}" if kind.namespaced else metadata["name"]
     return f"create/{kind.kind.lower()}/{where}"
+
+
+def is_export(text: str, source: str) -> bool:
+    """Whether the text is a kube-scheduler-simulator export (a mapping with its keys and no `kind`)."""
+    try:
+        data = _parse(text, source)
+    except ScenarioError:
+        return False
+    return isinstance(data, dict) and "kind" not in data and any(key in data for key in _KEYS)
