@@ -74,7 +74,7 @@ def main() -> None:
     run = FakeTimeRun(scenario)
     run.run()
     ran = time.perf_counter()
-    status = run.status(plugin_results=args.full_results)
+    run.status(plugin_results=args.full_results)
     results = time.perf_counter()
     summary = run.summary()
     print(f"{args.nodes:,} nodes, {args.pods:,} pods over {args.steps} FakeTime steps: phase {run.phase.value}")

@@ -54,7 +54,7 @@ def test_a_mistake_is_one_line_naming_the_event_and_nothing_is_stored(tmp_path: 
     text = EXAMPLE.read_text().replace("objectMeta: {name: a}", "objectMeta: {name: nowhere}")
     broken = tmp_path / "broken.yaml"
     broken.write_text(text)
-    code, stdout, stderr = invoke("run", str(broken), "--store", str(tmp_path / "store"))
+    code, _, stderr = invoke("run", str(broken), "--store", str(tmp_path / "store"))
     assert code == 2
     assert "spec.events.3.patchOperation" in stderr and "nowhere" in stderr
     assert "Traceback" not in stderr
