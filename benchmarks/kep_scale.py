@@ -81,13 +81,11 @@ def main() -> None:
     print(f"  scenario validated   {read - started:7.2f} s")
     print(f"  run                  {ran - read:7.2f} s  ({args.pods / (ran - read):,.0f} pods/s)")
     kind = "with" if args.full_results else "without"
-    print(
-        f"  ScenarioResult built {results - ran:7.2f} s  ({kind} per-node plugin results, {run.plugin_verdicts():,} of them)"
-    )
+    verdicts = run.plugin_verdicts()
+    print(f"  ScenarioResult built {results - ran:7.2f} s  ({kind} per-node plugin results, {verdicts:,} of them)")
     print(f"  total                {results - started:7.2f} s")
-    print(
-        f"  bound {summary.bound:,} of {summary.pods:,}; cpu allocation peak {summary.allocation_peak.get('cpu', 0):.1%}"
-    )
+    peak = summary.allocation_peak.get("cpu", 0)
+    print(f"  bound {summary.bound:,} of {summary.pods:,}; cpu allocation peak {peak:.1%}")
 
 
 if __name__ == "__main__":
