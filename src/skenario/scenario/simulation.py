@@ -259,10 +259,9 @@ class Simulation:
         event = step.event
         message = step.apply(self)
         self._objects = step.objects_after
-        body: Any = event.body
-        self.timeline.add(self.env.now(), event.id, Operation(event.operation.title()), body.target, message, {})
+        self.note(event, message)
 
-    # -- autoscalers (the Runtime the steps act on) ----------------------------------------------
+    # -- autoscalers and the timeline (the Runtime the steps act on) ---------------------------
 
     def start_autoscaler(self, name: str, autoscaler: Autoscaler) -> None:
         def record(action: str, **detail: Any) -> None:
@@ -287,6 +286,10 @@ class Simulation:
 
     def pick(self, event_id: str, count: int) -> int:
         return int(self.streams.generator(f"event@{event_id}").integers(count))
+
+    def note(self, event: Event, message: str) -> None:
+        body: Any = event.body
+        self.timeline.add(self.env.now(), event.id, Operation(event.operation.title()), body.target, message, {})
 
     def _take_decisions(self) -> None:
         """Move the decisions built-in autoscalers keep into the timeline (a cheap read, not per decision)."""

@@ -143,11 +143,11 @@ def test_an_unknown_target_kind_lists_the_known_ones() -> None:
         assert kind in error.message
 
 
-def test_a_node_target_says_the_scenario_has_no_nodes() -> None:
+def test_a_node_target_without_a_cluster_names_spec_cluster() -> None:
     error = error_for(scenario("- {id: drain, at: 1s, delete: {target: node/x}}"))
     assert error.field == "spec.events.0.delete.target"
     assert error.value == "node/x"
-    assert "no nodes" in error.message
+    assert error.message == "node events need spec.cluster"
 
 
 @pytest.mark.parametrize(

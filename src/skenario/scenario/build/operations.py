@@ -3,14 +3,16 @@
 `plan` walks the events in time order over the scenario's objects as written (`Objects`), so an
 event that patches an autoscaler a previous event created is checked against that one. Every
 mistake (an unknown target, an operation the target does not take, a patch that makes an
-invalid object, a trace file that is not there) is one ScenarioError naming the event's field,
-before anything runs. What is left for run time cannot fail: a `Step` holds its built objects
-and applies them to a `Runtime`, returning a line for the results timeline.
+invalid object, a trace file that is not there, a node that is not there at that time) is one
+ScenarioError naming the event's field, before anything runs. What is left for run time cannot
+fail: a `Step` holds its built objects and applies them to a `Runtime`, returning a line for the
+results timeline.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +27,11 @@ from skenario.errors import ScenarioError
 from skenario.model.cluster import ClusterModel, class_work
 from skenario.model.replicas import ReplicaState
 from skenario.scenario.build.autoscalers import build_autoscaler
+from skenario.scenario.build.placement import ClusterPlacement
 from skenario.scenario.build.traffic import build_arrivals
 from skenario.scenario.build.workload import knative_concurrency, with_container_concurrency, with_deployment
 from skenario.scenario.format.autoscalers import AutoscalerSpec
+from skenario.scenario.format.cluster import NodeShape, NodesSpec
 from skenario.scenario.format.events import Event, merge_patch, split_target
 from skenario.scenario.format.scenario import Metrics, ScenarioSpec, Workload
 from skenario.scenario.format.traffic import TrafficSpec
@@ -35,6 +39,7 @@ from skenario.scenario.io import describe_problem
 
 _TRAFFIC: TypeAdapter[Any] = TypeAdapter(TrafficSpec)
 _AUTOSCALER: TypeAdapter[Any] = TypeAdapter(AutoscalerSpec)
+_NODE_IDENTITY = ("name", "count")  # what a nodes entry has that a node event's node does not
 
 # What a workload patch may change while the run goes on; the rest is fixed when it starts.
 _PATCHABLE_WORKLOAD = {
@@ -57,16 +62,28 @@ class Objects:
     metrics: dict[str, Any]
     autoscalers: dict[str, dict[str, Any]]
     metrics_up: bool = True
+    # Each node by name, as written without name and count (None: the scenario has no spec.cluster).
+    # Nodes of one `nodes` entry share its mapping: a patch makes a new one, never changes it.
+    nodes: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     def of(cls, document: dict[str, Any], names: list[str]) -> Objects:
         spec = document.get("spec", {})
         entries = spec.get("autoscalers") or []
+        cluster = spec.get("cluster")
+        nodes = None
+        if isinstance(cluster, dict):
+            nodes = {}
+            for entry in cluster.get("nodes") or []:
+                shape = {key: value for key, value in entry.items() if key not in _NODE_IDENTITY}
+                names_of = NodesSpec.model_construct(name=entry["name"], count=entry.get("count", 1)).names()
+                nodes.update(dict.fromkeys(names_of, shape))
         return cls(
             workload=dict(spec.get("workload") or {}),
             traffic=spec.get("traffic"),
             metrics=dict(spec.get("metrics") or {}),
             autoscalers={name: dict(entry) for name, entry in zip(names, entries, strict=True)},
+            nodes=nodes,
         )
 
     def copy(self) -> Objects:
@@ -77,6 +94,7 @@ class Runtime(Protocol):
     """What a step acts on: the running simulation."""
 
     model: ClusterModel
+    placement: ClusterPlacement | None
 
     def start_autoscaler(self, name: str, autoscaler: Autoscaler) -> None: ...
 
@@ -84,6 +102,10 @@ class Runtime(Protocol):
 
     def pick(self, event_id: str, count: int) -> int:
         """An index in range(count), drawn from the event's own random stream."""
+        ...
+
+    def note(self, event: Event, message: str) -> None:
+        """A line for the results timeline, now, from what the event set going (a drain's later steps)."""
         ...
 
 
@@ -144,10 +166,9 @@ class Planner:
             "metrics": self._metrics,
             "autoscaler": self._autoscaler,
             "replica": self._replica,
+            "node": self._node,
         }.get(kind)
         if handler is None:
-            if kind == "node":
-                raise ScenarioError("this scenario has no nodes", field=f"{at}.target", value=body.target)
             raise ScenarioError(
                 "unknown target; targets are workload, traffic, metrics, autoscaler/<name>, replica[/<id>] "
                 "and node/<name>",
@@ -327,6 +348,75 @@ class Planner:
 
         return apply
 
+    def _node(
+        self, event: Event, operation: str, name: str | None, body: Any, at: str, objects: Objects
+    ) -> Callable[[Runtime], str]:
+        nodes = objects.nodes
+        if nodes is None:
+            raise ScenarioError("node events need spec.cluster", field=f"{at}.target", value=body.target)
+        if name is None:
+            raise ScenarioError("name the node: node/<name>", field=f"{at}.target", value=body.target)
+        group = self._group_of(name)
+        exists = name in nodes
+        if operation == "create" and exists:
+            raise ScenarioError(
+                f"node '{name}' exists at this time; delete it first or give another name",
+                field=f"{at}.target",
+                value=body.target,
+            )
+        if operation == "create" and group is not None:
+            raise ScenarioError(
+                f"'{name}' is a name node group '{group}' gives its nodes; give another name",
+                field=f"{at}.target",
+                value=body.target,
+            )
+        if operation != "create" and not exists:
+            if group is not None:
+                message = f"no node '{name}': nodes that node group '{group}' adds are not targets of events"
+            else:
+                message = f"no node '{name}' at this time (there are: {_some(sorted(nodes))})"
+            raise ScenarioError(message, field=f"{at}.target", value=body.target)
+        if operation == "delete":
+            del nodes[name]
+            return lambda runtime: _cluster(runtime).drain_node(name, lambda said: runtime.note(event, said))
+        if operation == "create":
+            if not isinstance(body.object, dict):
+                raise ScenarioError(
+                    "creating a node needs an 'object': a node as in spec.cluster.nodes, without name and count",
+                    field=f"{at}.object",
+                )
+            written, where = dict(body.object), f"{at}.object"
+        else:
+            written, where = merge_patch(nodes[name], body.patch), f"{at}.patch"
+        for key in _NODE_IDENTITY:
+            if key in written:
+                raise ScenarioError(
+                    f"a node event takes no {key}: the target names the node, and each event is one node",
+                    field=f"{where}.{key}",
+                    value=written[key],
+                )
+        before = nodes.get(name)
+        nodes[name] = written
+        shape = _validated(NodeShape, written, where)
+        node = shape.build(name)
+        if operation == "create":
+            return lambda runtime: _cluster(runtime).add_node(node, lambda said: runtime.note(event, said))
+        old = _validated(NodeShape, before, f"{at}.target")
+        changed = [_camel(f) for f in NodeShape.model_fields if getattr(old, f) != getattr(shape, f)]
+
+        def apply(runtime: Runtime) -> str:
+            evicted = _cluster(runtime).patch_node(node)
+            said = f"node {name}: changed " + (", ".join(changed) if changed else "nothing")
+            return f"{said}; {evicted}" if evicted else said
+
+        return apply
+
+    def _group_of(self, name: str) -> str | None:
+        """The node group whose nodes are named like this (`<group>-<index>`), if any."""
+        cluster = self.spec.cluster
+        groups = cluster.node_groups if cluster is not None else []
+        return next((g.name for g in groups if re.fullmatch(rf"{re.escape(g.name)}-\d+", name)), None)
+
     def _resolve(self, workload: Workload) -> Workload:
         if not self.build:
             return workload
@@ -354,6 +444,20 @@ def _metrics_up(runtime: Runtime) -> str:
 def _stop(runtime: Runtime, name: str) -> str:
     runtime.stop_autoscaler(name)
     return f"autoscaler {name} stopped"
+
+
+def _cluster(runtime: Runtime) -> ClusterPlacement:
+    placement = runtime.placement
+    assert placement is not None, "node events are refused at load time without spec.cluster"
+    return placement
+
+
+def _some(names: list[str], most: int = 10) -> str:
+    """Names for a message: all of a few, the first `most` of many."""
+    if not names:
+        return "none"
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
 
 
 def _only(operation: str, allowed: tuple[str, ...], what: str, at: str) -> None:

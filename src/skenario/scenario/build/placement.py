@@ -8,16 +8,29 @@ kubelet's evictions, the kernel's OOM killer). A replica
 that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler scale-down)
 ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does. The workload's
 disruption budget steers preemption away from its pods where another choice exists.
+
+Scenario events change nodes while the run goes on (`add_node`, `patch_node`, `drain_node`):
+
+    delete node/a at 10s, PodDisruptionBudget minAvailable 2, three ready pods on a:
+    10s  a cordoned; run-0 evicted (3 healthy, 1 disruption allowed); run-1, run-2 refused (429)
+    15s  the replacement of run-0 is ready elsewhere: run-1 evicted; run-2 refused again
+    20s  run-2 evicted ... and once its pod is gone, a is removed
+
+A drain is `kubectl drain` then the node's deletion: cordon, evict the pods listed at the start
+through the eviction API (the budget of `model.eviction_budget()`, as the cluster autoscaler
+uses it), retry a refused eviction every 5 s, wait for the pods to go, remove the node.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
+from skenario.core.time import SECOND
 from skenario.model.cluster import ClusterModel
 from skenario.model.cpu.node import NodeCPU
 from skenario.model.cpu.sharing import ProcessorSharingCPU
@@ -29,12 +42,30 @@ from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scheduling.analysis import SchedulingSummary, attempt_records, node_records, pod_records
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
-from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.controller import SchedulingController, TimelineEvent
 from skenario.scheduling.framework import Framework
+from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.preemption import PreemptionBudget
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
+from skenario.scheduling.taints import TaintEffect
+
+# kubectl drain's wait after an eviction the API refused with 429 (a PodDisruptionBudget): its
+# `EvictErrorRetryDelay`, 5 s in pkg/cmd/drain, slept in `Helper.evictPods` (pkg/drain/drain.go).
+DRAIN_RETRY = 5 * SECOND
+
+Report = Callable[[str], object]  # a line for the results timeline
+
+
+@dataclass
+class _Drain:
+    """One node being drained: the pods `kubectl drain` listed at the start, until each is gone."""
+
+    node: str
+    report: Report
+    pods: dict[Pod, None]  # listed and not gone yet; a dict for its order
+    refused: set[Pod] = field(default_factory=set)  # refused at least once, told in the timeline
 
 
 class ClusterPlacement:
@@ -87,6 +118,9 @@ class ClusterPlacement:
         self._images: set[str] = set()  # nodes holding the workload's image
         self.pull_policy = "IfNotPresent"  # the container's imagePullPolicy: Always pulls on every node, every time
         self._model: ClusterModel | None = None
+        self._drains: dict[str, _Drain] = {}  # by node name
+        self._to_add: dict[str, tuple[NodeSpec, Report]] = {}  # created while a node of that name drains
+        self._budget: tuple[int, EvictionBudget | None] | None = None  # the eviction API's view at an instant
         self.controller.on_bound = self._bound
         self.controller.on_preempted = self._end_replica
         self.controller.preemption_budgets = self._preemption_budgets
@@ -164,6 +198,16 @@ class ClusterPlacement:
         if pod is not None:
             self._placed.pop(pod, None)
             self.controller.delete(pod, PodEnd.COMPLETED)
+            drain = self._drains.get(pod.node) if pod.node is not None else None
+            if drain is not None and pod in drain.pods:
+                self._gone(drain, pod)
+
+    def _gone(self, drain: _Drain, pod: Pod) -> None:
+        """A listed pod is gone (kubectl's `waitForDelete`); the node goes after the last, once the
+        instant has settled and the pod has left the node's books."""
+        del drain.pods[pod]
+        if not drain.pods:
+            self.env.call_when_settled(lambda: self._remove_drained(drain, drain.report))
 
     def _pdb_tracker(self) -> _WorkloadPdbTracker | None:
         """The workload's disruption budget for one cluster-autoscaler pass, if it has one."""
@@ -183,6 +227,140 @@ class ClusterPlacement:
         replica = pod.owner
         if isinstance(replica, Replica):
             self._model.replica_set.replace(replica)
+
+    # -- nodes that scenario events add, change and drain ----------------------------------------
+
+    def add_node(self, node: NodeSpec, report: Report) -> str:
+        """A node joins the cluster; one named as a node still draining joins once that one is gone."""
+        if node.name in self.snapshot.index:
+            self._to_add[node.name] = (node, report)
+            return f"node {node.name} joins once the node {node.name} being drained is gone"
+        self._join(node)
+        return f"node {node.name} added"
+
+    def _join(self, node: NodeSpec) -> None:
+        name = node.name
+        for accounts in (self._node_cpus, self._node_memories):
+            accounts.pop(name, None)  # a node of a name used before has its own cores and memory
+        self._images.discard(name)
+        self.controller.timeline.append(TimelineEvent(self.env.now(), "NodeAdded", "", name))
+        self.controller.add_node(node)
+
+    def patch_node(self, node: NodeSpec) -> str:
+        """The node as patched, in place (`SchedulingController.update_node`); its pods stay, even those
+        its smaller allocatable no longer holds (the kubelet does not evict on an allocatable change),
+        but not those that do not tolerate a NoExecute taint: the taint manager deletes them at once
+        (`processPodOnNode` in pkg/controller/tainteviction; tolerationSeconds is not modelled)."""
+        waiting = self._to_add.get(node.name)
+        if waiting is not None:
+            self._to_add[node.name] = (node, waiting[1])
+            return f"it joins as patched once the node {node.name} being drained is gone"
+        self.controller.update_node(node)
+        taints = [t for t in node.taints if t.effect is TaintEffect.NO_EXECUTE]
+        if not taints:
+            return ""
+        evicted = []
+        for pod in self._pods_on(node.name):
+            tolerations = pod.spec.tolerations
+            if _ending(pod) or all(any(t.tolerates(taint) for t in tolerations) for taint in taints):
+                continue
+            self._evict(pod)
+            evicted.append(pod.name)
+        return f"{', '.join(evicted)} evicted: a NoExecute taint they do not tolerate" if evicted else ""
+
+    def drain_node(self, name: str, report: Report) -> str:
+        """`kubectl drain` and the node's deletion: cordon now, evict each pod on it through the
+        eviction API, retry the ones its disruption budget refuses every 5 s, and remove the node
+        once every pod listed at the start is gone (`Helper.RunCordonOrUncordon`, `evictPods`)."""
+        if self._to_add.pop(name, None) is not None:
+            return f"node {name} never joined: the node {name} before it was still being drained"
+        snap = self.snapshot
+        node = snap.nodes[snap.index[name]]
+        if not node.unschedulable:
+            self.controller.update_node(replace(node, unschedulable=True))
+        drain = _Drain(name, report, dict.fromkeys(self._pods_on(name)))
+        self._drains[name] = drain
+        if not drain.pods:
+            said: list[str] = []
+            self._remove_drained(drain, said.append)
+            return f"node {name} cordoned, no pods on it; " + "; ".join(said)
+        return "; ".join([f"node {name} cordoned", *self._evict_listed(drain)])
+
+    def _pods_on(self, name: str) -> list[Pod]:
+        """The pods on the node now, by name: bound or assumed there, and not gone (a pod whose replica
+        has terminated goes in this instant; with heartbeats its node hears of it later)."""
+        snap, pods = self.snapshot, self.controller.pods
+        listed = [pods[spec] for spec in sorted(snap.pods_on[snap.index[name]])]
+        return [pod for pod in listed if pod.finished_at is None and not _terminated(pod)]
+
+    def _evict_listed(self, drain: _Drain) -> list[str]:
+        """One round of `evictPods`: each listed pod not yet going is evicted, or refused (429) for now."""
+        evicted, refused = [], []
+        for pod in list(drain.pods):
+            if _ending(pod):
+                continue  # already being deleted: drain only waits for it
+            pending, ready = _eviction_request(pod)
+            budget = self._eviction_budget()
+            if budget is None or budget.evict(pending=pending, ready=ready):
+                self._evict(pod)
+                evicted.append(pod.name)
+                if not isinstance(pod.owner, Replica):
+                    self._gone(drain, pod)  # deleted now: no replica to see it go
+            else:
+                refused.append(pod)
+        said = [f"{', '.join(evicted)} evicted"] if evicted else []
+        new = [pod.name for pod in refused if pod not in drain.refused]
+        if new:
+            said.append(
+                f"eviction of {', '.join(new)} refused: the disruption budget allows no more now; "
+                f"retried every {DRAIN_RETRY // SECOND} s"
+            )
+        drain.refused.update(refused)
+        if refused:
+            self.env.call_later(DRAIN_RETRY, lambda: self.env.call_when_settled(lambda: self._retry(drain)))
+        return said
+
+    def _retry(self, drain: _Drain) -> None:
+        if self._drains.get(drain.node) is drain and drain.pods:
+            said = self._evict_listed(drain)
+            if said:
+                drain.report("; ".join(said))
+
+    def _eviction_budget(self) -> EvictionBudget | None:
+        """The budget the eviction API checks, one per instant: evictions of one instant draw on it together."""
+        now = self.env.now()
+        if self._budget is None or self._budget[0] != now:
+            model = self._model
+            self._budget = (now, model.eviction_budget() if model is not None else None)
+        return self._budget[1]
+
+    def _evict(self, pod: Pod) -> None:
+        pod.end = PodEnd.EVICTED
+        if isinstance(pod.owner, Replica):
+            self._end_replica(pod)  # it ends gracefully; the ReplicaSet makes another
+        else:
+            self.controller.delete(pod, PodEnd.EVICTED)
+
+    def _remove_drained(self, drain: _Drain, report: Report) -> None:
+        """The node goes. A pod that came after the cordon (one tolerating it) was not listed: the pod
+        garbage collector deletes it with the node, as after the cluster autoscaler's removal."""
+        name = drain.node
+        if self._drains.get(name) is not drain:
+            return
+        del self._drains[name]
+        late = [pod for pod in self._pods_on(name) if not _ending(pod)]
+        for pod in late:
+            self._evict(pod)
+        now = self.env.now()
+        detail = f"drained; {len(late)} pod(s) deleted with it" if late else "drained"
+        self.controller.timeline.append(TimelineEvent(now, "NodeRemoved", "", name, detail))
+        self.controller.remove_node(name)
+        report(f"node {name} removed" + (f"; {', '.join(p.name for p in late)} deleted with it" if late else ""))
+        waiting = self._to_add.pop(name, None)
+        if waiting is not None:
+            node, added = waiting
+            self._join(node)
+            added(f"node {name} added")
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -242,11 +420,25 @@ class _WorkloadPdbTracker:
         self.budget = budget
 
     def can_remove_pods(self, pods: Sequence[Pod]) -> bool:
-        states = []
-        for pod in pods:
-            replica = pod.owner
-            if not isinstance(replica, Replica):
-                continue  # not the workload's: no budget of ours covers it
-            ignore = replica.state is not ReplicaState.ACTIVE
-            states.append((ignore, not ignore))
-        return self.budget.evict_all(states)
+        # A pod that is not the workload's has no budget of ours.
+        return self.budget.evict_all([_eviction_request(pod) for pod in pods if isinstance(pod.owner, Replica)])
+
+
+def _eviction_request(pod: Pod) -> tuple[bool, bool]:
+    """The pod as the eviction API weighs it, (pending, ready): a replica still launching has not
+    started its containers and a terminating one is already being deleted, so neither needs the budget."""
+    replica = pod.owner
+    ready = isinstance(replica, Replica) and replica.state is ReplicaState.ACTIVE
+    return not ready, ready
+
+
+def _terminated(pod: Pod) -> bool:
+    replica = pod.owner
+    return isinstance(replica, Replica) and replica.state is ReplicaState.TERMINATED
+
+
+def _ending(pod: Pod) -> bool:
+    """Whether the pod is on its way out already (evicted, preempted, or its replica stopping)."""
+    replica = pod.owner
+    stopping = isinstance(replica, Replica) and replica.state in (ReplicaState.TERMINATING, ReplicaState.TERMINATED)
+    return pod.end is not None or stopping

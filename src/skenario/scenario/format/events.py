@@ -13,12 +13,28 @@ events:
   - id: second-opinion
     at: 20m
     create: {target: autoscaler/extra, object: {type: kpa, annotations: {...}}}
+  - {id: cordon, at: 25m, patch: {target: node/worker-0, patch: {unschedulable: true}}}
+  - id: spot-warning                # NoExecute: pods that do not tolerate it are evicted at once
+    at: 26m
+    patch: {target: node/worker-1, patch: {taints: [{key: spot, effect: NoExecute}]}}
+  - {id: maintenance, at: 30m, delete: {target: node/worker-2}}  # kubectl drain, then the node goes
+  - {id: bigger, at: 31m, create: {target: node/large, object: {cpu: 16, memory: 64Gi}}}
   - {id: end, at: 1h, done: {}}
 ```
 
 Each event has exactly one operation. Targets are `workload`, `traffic`, `metrics`,
 `autoscaler/<name>`, `replica` or `replica/<id>`, and `node/<name>`; which operations each
-accepts is checked when the scenario loads (`check_timeline`), not when the run reaches them.
+accepts, and which nodes there are at each event's time, is checked when the scenario loads
+(`dryrun.check_events`), not when the run reaches them.
+
+Nodes (with `spec.cluster` only): a node is one of `spec.cluster.nodes` (each name a `count`
+gives) or one an earlier event created, and not yet deleted; a node group's nodes are not targets.
+`create` takes the node as `spec.cluster.nodes` writes one, without name and count. `patch` is a
+merge patch on the node as written: labels merge key by key, `taints` is replaced whole; it
+changes labels, taints, unschedulable (a cordon) and allocatable in place, and pods stay, except
+those a NoExecute taint evicts (tolerationSeconds is not modelled). `delete` drains the node as
+`kubectl drain` does (cordon, evictions that respect the disruption budget, retried every 5 s),
+then removes it once its pods are gone.
 """
 
 from __future__ import annotations
@@ -36,19 +52,24 @@ TARGET_KINDS: tuple[str, ...] = TargetKind.__args__  # type: ignore[attr-defined
 
 
 class CreateOperation(Spec):
-    target: str = Field(description="autoscaler/<name>, traffic or metrics.")
+    target: str = Field(description="autoscaler/<name>, traffic, metrics or node/<name>.")
     object: dict[str, Any] | None = Field(
-        None, description="What to create: an autoscaler (as in spec.autoscalers) or traffic (as spec.traffic)."
+        None,
+        description="What to create: an autoscaler (as in spec.autoscalers), traffic (as spec.traffic) or a node "
+        "(as in spec.cluster.nodes, without name and count).",
     )
 
 
 class PatchOperation(Spec):
-    target: str = Field(description="workload, traffic, metrics or autoscaler/<name>.")
+    target: str = Field(description="workload, traffic, metrics, autoscaler/<name> or node/<name>.")
     patch: dict[str, Any] = Field(description="A JSON merge patch (RFC 7386) on the object as written; null deletes.")
 
 
 class DeleteOperation(Spec):
-    target: str = Field(description="traffic, metrics (down until created again), autoscaler/<name>, replica[/<id>].")
+    target: str = Field(
+        description="traffic, metrics (down until created again), autoscaler/<name>, replica[/<id>], "
+        "node/<name> (drained as kubectl drain does, then removed)."
+    )
 
 
 class DoneOperation(Spec):
