@@ -21,7 +21,7 @@ from skenario.scheduling.framework import (
     num_feasible_nodes_to_find,
 )
 from skenario.scheduling.objects import NodeSpec, PodSpec
-from skenario.scheduling.plugins.registry import DEFAULT_WEIGHTS
+from skenario.scheduling.plugins.registry import DEFAULT_WEIGHTS, FILTERS
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.taints import Taint, TaintEffect
 
@@ -185,6 +185,7 @@ def test_filter_results_stop_at_the_first_failing_plugin() -> None:
             "NodeUnschedulable": "passed",
             "TaintToleration": "passed",
             "NodeAffinity": "passed",
+            "NodePorts": "passed",
             "NodeResourcesFit": "Insufficient cpu",
         }
     assert attempt.score_results() == {}
@@ -202,12 +203,19 @@ def test_score_results_give_raw_normalized_and_final_equal_to_normalized_times_w
     assert set(filters) == {"a", "b", "c", "d"}
     for node in ("a", "b", "c"):
         assert set(filters[node].values()) == {"passed"}
-        assert list(filters[node]) == ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+        assert list(filters[node]) == [f for f in FILTERS if f != "PodTopologySpread"]  # the registry's order
     assert filters["d"]["NodeResourcesFit"] == "Insufficient cpu"
 
     scores = attempt.score_results()
     assert set(scores) == {"a", "b", "c"}  # only the feasible nodes are scored
-    weights = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1}
+    weights = {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "InterPodAffinity": 2,
+        "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
+    }
     assert {k: DEFAULT_WEIGHTS[k] for k in weights} == weights  # §2.1
     totals = attempt.total_scores()
     for node, per_plugin in scores.items():
@@ -223,7 +231,7 @@ def test_score_results_give_raw_normalized_and_final_equal_to_normalized_times_w
     for n in "abc":
         for plugin in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
             assert scores[n][plugin]["normalized"] == scores[n][plugin]["raw"]
-    # By hand: TaintToleration 0/300/300; NodeAffinity 0 everywhere; LeastAllocated a (87+87)//2 = 87,
+    # By hand: TaintToleration 0/300/300; NodeAffinity, InterPodAffinity (no terms) and ImageLocality (no images) 0; LeastAllocated a (87+87)//2 = 87,
     # b (75+93)//2 = 84, c 50; BalancedAllocation a 100, b int(100*(1-|0.25-0.0625|/2)) = 90, c 100.
     assert totals == {"a": 187, "b": 474, "c": 450}
     assert attempt.selected == "b"

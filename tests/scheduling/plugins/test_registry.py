@@ -26,20 +26,33 @@ from skenario.scheduling.snapshot import ClusterSnapshot
 
 
 def test_the_default_profile_is_upstreams() -> None:
-    assert FILTERS == ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread")
+    # v1 `getDefaultPlugins`, in its order, less the plugins skenario does not model.
+    assert FILTERS == (
+        "NodeUnschedulable",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+    )
     assert DEFAULT_WEIGHTS == {
         "TaintToleration": 3,
         "NodeAffinity": 2,
         "NodeResourcesFit": 1,
         "PodTopologySpread": 2,
+        "InterPodAffinity": 2,
         "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
     }
     assert SCORES == (
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
         "PodTopologySpread",
+        "InterPodAffinity",
         "NodeResourcesBalancedAllocation",
+        "ImageLocality",
     )
 
 

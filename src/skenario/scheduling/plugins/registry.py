@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from skenario.scheduling.plugins.balancedallocation import BalancedAllocationScore
+from skenario.scheduling.plugins.imagelocality import ImageLocality
 from skenario.scheduling.plugins.interface import FilterPlugin, ScorePlugin
+from skenario.scheduling.plugins.interpodaffinity import InterPodAffinityPlugin
 from skenario.scheduling.plugins.nodeaffinity import NodeAffinityPlugin
+from skenario.scheduling.plugins.nodeports import NodePorts
 from skenario.scheduling.plugins.noderesources import NodeResourcesFit
 from skenario.scheduling.plugins.nodeunschedulable import NodeUnschedulable
 from skenario.scheduling.plugins.podtopologyspread import PodTopologySpreadPlugin
@@ -41,9 +44,12 @@ IN_TREE: dict[str, Registration] = {
     "NodeUnschedulable": Registration(NodeUnschedulable, filter=True),
     "TaintToleration": Registration(TaintTolerationPlugin, filter=True, score=True, weight=3),
     "NodeAffinity": Registration(NodeAffinityPlugin, filter=True, score=True, weight=2),
+    "NodePorts": Registration(NodePorts, filter=True),
     "NodeResourcesFit": Registration(NodeResourcesFit, filter=True, score=True, weight=1),
     "PodTopologySpread": Registration(PodTopologySpreadPlugin, filter=True, score=True, weight=2),
+    "InterPodAffinity": Registration(InterPodAffinityPlugin, filter=True, score=True, weight=2),
     "NodeResourcesBalancedAllocation": Registration(BalancedAllocationScore, score=True, weight=1),
+    "ImageLocality": Registration(ImageLocality, score=True, weight=1),
 }
 
 # kube-scheduler's in-tree plugins that skenario does not model: a profile may disable them, not enable them.
@@ -51,17 +57,14 @@ NOT_MODELLED = (
     "PrioritySort",
     "SchedulingGates",
     "NodeName",
-    "NodePorts",
     "VolumeRestrictions",
     "EBSLimits",
     "GCEPDLimits",
-    "NodeVolumeLimits",
     "AzureDiskLimits",
+    "NodeVolumeLimits",
     "VolumeBinding",
     "VolumeZone",
-    "InterPodAffinity",
     "DefaultPreemption",
-    "ImageLocality",
     "DefaultBinder",
     "DynamicResources",
 )
