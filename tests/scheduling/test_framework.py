@@ -232,7 +232,8 @@ def test_score_results_give_raw_normalized_and_final_equal_to_normalized_times_w
         for plugin in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
             assert scores[n][plugin]["normalized"] == scores[n][plugin]["raw"]
     # By hand: TaintToleration 0/300/300; NodeAffinity, InterPodAffinity (no terms) and ImageLocality (no
-    # images) 0; LeastAllocated a (87+87)//2 = 87, b (75+93)//2 = 84, c 50; BalancedAllocation a 100, b int(100*(1-|0.25-0.0625|/2)) = 90, c 100.
+    # images) 0; LeastAllocated a (87+87)//2 = 87, b (75+93)//2 = 84, c 50; BalancedAllocation a 100,
+    # b int(100*(1-|0.25-0.0625|/2)) = 90, c 100.
     assert totals == {"a": 187, "b": 474, "c": 450}
     assert attempt.selected == "b"
 
