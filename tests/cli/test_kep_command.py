@@ -59,3 +59,28 @@ def test_a_mistake_is_one_line_naming_the_event_and_nothing_is_stored(tmp_path: 
     assert "spec.events.3.patchOperation" in stderr and "nowhere" in stderr
     assert "Traceback" not in stderr
     assert not (tmp_path / "store").exists()
+
+
+def test_a_kube_scheduler_simulator_export_runs_and_carries_its_web_uis_annotations(tmp_path: Path) -> None:
+    """The hand-written export: web-0 is bound to node-a1 already (no cycle, no annotations); db-0's
+    claim is on a PV whose node affinity is zone-a, so it lands in zone a; every scheduled pod's
+    `selected-node` annotation names the node its PodResult was bound to."""
+    export = Path(__file__).resolve().parents[1] / "scenario" / "data" / "ksim-export.json"
+    status_file = tmp_path / "status.json"
+    code, _, stderr = invoke("run", str(export), "--no-store", "--results", str(status_file))
+    assert code == 0, stderr
+    status = json.loads(status_file.read_text())
+    assert status["phase"] == "Completed"
+    bound = {
+        e["podScheduled"]["pod"]["metadata"]["name"]: e["podScheduled"]["boundTo"]
+        for events in status["scenarioResult"]["timeline"].values()
+        for e in events
+        if e["operation"] == "PodScheduled"
+    }
+    assert bound["web-0"] == "node-a1"
+    assert bound["db-0"] in ("node-a1", "node-a2")
+    annotations = status["ksimAnnotations"]
+    assert annotations["team-a/web-0"] == {}
+    for key, names in annotations.items():
+        if names:
+            assert names["kube-scheduler-simulator.sigs.k8s.io/selected-node"] == bound[key.rpartition("/")[2]]

@@ -356,3 +356,43 @@ def test_the_file_is_told_apart_from_skenarios_own_format() -> None:
     assert kep_scenario(kep, "k.yaml") is not None
     own = "apiVersion: skenario.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec: {duration: 1m}\n"
     assert kep_scenario(own, "s.yaml") is None
+
+
+def test_a_claim_on_a_local_volume_takes_its_pod_to_the_volumes_node() -> None:
+    """VolumeBinding with a WaitForFirstConsumer class: the only PV that fits the 10 GiB claim is on
+    node b (the 5 GiB one on a is too small), so the pod goes to b and the claim is bound to that PV."""
+    local = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local"},
+             "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}  # fmt: skip
+
+    def pv(name: str, size: str, host: str) -> dict[str, Any]:
+        term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}
+        return {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": name},
+            "spec": {
+                "capacity": {"storage": size},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "local",
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
+            },
+        }
+
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local",
+                      "resources": {"requests": {"storage": "10Gi"}}}}  # fmt: skip
+    volumes = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    simulation = run(
+        create("a", 0, node("a")),
+        create("b", 0, node("b")),
+        create("local", 0, local),
+        create("pv-a", 0, pv("pv-a", "5Gi", "a")),
+        create("pv-b", 0, pv("pv-b", "20Gi", "b")),
+        create("data", 0, claim),
+        create("db", 1, pod("db", volumes=volumes)),
+        done(2),
+    )
+    assert scheduled(simulation) == {"db": (1, "b")}
+    catalog = simulation.snapshot.volumes
+    bound = catalog.claim("default", "data")
+    assert bound is not None and bound.volume_name == "pv-b"

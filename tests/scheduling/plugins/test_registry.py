@@ -33,6 +33,9 @@ def test_the_default_profile_is_upstreams() -> None:
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
     )

@@ -45,10 +45,16 @@ from skenario.scenario.format.manifests.kube import (
     ReplicaSetManifest,
 )
 from skenario.scenario.format.manifests.pod import DEFAULT_NAMESPACE, PodManifest, PodSpecManifest
+from skenario.scenario.format.manifests.storage import (
+    PersistentVolumeClaimManifest,
+    PersistentVolumeManifest,
+    StorageClassManifest,
+)
 from skenario.scenario.io import describe_problem
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.objects import LabelSelector, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
+from skenario.scheduling.volumes import VolumeCatalog
 
 RUN_FOR = "skenario.dev/run-for"
 _API = {
@@ -67,7 +73,11 @@ MODELS: dict[str, type[BaseModel]] = {
     "Deployment": DeploymentObject,
     "Job": JobManifest,
     "PodDisruptionBudget": PodDisruptionBudgetObject,
+    "PersistentVolume": PersistentVolumeManifest,
+    "PersistentVolumeClaim": PersistentVolumeClaimManifest,
+    "StorageClass": StorageClassManifest,
 }
+STORAGE = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass")
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass"}
 
 Key = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
@@ -143,6 +153,7 @@ class ObjectStore:
         self.objects: dict[Key, dict[str, Any]] = {}
         self.owners: dict[Key, Owner] = {}
         self.priority_classes: dict[str, dict[str, Any]] = {}  # by name, as their manifests stand
+        self.storage_classes: dict[str, Any] = {}  # StorageClass by name, for the volume catalog
         self.draining: dict[str, None] = {}
         self.evicted: list[tuple[int, str, str]] = []  # (time, pod, node) of each eviction a drain made
         self.removed: list[tuple[int, str]] = []  # (time, node) of each node a drain removed
@@ -212,6 +223,9 @@ class ObjectStore:
                 spec, duration=self._run_for(obj.metadata.annotations), node=obj.spec.node_name or None
             )
             return f"pod {pod_key(namespace, name)} created"
+        if kind in STORAGE:
+            self._storage_changed(key=(kind, namespace, name), built=obj.build(), where=where)
+            return f"{kind} {_shown(namespace, name)} created"
         if kind in ("ReplicaSet", "Deployment", "Job"):
             owner = self._owner(kind, namespace, name, obj, where)
             self.owners[(kind, namespace, name)] = owner
@@ -291,6 +305,9 @@ class ObjectStore:
             spec = self._pod_spec(obj.spec, namespace, name, obj.metadata.labels, where, controlled=False)
             self.controller.update_pod(pod, spec)
             return f"pod {pod.name} patched"
+        if kind in STORAGE:
+            self._storage_changed(key=key, built=obj.build(), where=where)
+            return f"{kind} {_shown(namespace, name)} patched"
         if kind in ("ReplicaSet", "Deployment", "Job"):
             owner = self.owners[key]
             fresh = self._owner(kind, namespace, name, obj, where)
@@ -321,6 +338,9 @@ class ObjectStore:
             pod = self.controller.pods[pod_key(namespace, name)]
             self.controller.delete(pod, PodEnd.DELETED)
             return f"pod {pod.name} deleted"
+        if kind in STORAGE:
+            self._storage_changed(key=key, built=None, where="")
+            return f"{kind} {_shown(namespace, name)} deleted"
         if kind in ("ReplicaSet", "Deployment", "Job"):
             owner = self.owners.pop(key)
             owner.deleted = True
@@ -328,6 +348,36 @@ class ObjectStore:
                 self.controller.delete(pod, PodEnd.DELETED)
             return f"{kind} {_shown(namespace, name)} deleted with its pods"
         return f"{kind} {_shown(namespace, name)} deleted"
+
+    # -- storage -------------------------------------------------------------------------------------
+
+    def _storage_changed(self, key: Key, built: Any, where: str) -> None:
+        """The volume catalog with one volume, claim or class added, replaced (`built`) or removed (None).
+
+        The catalog is made anew from what it holds now, so the bindings the scheduler has made
+        (a claim bound to a volume, a volume provisioned) stay.
+        """
+        kind, namespace, name = key
+        current = self.snapshot.volumes
+        volumes = {v.name: v for v in current.volumes} if current is not None else {}
+        claims = {(c.namespace, c.name): c for c in current.claims} if current is not None else {}
+        if kind == "PersistentVolume":
+            volumes.pop(name, None)
+            if built is not None:
+                volumes[name] = built
+        elif kind == "PersistentVolumeClaim":
+            claims.pop((namespace, name), None)
+            if built is not None:
+                claims[(namespace, name)] = built
+        else:
+            self.storage_classes.pop(name, None)
+            if built is not None:
+                self.storage_classes[name] = built
+        try:
+            self.snapshot.volumes = VolumeCatalog(volumes.values(), claims.values(), self.storage_classes.values())
+        except ValueError as exc:
+            raise ScenarioError(str(exc), field=where) from None
+        self.controller.cluster_changed()  # a pod waiting for its claim may fit now
 
     # -- owners --------------------------------------------------------------------------------------
 

@@ -25,8 +25,11 @@ from skenario.scheduling.plugins.nodeaffinity import NodeAffinityPlugin
 from skenario.scheduling.plugins.nodeports import NodePorts
 from skenario.scheduling.plugins.noderesources import NodeResourcesFit
 from skenario.scheduling.plugins.nodeunschedulable import NodeUnschedulable
+from skenario.scheduling.plugins.nodevolumelimits import NodeVolumeLimits
 from skenario.scheduling.plugins.podtopologyspread import PodTopologySpreadPlugin
 from skenario.scheduling.plugins.tainttoleration import TaintTolerationPlugin
+from skenario.scheduling.plugins.volumebinding import VolumeBinding
+from skenario.scheduling.plugins.volumezone import VolumeZone
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ IN_TREE: dict[str, Registration] = {
     "NodeAffinity": Registration(NodeAffinityPlugin, filter=True, score=True, weight=2),
     "NodePorts": Registration(NodePorts, filter=True),
     "NodeResourcesFit": Registration(NodeResourcesFit, filter=True, score=True, weight=1),
+    "NodeVolumeLimits": Registration(NodeVolumeLimits, filter=True),
+    "VolumeBinding": Registration(VolumeBinding, filter=True),
+    "VolumeZone": Registration(VolumeZone, filter=True),
     "PodTopologySpread": Registration(PodTopologySpreadPlugin, filter=True, score=True, weight=2),
     "InterPodAffinity": Registration(InterPodAffinityPlugin, filter=True, score=True, weight=2),
     "NodeResourcesBalancedAllocation": Registration(BalancedAllocationScore, score=True, weight=1),
@@ -61,9 +67,6 @@ NOT_MODELLED = (
     "EBSLimits",
     "GCEPDLimits",
     "AzureDiskLimits",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
     "DefaultPreemption",
     "DefaultBinder",
     "DynamicResources",
