@@ -78,12 +78,7 @@ class ClusterSnapshot:
     def add_node(self, node: NodeSpec) -> int:
         if node.name in self.index and self.present[self.index[node.name]]:
             raise ValueError(f"node {node.name!r} is already in the cluster")
-        for name in node.extended:
-            self.column(name)
-        row = np.zeros(len(self.resources), dtype=np.int64)
-        row[CPU], row[MEMORY] = node.cpu, node.memory
-        for name, amount in node.extended.items():
-            row[self._column[name]] = amount
+        row = self._row(node.cpu, node.memory, node.extended)
         i = len(self.nodes)
         self.nodes.append(node)
         self.names.append(node.name)
@@ -113,12 +108,7 @@ class ClusterSnapshot:
     def update_node(self, node: NodeSpec) -> None:
         """The node as patched: its labels, taints, `unschedulable` and allocatable from now on; its pods stay."""
         i = self.index[node.name]
-        for name in node.extended:
-            self.column(name)
-        row = np.zeros(len(self.resources), dtype=np.int64)
-        row[CPU], row[MEMORY] = node.cpu, node.memory
-        for name, amount in node.extended.items():
-            row[self._column[name]] = amount
+        row = self._row(node.cpu, node.memory, node.extended)
         self.nodes[i] = node
         self.allocatable[i] = row
         self.max_pods[i] = node.pods
@@ -171,11 +161,15 @@ class ClusterSnapshot:
 
     def request_of(self, pod: PodSpec) -> Ints:
         """The pod's request as a row over the snapshot's resources (unset counts 0, as the filter does)."""
-        for name in pod.extended:
+        return self._row(pod.cpu_request, pod.memory_request, pod.extended)
+
+    def _row(self, cpu: int, memory: int, extended: Mapping[str, int]) -> Ints:
+        """Amounts as a row over the snapshot's resources, adding a column for a resource named the first time."""
+        for name in extended:
             self.column(name)
         row = np.zeros(len(self.resources), dtype=np.int64)
-        row[CPU], row[MEMORY] = pod.cpu_request, pod.memory_request
-        for name, amount in pod.extended.items():
+        row[CPU], row[MEMORY] = cpu, memory
+        for name, amount in extended.items():
             row[self._column[name]] = amount
         return row
 
