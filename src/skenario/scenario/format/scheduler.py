@@ -16,8 +16,9 @@ spec:
       - {name: PreferZoneA, plugin: plugins/zone.py:PreferZoneA, weight: 2}
 ```
 
-Only one profile (the default scheduler) is modelled. Plugins skenario does not model (NodePorts,
-volume plugins, InterPodAffinity, ImageLocality) may be named in `disabled` and are otherwise refused.
+Only one profile (the default scheduler) is modelled. Plugins skenario does not model (`NOT_MODELLED`
+in the registry: VolumeRestrictions, DynamicResources, ...) may be named in `disabled` and are
+otherwise refused.
 """
 
 from __future__ import annotations
