@@ -168,3 +168,10 @@ def test_lognormal_mean_and_stddev_are_those_of_the_values(mu: float, sigma: flo
     kurtosis = math.exp(4 * s2) + 2 * math.exp(3 * s2) + 3 * math.exp(2 * s2) - 3
     assert abs(values.var() - sigma**2) <= Z * sigma**2 * math.sqrt((kurtosis - 1) / N) + sigma + 0.25
     assert values.min() >= 0
+
+
+def test_scoped_streams_are_the_named_streams_under_a_prefix() -> None:
+    streams = RandomStreams(7)
+    scoped = streams.scoped("batch/")
+    assert scoped.generator("routing").random() == streams.generator("batch/routing").random()
+    assert scoped.generator("routing").random() != streams.generator("routing").random()

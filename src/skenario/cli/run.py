@@ -32,7 +32,7 @@ from skenario.cli.check import preflight
 from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
 from skenario.cli.kep import run_kep
 from skenario.cli.scheduling import scheduling_table, write_results
-from skenario.cli.tables import class_table, ignored_table, summary_table
+from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
 from skenario.core.time import SECOND, format_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.results.files import atomic_path
@@ -379,6 +379,8 @@ def run(
         click.echo(json.dumps(document, indent=2))
         return
     out.print(summary_table(summary, wall))
+    if (workloads := workloads_table(summary)) is not None:
+        out.print(workloads)
     if (classes := class_table(summary)) is not None:
         out.print(classes)
     if placement is not None:

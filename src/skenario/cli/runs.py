@@ -21,7 +21,7 @@ from rich.table import Table
 
 from skenario.cli.common import out, output_option, print_document, store_option, user_errors
 from skenario.cli.scheduling import scheduling_table
-from skenario.cli.tables import class_table, runs_table, summary_table
+from skenario.cli.tables import class_table, runs_table, summary_table, workloads_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
 from skenario.recording.summary import Summary
@@ -164,6 +164,8 @@ def show(
     if data.summary:
         summary = Summary(**data.summary)
         out.print(summary_table(summary, wall=None))
+        if (workloads := workloads_table(summary)) is not None:
+            out.print(workloads)
         if (classes := class_table(summary)) is not None:
             out.print(classes)
     if (scheduling := data.documents.get("scheduling")) is not None:

@@ -74,6 +74,27 @@ def _memory_rows(summary: Summary) -> list[tuple[str, str]]:
     ]
 
 
+def workloads_table(summary: Summary) -> Table | None:
+    """Each workload of a scenario of several, side by side (the scenario's own first); None with one."""
+    if not summary.workloads:
+        return None
+    table = Table(title="workloads")
+    for column in ("workload", "arrived", "completed", "failed", "p50", "p99", "replicas desired / active"):
+        table.add_column(column, justify="left" if column == "workload" else "right")
+    each = [(f"{summary.scenario} (spec.workload)", summary.as_dict()), *summary.workloads.items()]
+    for name, figures in each:
+        table.add_row(
+            name,
+            f"{figures['requests_arrived']:,}",
+            f"{figures['requests_completed']:,}",
+            f"{figures['requests_failed']:,}",
+            _ms(figures["latency_p50_ns"]),
+            _ms(figures["latency_p99_ns"]),
+            f"{figures['replicas_desired']:,} / {figures['replicas_active']:,}",
+        )
+    return table
+
+
 def class_table(summary: Summary) -> Table | None:
     """Per request class: counts and latency, highest priority first; None without classes."""
     if not summary.classes:

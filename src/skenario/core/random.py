@@ -35,6 +35,20 @@ class RandomStreams:
         sequence = np.random.SeedSequence(entropy=self.seed, spawn_key=(_name_key(name),))
         return np.random.Generator(np.random.PCG64(sequence))
 
+    def scoped(self, prefix: str) -> RandomStreams:
+        """The streams of one part of the run (a workload of several): every name under `prefix`, so two
+        parts that name their components alike still draw independently."""
+        return _ScopedStreams(self.seed, prefix)
+
+
+class _ScopedStreams(RandomStreams):
+    def __init__(self, seed: int, prefix: str) -> None:
+        super().__init__(seed)
+        self.prefix = prefix
+
+    def generator(self, name: str) -> np.random.Generator:
+        return super().generator(self.prefix + name)
+
 
 class Distribution(Protocol):
     """A non-negative quantity (a duration in ns, or a count) drawn in batches."""

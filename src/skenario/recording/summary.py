@@ -45,12 +45,18 @@ class Summary:
     memory: dict[str, int] = field(default_factory=dict)
     # With retries or abandoned requests: attempts against requests (see `client_figures`).
     clients: dict[str, int] = field(default_factory=dict)
+    # With several workloads (spec.workloads): each other one's summary, by name.
+    workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def summarize(name: str, seed: int, env: Environment, model: ClusterModel) -> Summary:
+def summarize(
+    name: str, seed: int, env: Environment, model: ClusterModel, others: dict[str, Summary] | None = None
+) -> Summary:
+    """The run as one workload saw it; `others` are the summaries of the workloads beside it, whose
+    digests the digest covers."""
     latency = model.requests_complete.latency
     busy = model.busy_core_ns()
     facts: dict[str, Any] = {
@@ -90,8 +96,11 @@ def summarize(name: str, seed: int, env: Environment, model: ClusterModel) -> Su
     clients = client_figures(model)
     if clients:  # likewise for runs with no retries and nothing abandoned
         material["clients"] = clients
+    workloads = {other: summary.as_dict() for other, summary in (others or {}).items()}
+    if workloads:  # likewise for runs of one workload
+        material["workloads"] = {other: summary["digest"] for other, summary in workloads.items()}
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
-    return Summary(**facts, digest=digest, classes=classes, memory=memory, clients=clients)
+    return Summary(**facts, digest=digest, classes=classes, memory=memory, clients=clients, workloads=workloads)
 
 
 def client_figures(model: ClusterModel) -> dict[str, int]:

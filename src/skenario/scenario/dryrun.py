@@ -14,9 +14,12 @@ import yaml
 from skenario.core.random import RandomStreams
 from skenario.errors import ScenarioError
 from skenario.scenario.build.operations import Objects, Planner
+from skenario.scenario.build.targets import MAIN, route
 from skenario.scenario.build.traffic import OPEN_HORIZON
+from skenario.scenario.build.workloadrun import colocated_objects
 from skenario.scenario.format.autoscalers import autoscaler_names
-from skenario.scenario.format.scenario import Scenario
+from skenario.scenario.format.events import Event
+from skenario.scenario.format.scenario import Scenario, Workload
 from skenario.scenario.io import line_of
 
 
@@ -27,28 +30,45 @@ def check_pods_fit(scenario: Scenario, root: yaml.Node | None, source: str) -> N
     if cluster is None:
         return
     shapes = [*cluster.nodes, *(group.node for group in cluster.node_groups)]
-    requests = spec.workload.resources.requests
-    for resource, asked in (("cpu", requests.cpu), ("memory", requests.memory)):
-        largest = max(getattr(shape, resource) for shape in shapes)
-        if asked is not None and asked > largest:
-            unit = "m" if resource == "cpu" else " bytes"
-            path: list[int | str] = ["spec", "workload", "resources", "requests", resource]
-            raise ScenarioError(
-                f"a pod requesting {asked}{unit} fits no node: the largest allocates {largest}{unit}",
-                file=source,
-                field=".".join(map(str, path)),
-                value=asked,
-                line=line_of(root, path),
-            )
+    workloads: list[tuple[list[int | str], Workload]] = [(["spec", "workload"], spec.workload)]
+    workloads += [(["spec", "workloads", i, "workload"], entry.workload) for i, entry in enumerate(spec.workloads)]
+    for where, workload in workloads:
+        requests = workload.resources.requests
+        for resource, asked in (("cpu", requests.cpu), ("memory", requests.memory)):
+            largest = max(getattr(shape, resource) for shape in shapes)
+            if asked is not None and asked > largest:
+                unit = "m" if resource == "cpu" else " bytes"
+                path = [*where, "resources", "requests", resource]
+                raise ScenarioError(
+                    f"a pod requesting {asked}{unit} fits no node: the largest allocates {largest}{unit}",
+                    file=source,
+                    field=".".join(map(str, path)),
+                    value=asked,
+                    line=line_of(root, path),
+                )
 
 
 def check_events(scenario: Scenario, root: yaml.Node | None, source: str) -> None:
-    """Walk the timeline over the objects as written, so a bad event is reported with its line now."""
+    """Walk the timeline over the objects as written, so a bad event is reported with its line now: each
+    event on the workloads it acts on (`build.targets`)."""
     spec = scenario.spec
-    planner = Planner(spec, Path("."), RandomStreams(0), spec.end or OPEN_HORIZON, build=False)
+    horizon = spec.end or OPEN_HORIZON
+    document = scenario.document
     try:
-        objects = Objects.of(scenario.document, autoscaler_names(spec.autoscalers))
-        planner.plan([(f"spec.events.{i}", event) for i, event in enumerate(spec.events)], objects)
+        planner = Planner(spec, Path("."), RandomStreams(0), horizon, build=False)
+        planners = {MAIN: (planner, Objects.of(document, autoscaler_names(spec.autoscalers)))}
+        for index, entry in enumerate(spec.workloads):
+            objects = colocated_objects(document, index, entry.autoscalers)
+            planner = Planner(entry.as_spec(spec), Path("."), RandomStreams(0), horizon, build=False)
+            planners[entry.name] = (planner, objects)
+        routed: dict[str, list[tuple[str, Event]]] = {name: [] for name in planners}
+        names = [entry.name for entry in spec.workloads]
+        for i, event in enumerate(spec.events):
+            where = f"spec.events.{i}"
+            for name, seen in route(event, where, names, scenario.metadata.name):
+                routed[name].append((where, seen))
+        for name, (planner, objects) in planners.items():
+            planner.plan(routed[name], objects)
     except ScenarioError as exc:
         if exc.file is None:
             exc.file = source

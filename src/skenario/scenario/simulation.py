@@ -11,30 +11,31 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from skenario.autoscalers.base import Autoscaler, ClusterContext
+from skenario.autoscalers.base import Autoscaler
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.recording.recorder import Recorder
-from skenario.recording.summary import Summary, summarize
+from skenario.recording.summary import Summary
 from skenario.recording.timeline import Operation, Timeline, as_detail
-from skenario.scenario.build.autoscalers import build_autoscalers
-from skenario.scenario.build.operations import Objects, Planner, Step
+from skenario.scenario.build.operations import Objects, Step
 from skenario.scenario.build.placement import ClusterPlacement
-from skenario.scenario.build.traffic import OPEN_HORIZON, build_arrivals
+from skenario.scenario.build.targets import MAIN, route
+from skenario.scenario.build.traffic import OPEN_HORIZON
 from skenario.scenario.build.workload import resolve_spec
+from skenario.scenario.build.workloadrun import WorkloadRun, colocated_objects, rebase
 from skenario.scenario.format.autoscalers import autoscaler_names
-from skenario.scenario.format.cluster import PodSchedulingSpec
 from skenario.scenario.format.events import Event
-from skenario.scenario.format.scenario import Scenario
+from skenario.scenario.format.scenario import ColocatedWorkload, Scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
 
 # A run makes an object or two per request that dies young and is never in a reference cycle, so
@@ -91,46 +92,84 @@ class Simulation:
         self.base_dir = base_dir
         spec = resolve_spec(scenario.spec, base_dir)
         self.spec = spec
-        self._container = spec.workload.container_name
         self.seed = spec.seed if seed is None else seed
         self.streams = RandomStreams(self.seed)
         self.end = spec.end
         self.env = Environment(halt_at=self.end if self.end is not None else OPEN_HORIZON)
-        horizon = self.env.halt_at
-        arrivals = build_arrivals(spec.traffic, duration=horizon, streams=self.streams, base_dir=base_dir)
         self.placement: ClusterPlacement | None = None
         if spec.cluster is not None:
-            self.placement = ClusterPlacement(
-                self.env,
-                spec.cluster,
-                spec.scheduler or SchedulerSpec.model_validate({}),
-                spec.workload.pod or PodSchedulingSpec.model_validate({}),
-                scenario.metadata.name,
-                spec.workload.resources.requests.memory,
-                self.streams,
-                base_dir,
-            )
-        self.model = ClusterModel(self.env, spec.cluster_spec(), arrivals, self.streams, self.placement)
-        if self.placement is not None:
-            self.placement.pull_policy = spec.workload.image_pull_policy
-            self.placement.attach(self.model)
-        gauges = self.placement.gauges if self.placement is not None else None
-        self.recorder = Recorder(self.env, self.model, spec.recording.interval, gauges)
+            scheduler = spec.scheduler or SchedulerSpec.model_validate({})
+            self.placement = ClusterPlacement(self.env, spec.cluster, scheduler, self.streams, base_dir)
         self.timeline = Timeline()
         self.phase = Phase.PENDING
         self.message: str | None = "not started"
-        self.autoscalers: dict[str, Autoscaler] = {}
-        self._contexts: dict[str, ClusterContext] = {}
-        self._decisions_taken: dict[str, int] = {}  # by autoscaler name: decisions already in the timeline
-        names = autoscaler_names(spec.autoscalers)
-        built = build_autoscalers(spec.autoscalers, base_dir, spec.workload.simulated)
-        for name, autoscaler in zip(names, built, strict=True):
-            self.start_autoscaler(name, autoscaler)
-        self._planner = Planner(spec, base_dir, self.streams, horizon)
-        self._objects = Objects.of(scenario.document, names)
+        document = scenario.document
+        name = scenario.metadata.name
+        main = WorkloadRun(
+            self.env,
+            spec,
+            Objects.of(document, autoscaler_names(spec.autoscalers)),
+            name=name,
+            prefix="",
+            target="workload",
+            streams=self.streams,
+            base_dir=base_dir,
+            placement=self.placement,
+            timeline=self.timeline,
+            pick=self.pick,
+            note=self.note,
+        )
+        self.workloads: dict[str, WorkloadRun] = {MAIN: main}
+        for index, entry in enumerate(spec.workloads):
+            self.workloads[entry.name] = self._colocated(index, entry, document)
         self._events = [(f"spec.events.{i}", event) for i, event in enumerate(spec.events)]
-        self._pending: dict[str, Step] = {}  # by event id
-        self._schedule(self._planner.plan(self._events, self._objects))
+        self._pending: dict[str, _Pending] = {}  # by event id
+        self._cluster_decisions = 0  # the cluster autoscaler's decisions already in the timeline
+        self._schedule(self._plan(self._events))
+
+    def _colocated(self, index: int, entry: ColocatedWorkload, document: dict[str, Any]) -> WorkloadRun:
+        """Another workload of spec.workloads, on the same clock, cluster and timeline; a mistake in it
+        is reported at its own field."""
+        where = f"spec.workloads.{index}"
+        try:
+            spec = resolve_spec(entry.as_spec(self.spec), self.base_dir)
+            return WorkloadRun(
+                self.env,
+                spec,
+                colocated_objects(document, index, spec.autoscalers),
+                name=entry.name,
+                prefix=f"{entry.name}/",
+                target=f"workload/{entry.name}",
+                streams=self.streams.scoped(f"{entry.name}/"),
+                base_dir=self.base_dir,
+                placement=self.placement,
+                timeline=self.timeline,
+                pick=self.pick,
+                note=self.note,
+            )
+        except ScenarioError as exc:
+            exc.field = rebase(exc.field, where)
+            raise
+
+    @property
+    def main(self) -> WorkloadRun:
+        """spec.workload's run."""
+        return self.workloads[MAIN]
+
+    @property
+    def model(self) -> ClusterModel:
+        """spec.workload's model."""
+        return self.main.model
+
+    @property
+    def recorder(self) -> Recorder:
+        """spec.workload's recorder."""
+        return self.main.recorder
+
+    @property
+    def autoscalers(self) -> dict[str, Autoscaler]:
+        """spec.workload's autoscalers, by name."""
+        return self.main.autoscalers
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -193,7 +232,8 @@ class Simulation:
             else:
                 self.message = f"reached spec.duration ({format_duration(now)})"
             self._pending = {}
-            self.recorder.record()
+            for run in self.workloads.values():
+                run.recorder.record()
             return
         self.phase = Phase.PAUSED
         waiting = len(self._pending)
@@ -208,12 +248,19 @@ class Simulation:
         self.message = message
 
     def summary(self) -> Summary:
-        return summarize(self.scenario.metadata.name, self.seed, self.env, self.model)
+        """spec.workload's summary, with the other workloads' (whose digests its digest covers)."""
+        others = {name: run.summary(self.seed) for name, run in self.workloads.items() if name != MAIN}
+        return self.main.summary(self.seed, others)
 
     def documents(self) -> dict[str, Any]:
         """Results beyond the series, as plain JSON data by name: with a cluster, its scheduling
-        summary, the pods, nodes and attempts tables and KEP-140's per-pod results."""
-        return self.placement.results() if self.placement is not None else {}
+        summary, the pods, nodes and attempts tables and KEP-140's per-pod results; with several
+        workloads, the others' series rows by workload name."""
+        documents = self.placement.results() if self.placement is not None else {}
+        others = {name: run.recorder.rows() for name, run in self.workloads.items() if name != MAIN}
+        if others:
+            documents["workload-series"] = others
+        return documents
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -238,51 +285,48 @@ class Simulation:
             raise EventRefused(f"it comes at or after the run's end ({format_duration(self.end)})", field=where)
         pending = [(step.where, step.event) for step in self._pending.values()]
         try:
-            steps = self._planner.plan([*pending, (where, event)], self._objects)
+            planned = self._plan([*pending, (where, event)])
         except ScenarioError as exc:
             raise EventRefused(exc.message, field=exc.field, value=exc.value) from None
         self._events.append((where, event))
         if event.done is not None and (self.end is None or event.at < self.end):
             self.end = event.at
         # The events already scheduled keep their places; only what they will build is renewed.
-        self._schedule([step for step in steps if step.event.id not in self._pending])
-        self._pending.update((step.event.id, step) for step in steps)
+        self._schedule([step for step in planned if step.event.id not in self._pending])
+        self._pending.update((step.event.id, step) for step in planned)
 
-    def _schedule(self, steps: list[Step]) -> None:
-        for step in steps:
-            self._pending[step.event.id] = step
-            if step.event.done is None:  # the run's end carries out a done event
-                self.env.call_first_at(step.event.at, lambda id=step.event.id: self._apply(id))  # type: ignore[misc]
+    def _plan(self, events: list[tuple[str, Event]]) -> list[_Pending]:
+        """The events checked and built, each on the workloads it acts on, in the order they will happen."""
+        names = [name for name in self.workloads if name != MAIN]
+        routed: dict[str, list[tuple[str, Event]]] = {name: [] for name in self.workloads}
+        for where, event in events:
+            for name, seen in route(event, where, names, self.scenario.metadata.name):
+                routed[name].append((where, seen))
+        written = {event.id: (index, where, event) for index, (where, event) in enumerate(events)}
+        planned: dict[str, _Pending] = {}
+        for name, run in self.workloads.items():
+            for step in run.planner.plan(routed[name], run.objects):
+                if step.event.id not in planned:
+                    index, where, event = written[step.event.id]
+                    planned[event.id] = _Pending(event, where, index, [])
+                planned[step.event.id].steps.append((run, step))
+        return sorted(planned.values(), key=lambda pending: (pending.event.at, pending.index))
+
+    def _schedule(self, planned: list[_Pending]) -> None:
+        for pending in planned:
+            self._pending[pending.event.id] = pending
+            if pending.event.done is None:  # the run's end carries out a done event
+                self.env.call_first_at(pending.event.at, lambda id=pending.event.id: self._apply(id))  # type: ignore[misc]
 
     def _apply(self, event_id: str) -> None:
-        step = self._pending.pop(event_id)
-        event = step.event
-        message = step.apply(self)
-        self._objects = step.objects_after
-        self.note(event, message)
+        pending = self._pending.pop(event_id)
+        said = []
+        for run, step in pending.steps:
+            said.append(step.apply(run))
+            run.objects = step.objects_after
+        self.note(pending.event, "; ".join(dict.fromkeys(line for line in said if line)))
 
-    # -- autoscalers and the timeline (the Runtime the steps act on) ---------------------------
-
-    def start_autoscaler(self, name: str, autoscaler: Autoscaler) -> None:
-        def record(action: str, **detail: Any) -> None:
-            if not hasattr(autoscaler, "decisions"):
-                detail["action"] = action
-                self.timeline.add(self.env.now(), name, Operation.DECISION, "workload", action, detail)
-
-        random = self.streams.generator(f"autoscaler.{name}")
-        cls = type(autoscaler)
-        plugin = None if cls.__module__.startswith("skenario.") else f"'{name}' ({cls.__module__}:{cls.__qualname__})"
-        context = ClusterContext(self.model, on_action=record, container=self._container, random=random, plugin=plugin)
-        self.autoscalers[name] = autoscaler
-        self._decisions_taken[name] = 0
-        self._contexts[name] = context
-        context.guarded(lambda: autoscaler.start(context), "start")()
-
-    def stop_autoscaler(self, name: str) -> None:
-        self._take_decisions()
-        self._contexts.pop(name).close()
-        self.autoscalers.pop(name)
-        self._decisions_taken.pop(name)
+    # -- the timeline ----------------------------------------------------------------------------
 
     def pick(self, event_id: str, count: int) -> int:
         return int(self.streams.generator(f"event@{event_id}").integers(count))
@@ -293,18 +337,24 @@ class Simulation:
 
     def _take_decisions(self) -> None:
         """Move the decisions built-in autoscalers keep into the timeline (a cheap read, not per decision)."""
-        sources: list[tuple[str, object]] = list(self.autoscalers.items())
-        if self.placement is not None and self.placement.cluster_autoscaler is not None:
-            sources.append((CLUSTER_AUTOSCALER, self.placement.cluster_autoscaler))
-        for name, autoscaler in sources:
-            decisions = getattr(autoscaler, "decisions", None)
-            if not isinstance(decisions, list):
-                continue
-            taken = self._decisions_taken.get(name, 0)
-            target = "cluster" if name == CLUSTER_AUTOSCALER else "workload"
-            for record in decisions[taken:]:
-                detail = as_detail(record)
-                message = str(detail.get("reason") or "")
-                at = int(detail.get("at", self.env.now()))
-                self.timeline.add(at, name, Operation.DECISION, target, message, detail)
-            self._decisions_taken[name] = len(decisions)
+        for run in self.workloads.values():
+            run.take_decisions()
+        autoscaler = self.placement.cluster_autoscaler if self.placement is not None else None
+        if autoscaler is None:
+            return
+        for record in autoscaler.decisions[self._cluster_decisions :]:
+            detail = as_detail(record)
+            message = str(detail.get("reason") or "")
+            at = int(detail.get("at", self.env.now()))
+            self.timeline.add(at, CLUSTER_AUTOSCALER, Operation.DECISION, "cluster", message, detail)
+        self._cluster_decisions = len(autoscaler.decisions)
+
+
+@dataclass
+class _Pending:
+    """An event as written, and its steps on each workload it acts on."""
+
+    event: Event
+    where: str
+    index: int  # among the events planned together: same-time events happen in this order
+    steps: list[tuple[WorkloadRun, Step]]

@@ -341,10 +341,10 @@ class Keeper:
 def test_an_autoscaler_started_after_another_stopped_has_all_its_decisions_in_the_timeline() -> None:
     # What an autoscaler patch or a delete and create do: stop one autoscaler, start a new object.
     simulation = simulate(WORKLOAD)
-    simulation.start_autoscaler("old", Keeper())
+    simulation.main.start_autoscaler("old", Keeper())
     simulation.run(until="10.5s")
     old_id = id(simulation.autoscalers["old"])
-    simulation.stop_autoscaler("old")
+    simulation.main.stop_autoscaler("old")
     simulation.run(until="11.5s")  # its pending tick comes to nothing; nothing refers to it now
     gc.collect()
     # A new object may be given the stopped one's memory, and so its id.
@@ -352,7 +352,7 @@ def test_an_autoscaler_started_after_another_stopped_has_all_its_decisions_in_th
     while id(candidates[-1]) != old_id and len(candidates) < 100_000:
         candidates.append(Keeper())
     new = candidates[-1]
-    simulation.start_autoscaler("new", new)
+    simulation.main.start_autoscaler("new", new)
     simulation.run(until="15.5s")
     assert [d["at"] for d in new.decisions] == [12_500_000_000, 13_500_000_000, 14_500_000_000]
     assert [d["at"] for d in decisions(simulation, "new")] == [d["at"] for d in new.decisions]

@@ -1,4 +1,4 @@
-"""A scenario's cluster wired in: the workload's replicas become pods that the scheduler places on nodes.
+"""A scenario's cluster wired in: the workloads' replicas become pods that the scheduler places on nodes.
 
 With `spec.cluster` set, a new replica is Pending until its pod is bound; then its launch stages
 run, and its CPU shares the node's cores with the other pods bound there (`model/cpu/node.py`:
@@ -6,8 +6,12 @@ by CPU request under contention, up to its limit, idle cores to whoever wants th
 modelled its working set counts against the node's allocatable memory (`model/memory.py`: the
 kubelet's evictions, the kernel's OOM killer). A replica
 that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler scale-down)
-ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does. The workload's
+ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does. Each workload's
 disruption budget steers preemption away from its pods where another choice exists.
+
+Several workloads share one cluster (`spec.workloads`): each has its `WorkloadPlacement`, the
+model's `Placement` for its replicas, and their pods meet on the nodes, in the scheduler's queue
+and in each node's cores and memory.
 
 Scenario events change nodes while the run goes on (`add_node`, `patch_node`, `drain_node`):
 
@@ -23,7 +27,7 @@ uses it), retry a refused eviction every 5 s, wait for the pods to go, remove th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,7 +48,7 @@ from skenario.scheduling.analysis import SchedulingSummary, attempt_records, nod
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulingController, TimelineEvent
 from skenario.scheduling.framework import Framework
-from skenario.scheduling.objects import NodeSpec
+from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.preemption import PreemptionBudget
 from skenario.scheduling.replay import summarize
@@ -68,24 +72,63 @@ class _Drain:
     refused: set[Pod] = field(default_factory=set)  # refused at least once, told in the timeline
 
 
+class WorkloadPlacement:
+    """One workload's replicas as pods on the shared cluster: its model's `Placement`."""
+
+    def __init__(
+        self, cluster: ClusterPlacement, template: PodSchedulingSpec, app: str, memory: int | None, pull_policy: str
+    ) -> None:
+        self.cluster = cluster
+        self.template = template
+        self.app = app
+        self.memory = memory
+        self.pull_policy = pull_policy  # the container's imagePullPolicy: Always pulls on every node, every time
+        self.model: ClusterModel | None = None
+        self.pod_of: dict[Replica, Pod] = {}
+        self.images: set[str] = set()  # nodes holding the workload's image
+
+    def attach(self, model: ClusterModel) -> None:
+        """Follow the model's replicas as they stop."""
+        self.model = model
+        model.replicas_terminating.on_terminating.append(lambda replica: self.cluster.stopping(self, replica))
+        model.replicas_terminated.on_terminated.append(lambda replica: self.cluster.stopped(self, replica))
+
+    def place(self, replica: Replica, placed: Callable[[], object]) -> None:
+        spec = self.template.build(f"{self.app}-{replica.id}", replica.cpu_request, self.memory, self.app)
+        self.pod_of[replica] = self.cluster.create(spec, replica, self, placed)
+
+    def resize(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome:
+        """The kubelet's admission of the replica's pod's in-place resize, against its node's room."""
+        pod = self.pod_of.get(replica)
+        if pod is None:
+            return ResizeOutcome.INFEASIBLE
+        return ResizeOutcome(self.cluster.controller.resize(pod, cpu_request, memory_request))
+
+    def has_image(self, replica: Replica) -> bool:
+        pod = self.pod_of.get(replica)
+        return pod is not None and pod.node in self.images
+
+    def image_pulled(self, replica: Replica) -> None:
+        pod = self.pod_of.get(replica)
+        if pod is not None and pod.node is not None and self.pull_policy == "IfNotPresent":
+            self.images.add(pod.node)  # kept for the run: the kubelet's image GC is not modelled
+
+    def eviction_budget(self) -> EvictionBudget | None:
+        return self.model.eviction_budget() if self.model is not None else None
+
+
 class ClusterPlacement:
-    """The scheduler (and cluster autoscaler) for one scenario; the model's `Placement`."""
+    """The scheduler (and cluster autoscaler) for one scenario, shared by its workloads."""
 
     def __init__(
         self,
         env: Environment,
         cluster: Cluster,
         scheduler: SchedulerSpec,
-        template: PodSchedulingSpec,
-        app: str,
-        memory: int | None,
         streams: RandomStreams,
         base_dir: Path,
     ) -> None:
         self.env = env
-        self.template = template
-        self.app = app
-        self.memory = memory
         self.snapshot = ClusterSnapshot(cluster.static_nodes())
         profile = build_profile(scheduler, base_dir)
         self.framework = Framework(profile, self.snapshot, streams.generator("scheduler.tie-break"))
@@ -113,47 +156,32 @@ class ClusterPlacement:
         self._node_cpus: dict[str, NodeCPU] = {}
         self._node_memories: dict[str, NodeMemory] = {}
         self.cpu_weights = cluster.cpu_weights
+        self.workloads: list[WorkloadPlacement] = []
         self._placed: dict[Pod, Callable[[], object]] = {}
-        self._pod_of: dict[Replica, Pod] = {}
-        self._images: set[str] = set()  # nodes holding the workload's image
-        self.pull_policy = "IfNotPresent"  # the container's imagePullPolicy: Always pulls on every node, every time
-        self._model: ClusterModel | None = None
+        self._workload_of: dict[Pod, WorkloadPlacement] = {}  # each workload's pods, until they are gone
         self._drains: dict[str, _Drain] = {}  # by node name
         self._to_add: dict[str, tuple[NodeSpec, Report]] = {}  # created while a node of that name drains
-        self._budget: tuple[int, EvictionBudget | None] | None = None  # the eviction API's view at an instant
+        # The eviction API's view at an instant: each workload's budget, drawn on together that instant.
+        self._budgets: tuple[int, dict[WorkloadPlacement, EvictionBudget | None]] = (-1, {})
         self.controller.on_bound = self._bound
         self.controller.on_preempted = self._end_replica
         self.controller.preemption_budgets = self._preemption_budgets
 
-    def attach(self, model: ClusterModel) -> None:
-        """Follow the model's replicas as they stop."""
-        self._model = model
-        model.replicas_terminating.on_terminating.append(self._stopping)
-        model.replicas_terminated.on_terminated.append(self._stopped)
+    def workload(
+        self, template: PodSchedulingSpec, app: str, memory: int | None, pull_policy: str = "IfNotPresent"
+    ) -> WorkloadPlacement:
+        """A workload joins the cluster: its pods are built from `template`, named `<app>-<replica id>`."""
+        workload = WorkloadPlacement(self, template, app, memory, pull_policy)
+        self.workloads.append(workload)
+        return workload
 
-    # -- the model's Placement -------------------------------------------------------------------
+    # -- the workloads' pods ---------------------------------------------------------------------
 
-    def place(self, replica: Replica, placed: Callable[[], object]) -> None:
-        spec = self.template.build(f"{self.app}-{replica.id}", replica.cpu_request, self.memory, self.app)
+    def create(self, spec: PodSpec, replica: Replica, workload: WorkloadPlacement, placed: Callable[[], object]) -> Pod:
         pod = self.controller.create(spec, owner=replica)
         self._placed[pod] = placed
-        self._pod_of[replica] = pod
-
-    def resize(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome:
-        """The kubelet's admission of the replica's pod's in-place resize, against its node's room."""
-        pod = self._pod_of.get(replica)
-        if pod is None:
-            return ResizeOutcome.INFEASIBLE
-        return ResizeOutcome(self.controller.resize(pod, cpu_request, memory_request))
-
-    def has_image(self, replica: Replica) -> bool:
-        pod = self._pod_of.get(replica)
-        return pod is not None and pod.node in self._images
-
-    def image_pulled(self, replica: Replica) -> None:
-        pod = self._pod_of.get(replica)
-        if pod is not None and pod.node is not None and self.pull_policy == "IfNotPresent":
-            self._images.add(pod.node)  # kept for the run: the kubelet's image GC is not modelled
+        self._workload_of[pod] = workload
+        return pod
 
     def _bound(self, pod: Pod) -> None:
         placed = self._placed.pop(pod, None)
@@ -181,15 +209,16 @@ class ClusterPlacement:
             replica.memory.priority = pod.spec.priority  # the eviction manager ranks by it
             memory.attach(replica.memory)
 
-    def _stopping(self, replica: Replica) -> None:
-        pod = self._pod_of.get(replica)
+    def stopping(self, workload: WorkloadPlacement, replica: Replica) -> None:
+        pod = workload.pod_of.get(replica)
         if pod is not None and pod.node is None:  # stopped while Pending: it leaves the queue
-            self._pod_of.pop(replica)
+            workload.pod_of.pop(replica)
             self._placed.pop(pod, None)
+            self._workload_of.pop(pod, None)
             self.controller.delete(pod, PodEnd.DELETED)
 
-    def _stopped(self, replica: Replica) -> None:
-        pod = self._pod_of.pop(replica, None)
+    def stopped(self, workload: WorkloadPlacement, replica: Replica) -> None:
+        pod = workload.pod_of.pop(replica, None)
         if pod is not None and pod.node is not None and pod.node in self._node_cpus:
             cpu = replica.processing.cpu
             if isinstance(cpu, ProcessorSharingCPU):
@@ -197,6 +226,7 @@ class ClusterPlacement:
                 self._node_cpus[pod.node].detach(cpu)
         if pod is not None:
             self._placed.pop(pod, None)
+            self._workload_of.pop(pod, None)
             self.controller.delete(pod, PodEnd.COMPLETED)
             drain = self._drains.get(pod.node) if pod.node is not None else None
             if drain is not None and pod in drain.pods:
@@ -210,23 +240,25 @@ class ClusterPlacement:
             self.env.call_when_settled(lambda: self._remove_drained(drain, drain.report))
 
     def _pdb_tracker(self) -> _WorkloadPdbTracker | None:
-        """The workload's disruption budget for one cluster-autoscaler pass, if it has one."""
-        budget = self._model.eviction_budget() if self._model is not None else None
-        return _WorkloadPdbTracker(budget) if budget is not None else None
+        """The workloads' disruption budgets for one cluster-autoscaler pass, if any has one."""
+        budgets = {w: b for w in self.workloads if (b := w.eviction_budget()) is not None}
+        return _WorkloadPdbTracker(budgets, self._workload_of) if budgets else None
 
     def _preemption_budgets(self) -> list[PreemptionBudget]:
-        """The workload's disruption budget as preemption reads it: its pods, and the disruptions allowed now."""
-        budget = self._model.eviction_budget() if self._model is not None else None
-        if budget is None:
-            return []
-        names = {pod.name for pod in self._pod_of.values()}
-        return [PreemptionBudget(lambda spec: spec.name in names, budget.allowed)]
+        """Each workload's disruption budget as preemption reads it: its pods, and the disruptions allowed now."""
+        budgets = []
+        for workload in self.workloads:
+            budget = workload.eviction_budget()
+            if budget is not None:
+                names = frozenset(pod.name for pod in workload.pod_of.values())
+                budgets.append(PreemptionBudget(_named(names), budget.allowed))
+        return budgets
 
     def _end_replica(self, pod: Pod) -> None:
-        assert self._model is not None
+        workload = self._workload_of.get(pod)
         replica = pod.owner
-        if isinstance(replica, Replica):
-            self._model.replica_set.replace(replica)
+        if workload is not None and workload.model is not None and isinstance(replica, Replica):
+            workload.model.replica_set.replace(replica)
 
     # -- nodes that scenario events add, change and drain ----------------------------------------
 
@@ -242,7 +274,8 @@ class ClusterPlacement:
         name = node.name
         for accounts in (self._node_cpus, self._node_memories):
             accounts.pop(name, None)  # a node of a name used before has its own cores and memory
-        self._images.discard(name)
+        for workload in self.workloads:
+            workload.images.discard(name)
         self.controller.timeline.append(TimelineEvent(self.env.now(), "NodeAdded", "", name))
         self.controller.add_node(node)
 
@@ -300,7 +333,7 @@ class ClusterPlacement:
             if _ending(pod):
                 continue  # already being deleted: drain only waits for it
             pending, ready = _eviction_request(pod)
-            budget = self._eviction_budget()
+            budget = self._eviction_budget(pod)
             if budget is None or budget.evict(pending=pending, ready=ready):
                 self._evict(pod)
                 evicted.append(pod.name)
@@ -326,13 +359,19 @@ class ClusterPlacement:
             if said:
                 drain.report("; ".join(said))
 
-    def _eviction_budget(self) -> EvictionBudget | None:
-        """The budget the eviction API checks, one per instant: evictions of one instant draw on it together."""
+    def _eviction_budget(self, pod: Pod) -> EvictionBudget | None:
+        """The budget the eviction API checks for the pod, one per workload and instant: evictions of one
+        instant draw on it together. A pod of no workload (a bare pod) has none."""
+        workload = self._workload_of.get(pod)
+        if workload is None:
+            return None
         now = self.env.now()
-        if self._budget is None or self._budget[0] != now:
-            model = self._model
-            self._budget = (now, model.eviction_budget() if model is not None else None)
-        return self._budget[1]
+        if self._budgets[0] != now:
+            self._budgets = (now, {})
+        budgets = self._budgets[1]
+        if workload not in budgets:
+            budgets[workload] = workload.eviction_budget()
+        return budgets[workload]
 
     def _evict(self, pod: Pod) -> None:
         pod.end = PodEnd.EVICTED
@@ -410,18 +449,33 @@ class ClusterPlacement:
 
 
 class _WorkloadPdbTracker:
-    """The workload's budget as the cluster autoscaler's `RemainingPdbTracker` sees it in one pass.
+    """The workloads' budgets as the cluster autoscaler's `RemainingPdbTracker` sees them in one pass.
 
     A pod whose replica is still launching has not started its containers (phase Pending) and a
     terminating one is already being deleted: the eviction API lets both go without the budget.
     """
 
-    def __init__(self, budget: EvictionBudget) -> None:
-        self.budget = budget
+    def __init__(
+        self, budgets: dict[WorkloadPlacement, EvictionBudget], workload_of: Mapping[Pod, WorkloadPlacement]
+    ) -> None:
+        self.budgets = budgets
+        self.workload_of = workload_of
 
     def can_remove_pods(self, pods: Sequence[Pod]) -> bool:
-        # A pod that is not the workload's has no budget of ours.
-        return self.budget.evict_all([_eviction_request(pod) for pod in pods if isinstance(pod.owner, Replica)])
+        # The removal goes ahead only if every workload's budget takes its own pods; a pod of no
+        # workload with a budget has none.
+        requests: dict[WorkloadPlacement, list[tuple[bool, bool]]] = {}
+        for pod in pods:
+            workload = self.workload_of.get(pod)
+            if workload in self.budgets and isinstance(pod.owner, Replica):
+                requests.setdefault(workload, []).append(_eviction_request(pod))
+        # All or nothing, as one node is drained whole: a refusal gives back what the others took.
+        before = {workload: self.budgets[workload].allowed for workload in requests}
+        if all(self.budgets[workload].evict_all(asked) for workload, asked in requests.items()):
+            return True
+        for workload, allowed in before.items():
+            self.budgets[workload].allowed = allowed
+        return False
 
 
 def _eviction_request(pod: Pod) -> tuple[bool, bool]:
@@ -430,6 +484,11 @@ def _eviction_request(pod: Pod) -> tuple[bool, bool]:
     replica = pod.owner
     ready = isinstance(replica, Replica) and replica.state is ReplicaState.ACTIVE
     return not ready, ready
+
+
+def _named(names: frozenset[str]) -> Callable[[PodSpec], bool]:
+    """Whether a pod is one of these, by name."""
+    return lambda spec: spec.name in names
 
 
 def _terminated(pod: Pod) -> bool:

@@ -529,6 +529,62 @@ class Slo(_Spec):
     error_rate: Ratio = Field(0.01, ge=0, le=1, description="Most failed / finished requests allowed: 0.01 or '1%'.")
 
 
+def _check_placement(workload: Workload, on_cluster: bool, where: str) -> None:
+    """What a workload's pods may ask for where they run: alone on their own node, or on spec.cluster's."""
+    if workload.pod is not None and not on_cluster:
+        raise ValueError(f"{where}.pod is for the scheduler: set spec.cluster too")
+    if on_cluster and workload.cpu_scheduling is not CpuScheduling.PROCESSOR_SHARING:
+        raise ValueError(
+            "with spec.cluster, pods share their node's cores by processor sharing; "
+            f"{where}.cpuScheduling priorities on shared nodes are not modelled yet"
+        )
+    quota = workload.cfs_quota_period is not None
+    if quota and (on_cluster or workload.cpu_scheduling is not CpuScheduling.PROCESSOR_SHARING):
+        raise ValueError(
+            f"{where}.cfsQuotaPeriod is modelled for pods alone on their nodes (no spec.cluster) under ProcessorSharing"
+        )
+    if workload.node is not None and on_cluster:
+        raise ValueError(
+            f"{where}.node sizes the node of a scenario without spec.cluster; here pods run on spec.cluster's nodes"
+        )
+
+
+class ColocatedWorkload(_Spec):
+    """Another workload on `spec.cluster`'s nodes, with its own pods, traffic and autoscalers.
+
+    Its pods compete with the scenario's workload (and each other) for the nodes' room and
+    cores; the metrics pipeline, the recording interval, the seed and the timeline are shared.
+    Its pods are named `<name>-<id>` and carry the label `app: <name>`.
+    """
+
+    name: str = Field(
+        pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
+        max_length=63,
+        description="A DNS-1035 label naming the workload: its pods, its series and its events' targets.",
+    )
+    workload: Workload
+    traffic: TrafficSpec
+    routing: Routing = Field(default_factory=lambda: Routing.model_validate({}))
+    autoscalers: tuple[AutoscalerSpec, ...] = Field((), description="Autoscalers acting on this workload.")
+    disruption_budget: DisruptionBudgetSpec | None = Field(None, description="This workload's PodDisruptionBudget.")
+    client: Client = Field(default_factory=lambda: Client.model_validate({}), description="This workload's clients.")
+
+    def as_spec(self, spec: ScenarioSpec) -> ScenarioSpec:
+        """The scenario as this workload sees it: its own objects on the shared cluster, clock and metrics."""
+        return spec.model_copy(
+            update={
+                "workload": self.workload,
+                "traffic": self.traffic,
+                "routing": self.routing,
+                "autoscalers": self.autoscalers,
+                "disruption_budget": self.disruption_budget,
+                "client": self.client,
+                "events": (),
+                "workloads": (),
+            }
+        )
+
+
 class ScenarioSpec(_Spec):
     duration: RunLength | None = Field(
         None, gt=0, description="Simulated time to run, such as '10m'; a `done` event may end the run sooner."
@@ -553,29 +609,30 @@ class ScenarioSpec(_Spec):
         default_factory=lambda: Client.model_validate({}),
         description="The clients: retries, and whether servers stop work their clients gave up on.",
     )
+    workloads: tuple[ColocatedWorkload, ...] = Field(
+        (),
+        description="More workloads sharing spec.cluster's nodes and scheduler, each with its own pods, traffic "
+        "and autoscalers; events address them as workload/<name>, traffic/<name>, autoscaler/<name>/<autoscaler> "
+        "and replica/<name>[/<id>].",
+    )
+
+    @model_validator(mode="after")
+    def _colocated_workloads(self) -> ScenarioSpec:
+        if self.workloads and self.cluster is None:
+            raise ValueError("spec.workloads share spec.cluster's nodes: set spec.cluster too")
+        names = [entry.name for entry in self.workloads]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"two entries of spec.workloads are named '{twice[0]}'; give each a distinct name")
+        for index, entry in enumerate(self.workloads):
+            _check_placement(entry.workload, True, f"spec.workloads.{index}.workload")
+        return self
 
     @model_validator(mode="after")
     def _scheduler_needs_nodes(self) -> ScenarioSpec:
         if self.scheduler is not None and self.cluster is None:
             raise ValueError("spec.scheduler places pods on spec.cluster's nodes: set spec.cluster too")
-        if self.workload.pod is not None and self.cluster is None:
-            raise ValueError("spec.workload.pod is for the scheduler: set spec.cluster too")
-        if self.cluster is not None and self.workload.cpu_scheduling is not CpuScheduling.PROCESSOR_SHARING:
-            raise ValueError(
-                "with spec.cluster, pods share their node's cores by processor sharing; "
-                "cpuScheduling priorities on shared nodes are not modelled yet"
-            )
-        quota = self.workload.cfs_quota_period is not None
-        if quota and (self.cluster is not None or self.workload.cpu_scheduling is not CpuScheduling.PROCESSOR_SHARING):
-            raise ValueError(
-                "spec.workload.cfsQuotaPeriod is modelled for pods alone on their nodes (no spec.cluster) "
-                "under ProcessorSharing"
-            )
-        if self.workload.node is not None and self.cluster is not None:
-            raise ValueError(
-                "spec.workload.node sizes the node of a scenario without spec.cluster; here pods run "
-                "on spec.cluster's nodes"
-            )
+        _check_placement(self.workload, self.cluster is not None, "spec.workload")
         return self
 
     @property
@@ -621,6 +678,16 @@ class Scenario(_Spec):
         if isinstance(data, dict) and isinstance(scenario, Scenario):
             scenario._document = copy.deepcopy(data)
         return scenario
+
+    @model_validator(mode="after")
+    def _workload_names(self) -> Scenario:
+        for index, entry in enumerate(self.spec.workloads):
+            if entry.name == self.metadata.name:
+                raise ValueError(
+                    f"spec.workloads.{index}.name '{entry.name}' is the scenario's name, which names spec.workload's "
+                    "pods; give it another"
+                )
+        return self
 
     @property
     def document(self) -> dict[str, Any]:
