@@ -43,6 +43,7 @@ from skenario.scenario.format.kep import KepScenario
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.io import located, read_text
 from skenario.scenario.ksim import is_export, read_export
+from skenario.scenario.ksimrecord import is_recording, parse_recording
 from skenario.scenario.loader import load_scenario
 from skenario.scenario.preflight import estimate
 from skenario.scenario.simulation import Phase, Simulation
@@ -289,31 +290,37 @@ def run(
     for tag in tags:
         check_label(tag, "--tag")
     text = read_text(file)
-    exported = is_export(text, str(file))
+    replay = parse_recording(text, str(file)).replay(file.stem) if is_recording(text) else None  # docs/ksim.md
+    exported = replay is None and is_export(text, str(file))
     kep = (
-        KepScenario.model_validate(read_export(file).as_scenario(file.stem))
-        if exported
+        KepScenario.model_validate(replay.scenario if replay else read_export(file).as_scenario(file.stem))
+        if replay or exported
         else kep_scenario(text, str(file))
     )
     if kep is not None:
         check_output_dirs(("--pods", pods_file), ("--results", results_file))
+        if replay is not None:
+            err.print(replay.describe(), highlight=False, markup=False, soft_wrap=True)
         if dry_run:
             out.print(f"{file}: a valid KEP-140 Scenario with {len(kep.spec.events)} event(s)", highlight=False)
             return
-        run_kep(
-            kep,
-            file=file,
-            text=text,
-            seed=seed,
-            as_json=as_json,
-            store=store,
-            no_store=no_store,
-            name=name,
-            tags=tags,
-            pods_file=pods_file,
-            results_file=results_file,
-            ksim=exported,
-        )
+        try:
+            run_kep(
+                kep,
+                file=file,
+                text=text,
+                seed=seed,
+                as_json=as_json,
+                store=store,
+                no_store=no_store,
+                name=name,
+                tags=tags,
+                pods_file=pods_file,
+                results_file=results_file,
+                ksim=exported or replay is not None,
+            )
+        except ScenarioError as exc:  # a recording's: at the record the failed operation came from
+            raise exc if replay is None else replay.locate(exc) from None
         return
     scenario = load_scenario(file)
     check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))

@@ -12,6 +12,9 @@ scheduler configuration by hand. Two bridges to it:
    as the annotations ksim's result store puts on the pod (`Store.GetStoredResult`,
    simulator/scheduler/plugin/resultstore/store.go), so the two can be diffed key by key.
 
+Its recorder's files (`sched-recorder`) are read in `ksimrecord.py`, with the same object rules
+(`for_creation`).
+
 Invariant: an export's objects are kept as written (server fields and all), with `apiVersion` and
 `kind` filled in: ksim lists them through client-go, whose list items carry no TypeMeta. Only
 `as_scenario` strips what the API server populated.
@@ -74,6 +77,7 @@ KINDS: tuple[ExportedKind, ...] = (
     ExportedKind("nodes", "nodes", "v1", "Node", False),
     ExportedKind("pods", "pods", "v1", "Pod", True),
 )
+KIND_BY_NAME = {kind.kind: kind for kind in KINDS}  # the recorder's `DefaultGVRs` are these seven kinds
 # `ResourcesForSnap`'s fields in its order, as error messages name them.
 _KEYS = ("pods", "nodes", "pvs", "pvcs", "storageClasses", "priorityClasses", SCHEDULER_CONFIG_KEY, "namespaces")
 
@@ -117,7 +121,7 @@ class KsimExport:
             for obj in self.objects(kind):
                 if _reserved(kind, obj["metadata"]["name"]):
                     continue
-                manifest = _for_creation(kind, obj)
+                manifest = for_creation(kind, obj)
                 events.append(
                     {
                         "id": _event_id(kind, manifest),
@@ -339,7 +343,9 @@ def _reserved(kind: ExportedKind, name: str) -> bool:
     return False
 
 
-def _for_creation(kind: ExportedKind, obj: Manifest) -> Manifest:
+def for_creation(kind: ExportedKind, obj: Manifest) -> Manifest:
+    """A copy of `obj` as upstream's import creates it: no server metadata; a pod without status or
+    ksim's result annotations; a PV's claimRef without the old claim's uid."""
     manifest = copy.deepcopy(obj)
     metadata = manifest["metadata"]
     for field in SERVER_METADATA:
