@@ -374,7 +374,7 @@ def run(
     summary = simulation.summary()
     if series is not None:
         with atomic_path(series) as partial:
-            simulation.recorder.frame().to_csv(partial, index=False)
+            simulation.series().to_csv(partial, index=False)
     placement = simulation.placement
     if placement is not None:
         write_results(placement.controller, pods_file, results_file)

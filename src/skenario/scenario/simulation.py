@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -37,6 +37,9 @@ from skenario.scenario.format.autoscalers import autoscaler_names
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import ColocatedWorkload, Scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # A run makes an object or two per request that dies young and is never in a reference cycle, so
 # Python's default of a collection every 700 allocations is wasted work: 5-8% of a run.
@@ -251,6 +254,20 @@ class Simulation:
         """spec.workload's summary, with the other workloads' (whose digests its digest covers)."""
         others = {name: run.summary(self.seed) for name, run in self.workloads.items() if name != MAIN}
         return self.main.summary(self.seed, others)
+
+    def series(self) -> pd.DataFrame:
+        """The time series as one table: spec.workload's rows; with several workloads, every workload's,
+        the scenario's first, a `workload` column in front."""
+        import pandas as pd
+
+        if len(self.workloads) == 1:
+            return self.recorder.frame()
+        frames = [
+            run.recorder.frame().assign(workload=self.scenario.metadata.name if name == MAIN else name)
+            for name, run in self.workloads.items()
+        ]
+        series = pd.concat(frames)
+        return series[["workload", *(column for column in series.columns if column != "workload")]]
 
     def documents(self) -> dict[str, Any]:
         """Results beyond the series, as plain JSON data by name: with a cluster, its scheduling

@@ -256,3 +256,12 @@ def test_a_drain_asks_each_workloads_own_disruption_budget() -> None:
     simulation = simulate(document)
     [line] = [entry[4] for entry in simulation.timeline.entries() if entry[1] == "drain" and entry[0] == 2 * SECOND]
     assert line.startswith("node a cordoned; batch-0, batch-1 evicted; eviction of web-0, web-1 refused")
+
+
+def test_the_series_holds_every_workloads_rows_under_its_name() -> None:
+    simulation = simulate(SHARED_CORE)
+    series = simulation.series()
+    assert list(series.columns[:2]) == ["workload", "time_ns"]
+    rows = series.groupby("workload")["requests_arrived"].sum().to_dict()
+    summary = simulation.summary()
+    assert rows == {"web": summary.requests_arrived, "batch": summary.workloads["batch"]["requests_arrived"]}
