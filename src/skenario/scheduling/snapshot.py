@@ -6,7 +6,8 @@ keeps its row for the whole run (a removed node is marked absent), so arrays rec
 stay valid. `order` lists the present nodes by name: the scheduler walks nodes in that order, so
 the result does not depend on the order in which same-time events added them. Requests are kept
 as set (`requested`, what the filters count) and, for cpu and memory, with the non-zero defaults
-the scores count (`non_zero`, upstream's `NonZeroRequested`).
+the scores count (`non_zero`, upstream's `NonZeroRequested`). The pods are also kept grouped as pod
+affinity terms see them (`groups`, see `podgroups`), as a NodeInfo keeps its `PodsWithAffinity`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.podgroups import PodGroups
 
 Ints = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
@@ -68,6 +70,7 @@ class ClusterSnapshot:
         self.order: Ints = np.zeros(0, dtype=np.int64)
         self.namespaces: dict[str, Mapping[str, str]] = {}  # each namespace's labels (namespaceSelector reads them)
         self.affinity_pods: dict[str, int] = {}  # pods with pod (anti-)affinity terms: the row of their node
+        self.groups = PodGroups()  # the pods and their affinity terms as terms see them, per node row
         self.volumes: Any = None  # the PersistentVolumes, claims and StorageClasses the volume plugins read
         self.version = next(_VERSIONS)  # renewed whenever nodes come, go or change; caches of per-node facts key on it
         for node in nodes:
@@ -154,6 +157,7 @@ class ClusterSnapshot:
         forked.pods_on = [dict(pods) for pods in self.pods_on]
         forked.namespaces = dict(self.namespaces)
         forked.affinity_pods = dict(self.affinity_pods)
+        forked.groups = self.groups.copy()
         forked.version = next(_VERSIONS)
         return forked
 
@@ -191,6 +195,7 @@ class ClusterSnapshot:
         self.pods_on[i][pod.name] = pod
         if has_pod_affinity(pod):
             self.affinity_pods[pod.name] = i
+        self.groups.add(pod, i)
         self.requested[i] += self.request_of(pod)
         cpu, memory = self.non_zero_of(pod)
         self.non_zero[i, CPU] += cpu
@@ -199,7 +204,7 @@ class ClusterSnapshot:
 
     def release(self, pod: PodSpec, i: int) -> None:
         """The pod no longer counts on node `i`."""
-        del self.pods_on[i][pod.name]
+        self.groups.remove(self.pods_on[i].pop(pod.name), i)  # as it was counted
         self.affinity_pods.pop(pod.name, None)
         self.requested[i] -= self.request_of(pod)
         cpu, memory = self.non_zero_of(pod)
