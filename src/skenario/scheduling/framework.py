@@ -161,17 +161,21 @@ class Framework:
         codes = np.zeros(len(nodes), dtype=np.int64)
         results: list[tuple[Ints, FilterResult] | None] = []
         alive = np.arange(len(nodes))
+        alive_nodes = nodes[alive]
         for k, plugin in enumerate(self.profile.filters):
             if not len(alive):
                 results.append(None)
                 continue
-            result = plugin.filter(pod, snap, nodes[alive])
+            result = plugin.filter(pod, snap, alive_nodes)
             results.append((alive, result))
             failed = result.codes != 0
-            if failed.any():  # else `alive` stays the same array, which `_record_verdicts` converts once
+            # Most filters fail no node: then `alive` and its nodes stay the same arrays (no plugin
+            # writes to its nodes), and `_record_verdicts` converts them once.
+            if failed.any():
                 first_fail[alive[failed]] = k
                 codes[alive[failed]] = result.codes[failed]
                 alive = alive[~failed]
+                alive_nodes = nodes[alive]
         # The search stops at the `limit`-th feasible node: later nodes were never examined.
         examined_count = len(nodes) if len(alive) <= limit else int(alive[limit - 1]) + 1
         feasible_pos = alive[:limit]
