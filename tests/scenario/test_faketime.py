@@ -396,3 +396,33 @@ def test_a_claim_on_a_local_volume_takes_its_pod_to_the_volumes_node() -> None:
     catalog = simulation.snapshot.volumes
     bound = catalog.claim("default", "data")
     assert bound is not None and bound.volume_name == "pv-b"
+
+
+@pytest.mark.parametrize("skip_gone", [False, True])
+def test_a_replay_skips_operations_on_pods_this_cluster_preempted(skip_gone: bool) -> None:
+    """In the recorded cluster `low` lived on (its scheduler did not preempt it) and is deleted at 3;
+    here `high` preempted it at 2. A replay skips the delete and counts it; a scenario stops on it."""
+    classes = [
+        create(
+            f"pc-{n}",
+            0,
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v},
+        )
+        for n, v in (("low", 10), ("high", 1000))
+    ]
+    events = (
+        *classes,
+        create("a", 0, node("a", "2")),
+        create("low", 1, pod("low", "2", priorityClassName="low")),
+        create("high", 2, pod("high", "2", priorityClassName="high")),
+        delete("delete-low", 3, "Pod", "low"),
+        done(4),
+    )
+    simulation = FakeTimeRun(scenario(*events), skip_gone=skip_gone)
+    if not skip_gone:
+        with pytest.raises(ScenarioError, match="there is no Pod default/low"):
+            simulation.run()
+        return
+    simulation.run()
+    assert simulation.skipped == ["delete-low"]
+    assert simulation.phase.value == "Completed"

@@ -59,14 +59,24 @@ def run_kep(
     pods_file: Path | None,
     results_file: Path | None,
     ksim: bool = False,
+    skip_gone: bool = False,
 ) -> None:
-    """Run a KEP-140 Scenario to its Done event (or pause after its last), print, write and store what it did."""
+    """Run a KEP-140 Scenario to its Done event (or pause after its last), print, write and store what it did.
+    With `skip_gone` (a replayed recording) an operation on an object already gone is skipped and counted."""
     started = time.perf_counter()
     try:
-        run = FakeTimeRun(scenario, source=str(file), base_dir=file.parent, seed=seed)
+        run = FakeTimeRun(scenario, source=str(file), base_dir=file.parent, seed=seed, skip_gone=skip_gone)
         run.run()
     except ScenarioError as exc:
         raise located(exc, str(file), text) from None
+    if run.skipped:
+        err.print(
+            f"{len(run.skipped)} recorded operation(s) skipped: their object was already gone here "
+            f"(preempted or evicted): {', '.join(run.skipped[:5])}{' ...' if len(run.skipped) > 5 else ''}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     wall = time.perf_counter() - started
     status = run.status()
     digest = digest_of(status)

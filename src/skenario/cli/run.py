@@ -318,6 +318,7 @@ def run(
                 pods_file=pods_file,
                 results_file=results_file,
                 ksim=exported or replay is not None,
+                skip_gone=replay is not None,
             )
         except ScenarioError as exc:  # a recording's: at the record the failed operation came from
             raise exc if replay is None else replay.locate(exc) from None

@@ -129,6 +129,10 @@ class FakeTimeRun:
     source: str = "<scenario>"
     base_dir: Path = field(default_factory=Path.cwd)
     seed: int | None = None
+    # A Patch or Delete of an object already gone here (preempted, or evicted by a drain) is skipped
+    # and its id kept in `skipped`, instead of failing the run: for replays of a recorded cluster,
+    # whose scheduler did not preempt and evict as this one does.
+    skip_gone: bool = False
 
     def __post_init__(self) -> None:
         spec = self.scenario.spec
@@ -152,6 +156,7 @@ class FakeTimeRun:
         self._done: int | None = None
         self._ran: set[str] = set()
         self._seen_scheduler = 0  # controller timeline entries already taken
+        self.skipped: list[str] = []  # with skip_gone: the operations whose object was gone
         self.add_events(spec.events, field_prefix="spec.events")
 
     # -- events ------------------------------------------------------------------------------------
@@ -224,6 +229,11 @@ class FakeTimeRun:
         elif event.operation == "Create":
             self.store.create(body.object, f"{where}.createOperation.object")
             result = {"object": body.object}
+        elif self.skip_gone and not self.store.holds(
+            body.type_meta.kind, body.object_meta.namespace, body.object_meta.name
+        ):
+            self.skipped.append(event.id)
+            return
         elif event.operation == "Patch":
             meta = body.object_meta
             patch = parse_patch(body.patch, f"{where}.patchOperation.patch")
@@ -245,6 +255,10 @@ class FakeTimeRun:
             }
         key = event.operation.lower()
         self.timeline.append(TimelineEntry(event.time, event.operation, {"id": event.id, key: result}))
+
+    def _holds(self, body: Any) -> bool:
+        """Whether the object a Patch or Delete names is here now."""
+        return self.store.holds(body.type_meta.kind, body.object_meta.namespace, body.object_meta.name)
 
     def _take_scheduler_events(self) -> None:
         """The scheduler's PodScheduled / PodUnscheduled / PodPreempted, and a drain's evictions, into the timeline."""

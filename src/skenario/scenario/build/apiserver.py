@@ -194,6 +194,11 @@ class ObjectStore:
         self.priority_classes.pop(name if kind == "PriorityClass" else "", None)
         return self._deleted(key)
 
+    def holds(self, kind: str, namespace: str, name: str) -> bool:
+        """Whether the object is here now."""
+        namespace = "" if kind in CLUSTER_SCOPED else (namespace or DEFAULT_NAMESPACE)
+        return (kind, namespace, name) in self.objects
+
     def _model(self, kind: str, where: str) -> type[BaseModel]:
         model = MODELS.get(kind)
         if model is None:
@@ -203,10 +208,9 @@ class ObjectStore:
 
     def _existing(self, kind: str, namespace: str, name: str, where: str) -> Key:
         namespace = "" if kind in CLUSTER_SCOPED else (namespace or DEFAULT_NAMESPACE)
-        key = (kind, namespace, name)
-        if key not in self.objects:
+        if not self.holds(kind, namespace, name):
             raise ScenarioError(f"there is no {kind} {_shown(namespace, name)} at this time", field=where)
-        return key
+        return (kind, namespace, name)
 
     # -- create ------------------------------------------------------------------------------------
 

@@ -70,6 +70,11 @@ class TolerationSpec(_Spec):
     operator: Literal["Equal", "Exists"] = "Equal"
     value: str = ""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
+    toleration_seconds: int | None = Field(
+        None,
+        description="How long a NoExecute taint is tolerated; read, not modelled: the taint is tolerated "
+        "for the run (every real pod carries 300 s for not-ready and unreachable).",
+    )
 
     @model_validator(mode="after")
     def _rules(self) -> TolerationSpec:
@@ -228,9 +233,26 @@ class SpreadSpec(_Spec):
     min_domains: int | None = Field(None, ge=1)
     node_affinity_policy: Literal["Honor", "Ignore"] = "Honor"
     node_taints_policy: Literal["Honor", "Ignore"] = "Ignore"
+    match_label_keys: list[str] = Field(
+        default_factory=list, description="Pod label keys whose values join the selector (spreads per revision)."
+    )
+
+    @model_validator(mode="after")
+    def _keys_need_a_selector(self) -> SpreadSpec:
+        # ValidateTopologySpreadConstraints: matchLabelKeys is refused without labelSelector. A key
+        # may be in the selector too: since 1.33 the API server merges the keys into it
+        # (MatchLabelKeysInPodTopologySpreadSelectorMerge), and the same requirement twice is one.
+        if self.match_label_keys and self.label_selector is None:
+            raise ValueError("matchLabelKeys needs a labelSelector")
+        return self
 
     def build(self, labels: dict[str, str]) -> TopologySpreadConstraint:
+        """The constraint, `matchLabelKeys` merged into its selector with the pod's own values (`key In
+        (value)`, a key the pod has not ignored), as the API server merges them."""
         selector = self.label_selector.build() if self.label_selector is not None else LabelSelector(dict(labels))
+        extra = tuple(Requirement(k, "In", (labels[k],)) for k in self.match_label_keys if k in labels)
+        if extra:
+            selector = LabelSelector(selector.match_labels, selector.match_expressions + extra)
         return TopologySpreadConstraint(
             self.max_skew,
             self.topology_key,

@@ -202,3 +202,40 @@ def test_an_invalid_label_in_a_selector_is_an_error_not_a_non_match(selector: di
     anti = {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "zone", "labelSelector": selector}]}
     with pytest.raises(ValidationError, match="label"):
         pod([container("c")], affinity={"podAntiAffinity": anti})
+
+
+def test_spread_match_label_keys_join_the_selector_with_the_pods_own_values() -> None:
+    """Topology spread's `matchLabelKeys` (KEP-3243): `key In (the pod's value)` joins the selector; a key
+    the pod has not is ignored (`mergeLabelSetWithSelector`)."""
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        "matchLabelKeys": ["pod-template-hash", "absent"],
+    }
+    manifest = PodManifest.model_validate(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"app": "web", "pod-template-hash": "abc"}},
+            "spec": {"containers": [container("c")], "topologySpreadConstraints": [spread]},
+        }
+    )
+    (constraint,) = build(manifest).spread
+    selector = constraint.label_selector
+    assert selector.matches({"app": "web", "pod-template-hash": "abc"})
+    assert not selector.matches({"app": "web", "pod-template-hash": "old"})
+
+
+def test_spread_match_label_keys_need_a_selector() -> None:
+    """ValidateTopologySpreadConstraints refuses matchLabelKeys without a labelSelector."""
+    with pytest.raises(ValidationError, match="matchLabelKeys needs a labelSelector"):
+        pod([container("c")], topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "z", "matchLabelKeys": ["a"]}])
+
+
+def test_a_toleration_with_seconds_is_read() -> None:
+    """Every pod of a real cluster carries `tolerationSeconds: 300` for not-ready and unreachable nodes."""
+    toleration = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
+    manifest = pod([container("c")], tolerations=[{**toleration, "tolerationSeconds": 300}])
+    (read,) = build(manifest).tolerations
+    assert read.key == "node.kubernetes.io/not-ready"

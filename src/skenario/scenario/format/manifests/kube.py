@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from skenario.scenario.format.cluster import LabelSelectorSpec, TaintSpec
 from skenario.scenario.format.manifests.pod import ObjectMeta, PodTemplate, _Open
@@ -18,6 +18,9 @@ from skenario.scheduling.objects import DEFAULT_MAX_PODS, NodeSpec
 
 # Before CSINode, the kubelet reported a CSI driver's volume limit as this allocatable resource.
 ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-csi-"
+# pkg/apis/scheduling/types.go: the highest priority a user's PriorityClass may have, and system-cluster-critical's.
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
 
 
 class NodeSpecManifest(_Open):
@@ -81,9 +84,19 @@ class PriorityClassManifest(_Open):
     api_version: Literal["scheduling.k8s.io/v1"]
     kind: Literal["PriorityClass"]
     metadata: ObjectMeta
-    value: int = Field(ge=-(2**31), le=10**9)
+    value: int = Field(ge=-(2**31), le=SYSTEM_CRITICAL_PRIORITY + 1000)
     global_default: bool = False
     preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+
+    @model_validator(mode="after")
+    def _user_definable(self) -> PriorityClassManifest:
+        # ValidatePriorityClass: above HighestUserDefinablePriority only the system- classes
+        # (system-cluster-critical 2e9, system-node-critical 2e9 + 1000).
+        if self.value > HIGHEST_USER_DEFINABLE_PRIORITY and not self.metadata.name.startswith("system-"):
+            raise ValueError(
+                f"value {self.value} is above {HIGHEST_USER_DEFINABLE_PRIORITY:,}, which only system- classes may be"
+            )
+        return self
 
 
 class ReplicaSetSpec(_Open):
