@@ -107,7 +107,11 @@ def _unmodelled(ref: Any) -> bool:
     return isinstance(ref, dict) and ref.get("name") in NOT_MODELLED
 
 
-_ARGS = {"NodeResourcesFit": ("scoringStrategy",), "NodeResourcesBalancedAllocation": ("resources",)}
+_ARGS = {
+    "NodeResourcesFit": ("scoringStrategy",),
+    "NodeResourcesBalancedAllocation": ("resources",),
+    "InterPodAffinity": ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"),
+}
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skenario.scenario.build.plugins import load_class
-from skenario.scenario.format.scheduler import BalancedArgs, FitArgs, SchedulerSpec
+from skenario.scenario.format.scheduler import BalancedArgs, FitArgs, InterPodAffinityArgs, SchedulerSpec
 from skenario.scheduling.framework import Profile, WeightedScore
 from skenario.scheduling.plugins.custom import UserPlugin
 from skenario.scheduling.plugins.noderesources import ShapePoint
@@ -23,6 +23,7 @@ def build_profile(scheduler: SchedulerSpec, base_dir: Path, field: str = "spec.s
     config = {c.name: c.args for c in spec.plugin_config}
     fit = FitArgs.model_validate(config.get("NodeResourcesFit", {})).scoring_strategy
     balanced = BalancedArgs.model_validate(config.get("NodeResourcesBalancedAllocation", {}))
+    affinity = InterPodAffinityArgs.model_validate(config.get("InterPodAffinity", {}))
     shape = fit.requested_to_capacity_ratio.shape if fit.requested_to_capacity_ratio is not None else []
     filters, scores = new_plugins(
         {
@@ -33,6 +34,10 @@ def build_profile(scheduler: SchedulerSpec, base_dir: Path, field: str = "spec.s
             },
             "NodeResourcesBalancedAllocation": {
                 "resources": tuple(ResourceSpec(r.name, r.weight) for r in balanced.resources)
+            },
+            "InterPodAffinity": {
+                "hard_pod_affinity_weight": affinity.hard_pod_affinity_weight,
+                "ignore_preferred_terms_of_existing_pods": affinity.ignore_preferred_terms_of_existing_pods,
             },
         }
     )

@@ -94,13 +94,32 @@ class BalancedArgs(_Spec):
     )
 
 
+class InterPodAffinityArgs(_Spec):
+    """`InterPodAffinityArgs` (kube-scheduler config v1), with upstream's defaults and range."""
+
+    hard_pod_affinity_weight: int = Field(
+        1, ge=0, le=100, description="The weight of existing pods' required affinity."
+    )
+    ignore_preferred_terms_of_existing_pods: bool = Field(
+        False, description="Score by the incoming pod's preferred terms alone."
+    )
+
+
+PLUGIN_ARGS: dict[str, type[_Spec]] = {
+    "NodeResourcesFit": FitArgs,
+    "NodeResourcesBalancedAllocation": BalancedArgs,
+    "InterPodAffinity": InterPodAffinityArgs,
+}
+"""The plugins whose args a profile's pluginConfig sets, and the args each takes."""
+
+
 class PluginConfig(_Spec):
-    name: Literal["NodeResourcesFit", "NodeResourcesBalancedAllocation"]
+    name: Literal["NodeResourcesFit", "NodeResourcesBalancedAllocation", "InterPodAffinity"]
     args: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _args(self) -> PluginConfig:
-        (FitArgs if self.name == "NodeResourcesFit" else BalancedArgs).model_validate(self.args)
+        PLUGIN_ARGS[self.name].model_validate(self.args)
         return self
 
 
