@@ -9,6 +9,7 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
     4  recording | validation       what watches a run; the simulator checked against the solver
     5  scenario                     format < bundle < build < dryrun < loader < simulation < faketime
     6  results                      finished runs read back: RunData, store, analysis, plots, reports
+    6.5 sweep                       many runs: settings, designs, workers, intervals, studies
     7  cli                          the commands
 
 Packages side by side in one layer (`|`) are independent rooms: neither imports the other.
@@ -51,6 +52,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.scenario.simulation", 5.5),
     ("skenario.scenario.faketime", 5.6),
     ("skenario.results", 6),
+    ("skenario.sweep", 6.5),
     ("skenario.cli", 7),
 )
 
@@ -65,6 +67,9 @@ HEAVY = (
     "pandas",
     "matplotlib",
     "plotly",
+    "distributed",  # the sweep extra's: loaded only where a sweep or study needs them
+    "optuna",
+    "scipy",
     "skenario.results.analysis",
     "skenario.results.explain",
     "skenario.results.plot",

@@ -1,0 +1,88 @@
+"""Runs on workers: the same rows whatever the worker count and finishing order, a failing run reported
+while the others go on, and each run's figures derived from its summary and its replicas."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+import yaml
+
+from skenario.core.time import MILLISECOND
+from skenario.results.rundata import RunData
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Simulation
+from skenario.sweep.runner import Job, Prices, figures, run_job, run_jobs, workers
+
+SCENARIO = """
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: small}
+spec:
+  duration: 2m
+  seed: 3
+  workload:
+    replicas: 2
+    resources: {requests: {cpu: 500m, memory: 512Mi}}
+    request: {cpuTime: {distribution: exponential, mean: 50ms}, timeout: 1s}
+  traffic: {type: poisson, rate: 20/s}
+  slo: {latency: 100ms, percentile: 99, errorRate: 0.01}
+"""
+
+
+def jobs(count: int) -> list[Job]:
+    return [Job(point=i % 2, seed=i, text=SCENARIO, base_dir=".") for i in range(count)]
+
+
+def test_one_and_two_workers_give_the_same_rows_in_the_jobs_order() -> None:
+    with workers(1) as one:
+        alone = run_jobs(jobs(6), one)
+    with workers(2) as two:
+        paired = run_jobs(jobs(6), two)
+    strip = [{k: v for k, v in row.items() if k != "wall_s"} for row in alone]
+    assert strip == [{k: v for k, v in row.items() if k != "wall_s"} for row in paired]
+    assert [row["seed"] for row in paired] == list(range(6))
+    assert len({row["digest"] for row in paired}) == 6  # six seeds, six runs
+
+
+def test_a_failing_run_is_reported_and_the_others_go_on() -> None:
+    broken = SCENARIO.replace("rate: 20/s", "rate: 20/s, path: missing.csv")
+    batch = [jobs(1)[0], Job(point=1, seed=1, text=broken, base_dir="."), jobs(3)[2]]
+    with workers(2) as pool:
+        rows = run_jobs(batch, pool)
+    assert [row["phase"] for row in rows] == ["Completed", "Failed", "Completed"]
+    assert rows[1]["error"] and rows[1]["p99_ms"] is None
+
+
+def test_a_jobs_figures_are_its_runs() -> None:
+    row = run_job(jobs(1)[0])
+    simulation = Simulation(parse_scenario(SCENARIO), seed=0)
+    summary = simulation.run()
+    assert row["digest"] == summary.digest
+    assert row["p99_ms"] == summary.latency_p99_ns / MILLISECOND
+    finished = summary.requests_completed + summary.requests_failed
+    assert row["error_rate"] == summary.requests_failed / finished
+    # Two replicas alive for the whole 2 minutes: 4 replica-minutes; half a core each.
+    assert row["replica_hours"] == pytest.approx(2 * 2 / 60)
+    assert row["cpu_hours"] == pytest.approx(0.5 * 2 * 2 / 60)
+    assert 0 <= row["slo_compliance"] <= 1
+
+
+def test_cost_counts_the_prices_given() -> None:
+    simulation = Simulation(parse_scenario(SCENARIO), seed=0)
+    simulation.run()
+    run = RunData.from_simulation(simulation)
+    assert figures(run, Prices())["cost"] is None
+    # 4 replica-minutes at 6/h, 2 core-minutes at 3/h, 2 GiB-minutes (512Mi x 4 min) at 1.5/h.
+    priced = figures(run, Prices(replica_hour=6, cpu_hour=3, gib_hour=1.5))["cost"]
+    assert priced == pytest.approx(6 * 4 / 60 + 3 * 1 / 30 + 1.5 * 2 / 60)
+
+
+def test_a_job_travels_as_plain_data() -> None:
+    # What goes to a Dask worker: the job pickles, and its text is the scenario as written.
+
+    job = jobs(1)[0]
+    assert pickle.loads(pickle.dumps(job)) == job
+    assert yaml.safe_load(job.text)["metadata"]["name"] == "small"
+    assert Path(job.base_dir) == Path(".")
