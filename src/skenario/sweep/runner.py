@@ -138,6 +138,7 @@ class DaskWorkers:
         from distributed import Client
 
         self.client = Client(address, timeout="10s")  # type: ignore[no-untyped-call]
+        self.client.wait_for_workers(1, timeout=30)  # a cluster just started may have none yet
         self.count = max(1, sum(self.client.nthreads().values()))  # type: ignore[no-untyped-call]
 
     def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, dict[str, Any]]]:

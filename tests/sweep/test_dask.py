@@ -1,0 +1,51 @@
+"""A real Dask cluster on loopback: a `dask scheduler` and a `dask worker` with two worker processes,
+started as separate processes and stopped by the test, running jobs end to end."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from skenario.sweep.runner import Job, run_jobs, workers
+from tests.sweep.test_runner import SCENARIO
+
+
+@pytest.fixture
+def cluster() -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler_command = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port)]
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", *scheduler_command, "--dashboard-address", ":0", "--no-show"], **quiet
+    )
+    worker_command = ["distributed.cli.dask_worker", address, "--nworkers", "2", "--nthreads", "1"]
+    worker = subprocess.Popen([sys.executable, "-m", *worker_command, "--no-dashboard"], **quiet)
+    try:
+        from distributed import Client
+
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for process in (worker, scheduler):
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def test_jobs_on_a_two_worker_dask_cluster_give_the_local_rows(cluster: str) -> None:
+    jobs = [Job(point=i % 2, seed=i, text=SCENARIO, base_dir=".") for i in range(4)]
+    with workers(dask=cluster) as pool:
+        assert pool.count == 2
+        remote = run_jobs(jobs, pool)
+    with workers(1) as pool:
+        local = run_jobs(jobs, pool)
+    keep = ("point", "seed", "digest", "p99_ms", "replica_hours", "slo_compliance")
+    assert [{k: row[k] for k in keep} for row in remote] == [{k: row[k] for k in keep} for row in local]
+    assert all(row["phase"] == "Completed" for row in remote)
