@@ -2,7 +2,7 @@
 
 Layers, lowest first; a module may import its own layer and the layers below, never one above:
 
-    0  errors, scenario.io          the errors, and the YAML/validation I/O every file format shares
+    0  version, errors, scenario.io the version, the errors, and the YAML/validation I/O every file format shares
     1  core                         time, Environment, stocks, clock: nothing of Kubernetes
     2  queueing | model | workloads the analytic solver; the cluster world; traffic patterns and traces
     3  autoscalers | scheduling     policies: pure calculators and the controllers that drive them
@@ -10,7 +10,7 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
     5  scenario                     format < bundle < build < dryrun < loader < simulation < faketime
     6  results                      finished runs read back: RunData, store, analysis, plots, reports
     6.5 sweep                       many runs: settings, designs, workers, intervals, studies
-    7  cli                          the commands
+    7  cli, skenario's own names    the commands, and the Python API (`skenario.sweep`, `skenario.tune`)
 
 Packages side by side in one layer (`|`) are independent rooms: neither imports the other.
 Function-local imports count as imports; besides, only the lazy loads of heavy libraries (pandas,
@@ -31,6 +31,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 # (prefix, layer); the longest matching prefix wins. Scenario's jobs are half-layers, in order.
 LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario", 0),  # the package's __init__: its version
+    ("skenario.version", 0),
     ("skenario.__main__", 7),
     ("skenario.errors", 0),
     ("skenario.scenario.io", 0),
@@ -52,7 +53,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.scenario.simulation", 5.5),
     ("skenario.scenario.faketime", 5.6),
     ("skenario.results", 6),
-    ("skenario.sweep", 6.5),
+    ("skenario.sweeps", 6.5),
     ("skenario.cli", 7),
 )
 
@@ -74,6 +75,7 @@ HEAVY = (
     "skenario.results.explain",
     "skenario.results.plot",
     "skenario.results.report",
+    "skenario.sweeps.api",
 )
 """What may be imported inside a function: heavy libraries, and our modules that import them at their top."""
 

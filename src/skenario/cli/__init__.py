@@ -10,7 +10,6 @@ import copy
 
 import click
 
-from skenario import __version__
 from skenario.cli.check import check
 from skenario.cli.explain import decisions, explain
 from skenario.cli.run import run
@@ -19,6 +18,7 @@ from skenario.cli.schedule import schedule
 from skenario.cli.schema import schema
 from skenario.cli.solve import solve
 from skenario.cli.validate import validate
+from skenario.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

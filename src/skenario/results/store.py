@@ -29,12 +29,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skenario import __version__
 from skenario.core.time import SECOND
 from skenario.errors import SkenarioError
 from skenario.recording.recorder import COLUMNS, LIFECYCLE_COLUMNS, REPLICA_COLUMNS
 from skenario.results.rundata import RunData, replica_frame, timeline_frame
 from skenario.scenario.simulation import Simulation
+from skenario.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skenario import __version__
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
@@ -42,6 +41,7 @@ from skenario.scheduling.plugins.registry import NOT_MODELLED
 from skenario.scheduling.pods import Pod
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
+from skenario.version import __version__
 
 FAKE_STEP = SECOND  # one FakeTime step in the kernel's time
 # The store keeps every attempt's per-node plugin results up to this many (node, plugin) verdicts; past

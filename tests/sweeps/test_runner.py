@@ -13,7 +13,7 @@ from skenario.core.time import MILLISECOND
 from skenario.results.rundata import RunData
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
-from skenario.sweep.runner import Job, Prices, figures, run_job, run_jobs, workers
+from skenario.sweeps.runner import Job, Prices, figures, run_job, run_jobs, workers
 
 SCENARIO = """
 apiVersion: skenario.dev/v1alpha1

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student_t  # type: ignore[import-untyped]  # scipy ships no stubs
 
-from skenario.sweep.space import SweepError
+from skenario.sweeps.space import SweepError
 
 CONFIDENCE = 0.95
 

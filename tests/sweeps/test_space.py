@@ -13,7 +13,7 @@ import yaml
 from skenario.core.time import SECOND
 from skenario.scenario.build.autoscalers import hpa_spec
 from skenario.scenario.loader import parse_scenario
-from skenario.sweep.space import (
+from skenario.sweeps.space import (
     Range,
     Setting,
     SweepError,

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from skenario.sweep.runner import Job, run_jobs, workers
-from tests.sweep.test_runner import SCENARIO
+from skenario.sweeps.runner import Job, run_jobs, workers
+from tests.sweeps.test_runner import SCENARIO
 
 
 @pytest.fixture

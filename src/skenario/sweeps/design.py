@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.stats import qmc  # type: ignore[import-untyped]  # scipy ships no stubs
 
-from skenario.sweep.space import Range, Setting, SweepError, parse_path, value_for
+from skenario.sweeps.space import Range, Setting, SweepError, parse_path, value_for
 
 Design = Literal["grid", "lhs", "sobol"]
 DESIGNS: tuple[str, ...] = ("grid", "lhs", "sobol")

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from skenario.sweep.space import SweepError
-from skenario.sweep.stats import Interval, interval, paired
+from skenario.sweeps.space import SweepError
+from skenario.sweeps.stats import Interval, interval, paired
 
 # Values 1, 2, 3, 4, 5 by hand: mean 3; s^2 = (4 + 1 + 0 + 1 + 4) / 4 = 2.5, s = 1.58114;
 # s / sqrt(5) = 0.70711. From a t table, t(4, 0.975) = 2.77645 and t(4, 0.995) = 4.60409, so the

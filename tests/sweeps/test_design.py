@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skenario.core.time import SECOND, parse_duration
-from skenario.sweep.design import grid, latin_hypercube, points, sobol
-from skenario.sweep.space import Range, Setting, SweepError, parse_range
+from skenario.sweeps.design import grid, latin_hypercube, points, sobol
+from skenario.sweeps.space import Range, Setting, SweepError, parse_range
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 Sampler = Callable[[Sequence[Range], int, int], list[dict[str, Any]]]
