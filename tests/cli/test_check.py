@@ -1,10 +1,13 @@
-"""Pre-flight: `skenario check` estimates a run from the scenario alone; `run` refuses one past the limits."""
+"""Pre-flight: `skenario check` estimates a run from the scenario alone; `run` refuses one past the limits.
+KEP-140 input (a KEP-140 Scenario, a kube-scheduler-simulator export or recording) is checked as
+`run --dry-run` checks it: its timeline run in memory."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from skenario.cli import cli
@@ -116,3 +119,85 @@ def test_an_astronomical_scenario_is_estimated_and_refused_not_overflowed(tmp_pa
     assert checked.exit_code == 0 and "over the limit" in checked.output
     ran = CliRunner().invoke(cli, ["run", str(scenario), "--no-store"])
     assert ran.exit_code == 2 and "refused" in ran.output and "Traceback" not in ran.output
+
+
+KEP_EXAMPLE = ROOT / "examples" / "kep140" / "taint-and-delete.yaml"
+# A PriorityClass lets `high` preempt `low` off the only node at step 2; `label-low` then patches
+# `low` at step 3, when it is gone. Only running the scheduler knows that: each object is created
+# once and never deleted by an event.
+PREEMPTED_THEN_PATCHED = """\
+apiVersion: simulation.kube-scheduler-simulator.x-k8s.io/v1alpha1
+kind: Scenario
+metadata: {name: preempted-then-patched}
+spec:
+  events:
+    - {id: low-class, time: 0, operation: Create, createOperation: {object: {apiVersion: scheduling.k8s.io/v1,
+       kind: PriorityClass, metadata: {name: low}, value: 10}}}
+    - {id: high-class, time: 0, operation: Create, createOperation: {object: {apiVersion: scheduling.k8s.io/v1,
+       kind: PriorityClass, metadata: {name: high}, value: 1000}}}
+    - {id: node-a, time: 0, operation: Create, createOperation: {object: {apiVersion: v1, kind: Node,
+       metadata: {name: a}, status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}}}}
+    - {id: low, time: 1, operation: Create, createOperation: {object: {apiVersion: v1, kind: Pod,
+       metadata: {name: low}, spec: {priorityClassName: low,
+       containers: [{name: c, resources: {requests: {cpu: "2"}}}]}}}}
+    - {id: high, time: 2, operation: Create, createOperation: {object: {apiVersion: v1, kind: Pod,
+       metadata: {name: high}, spec: {priorityClassName: high,
+       containers: [{name: c, resources: {requests: {cpu: "2"}}}]}}}}
+    - id: label-low
+      time: PATCH_AT
+      operation: Patch
+      patchOperation:
+        typeMeta: {apiVersion: v1, kind: Pod}
+        objectMeta: {name: low}
+        patch: '{"metadata": {"labels": {"seen": "yes"}}}'
+    - {id: end, time: 4, operation: Done, doneOperation: {done: true}}
+"""
+
+
+def test_check_reads_a_kep_scenario_as_run_does_and_runs_its_timeline_in_memory(tmp_path: Path) -> None:
+    events = len(yaml.safe_load(KEP_EXAMPLE.read_text())["spec"]["events"])
+    result = CliRunner().invoke(cli, ["check", str(KEP_EXAMPLE)])
+    assert result.exit_code == 0, result.output
+    assert f"a valid KEP-140 Scenario with {events} event(s)" in result.output
+    assert "Completed at FakeTime 4" in result.output  # its Done event is at time 4
+    assert "skenario.dev/v1alpha1" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("path", "last_step"),
+    [
+        # tests/cli/test_ksimrecord_command.py: the recording's story ends with Done at FakeTime 11
+        (ROOT / "examples" / "ksim" / "recording.jsonl", 11),
+        # an export: every object created at step 0, Done at 1
+        (ROOT / "tests" / "scenario" / "data" / "ksim-export.json", 1),
+    ],
+)
+def test_check_reads_kube_scheduler_simulator_recordings_and_exports(path: Path, last_step: int) -> None:
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "a valid KEP-140 Scenario" in result.output and f"Completed at FakeTime {last_step}" in result.output
+    assert "not valid YAML" not in result.output
+
+
+def test_check_names_the_event_whose_object_is_not_there(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(KEP_EXAMPLE.read_text().replace("objectMeta: {name: a}", "objectMeta: {name: nowhere}"))
+    result = CliRunner().invoke(cli, ["check", str(broken)])
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert "field 'spec.events.3.patchOperation'" in line and "'taint-a'" in line and "no Node nowhere" in line
+
+
+def test_check_finds_an_event_on_a_pod_the_scheduler_preempted_as_the_run_would(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    scenario = tmp_path / "preempted.yaml"
+    scenario.write_text(PREEMPTED_THEN_PATCHED.replace("PATCH_AT", "3"))
+    checked = CliRunner().invoke(cli, ["check", str(scenario)])
+    ran = CliRunner().invoke(cli, ["run", str(scenario), "--store", str(store)])
+    assert checked.exit_code == ran.exit_code == 2
+    assert checked.stderr == ran.stderr  # the same one line
+    assert "field 'spec.events.5.patchOperation'" in checked.stderr and "no Pod default/low" in checked.stderr
+    assert not store.exists()
+    # A step earlier `low` is still there (bound at 1, preempted at 2): the same file checks clean.
+    scenario.write_text(PREEMPTED_THEN_PATCHED.replace("PATCH_AT", "1"))
+    assert CliRunner().invoke(cli, ["check", str(scenario)]).exit_code == 0

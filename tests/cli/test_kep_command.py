@@ -84,3 +84,64 @@ def test_a_kube_scheduler_simulator_export_runs_and_carries_its_web_uis_annotati
     for key, names in annotations.items():
         if names:
             assert names["kube-scheduler-simulator.sigs.k8s.io/selected-node"] == bound[key.rpartition("/")[2]]
+
+
+def test_a_dry_run_finds_the_mistake_the_run_would_and_stores_nothing(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(EXAMPLE.read_text().replace("objectMeta: {name: a}", "objectMeta: {name: nowhere}"))
+    store = tmp_path / "store"
+    dry = CliRunner().invoke(cli, ["run", str(broken), "--dry-run", "--store", str(store)])
+    real = CliRunner().invoke(cli, ["run", str(broken), "--store", str(store)])
+    assert dry.exit_code == real.exit_code == 2
+    assert dry.stderr == real.stderr
+    (line,) = dry.stderr.splitlines()
+    assert "spec.events.3.patchOperation" in line and "event 'taint-a' at FakeTime 2" in line
+    assert "no Node nowhere" in line and "Traceback" not in line
+    assert not store.exists()
+
+
+def test_a_dry_run_of_a_valid_scenario_runs_it_in_memory_and_writes_nothing(tmp_path: Path) -> None:
+    store, results = tmp_path / "store", tmp_path / "status.json"
+    code, stdout, stderr = invoke("run", str(EXAMPLE), "--dry-run", "--store", str(store), "--results", str(results))
+    assert code == 0, stderr
+    assert "a valid KEP-140 Scenario with 7 event(s)" in stdout  # the example's seven `- id:` entries
+    assert "Completed at FakeTime 4" in stdout
+    assert not store.exists() and not results.exists()
+
+
+def test_the_store_keeps_the_web_uis_annotations_and_export_writes_them(tmp_path: Path) -> None:
+    """The stored KEP-140 document is the `--results` one, ksimAnnotations included, and `skenario
+    export` writes it: a pod ksim would have scheduled names its node as PodScheduled does."""
+    export = Path(__file__).resolve().parents[1] / "scenario" / "data" / "ksim-export.json"
+    store, status_file, folder = tmp_path / "store", tmp_path / "status.json", tmp_path / "exported"
+    code, _, stderr = invoke("run", str(export), "--store", str(store), "--results", str(status_file))
+    assert code == 0, stderr
+    written = json.loads(status_file.read_text())
+    (run,) = RunStore(store).runs()
+    stored = RunStore(store).load(run["run"]).documents["kep140"]
+    assert stored["ksimAnnotations"] == written["ksimAnnotations"]
+    code, _, stderr = invoke("export", str(run["run"]), "--store", str(store), "--output", str(folder))
+    assert code == 0, stderr
+    exported = json.loads((folder / "kep140.json").read_text())
+    annotations = exported["ksimAnnotations"]
+    assert annotations["team-a/web-0"] == {}  # bound in the export already: no scheduling cycle
+    bound = {
+        e["podScheduled"]["pod"]["metadata"]["name"]: e["podScheduled"]["boundTo"]
+        for events in exported["scenarioResult"]["timeline"].values()
+        for e in events
+        if e["operation"] == "PodScheduled"
+    }
+    selected = {
+        key.rpartition("/")[2]: names["kube-scheduler-simulator.sigs.k8s.io/selected-node"]
+        for key, names in annotations.items()
+        if names
+    }
+    assert selected and all(selected[name] == bound[name] for name in selected)
+
+
+def test_a_kep_scenario_is_not_given_the_web_uis_annotations(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    code, _, stderr = invoke("run", str(EXAMPLE), "--store", str(store))
+    assert code == 0, stderr
+    (run,) = RunStore(store).runs()
+    assert "ksimAnnotations" not in RunStore(store).load(run["run"]).documents["kep140"]

@@ -1,4 +1,8 @@
-"""`skenario check`: read and validate a scenario in full, and say what running it would cost."""
+"""`skenario check`: read and validate a scenario in full, and say what running it would cost.
+
+KEP-140 input (a KEP-140 Scenario, a kube-scheduler-simulator export or recording, told apart as
+`skenario run` tells them, `cli.kep.read_kep`) is checked by running its timeline in memory.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ from pathlib import Path
 import click
 
 from skenario.cli.common import out, user_errors
+from skenario.cli.kep import check_kep, read_kep
 from skenario.scenario.format.scenario import Scenario
+from skenario.scenario.io import read_text
 from skenario.scenario.loader import load_scenario
 from skenario.scenario.preflight import LIMITS, estimate, pitfalls
 
@@ -19,8 +25,15 @@ def check(file: Path) -> None:
     """Validate the scenario in FILE and print an estimate of its run (nothing runs, no plugin is loaded).
 
     Exits 2 on a mistake in the file; prints the limits the estimate passes, past which
-    `skenario run` refuses the scenario unless --force.
+    `skenario run` refuses the scenario unless --force. A KEP-140 Scenario, or a
+    kube-scheduler-simulator export or recording, is run in memory instead (it loads no plugin),
+    so that an event on an object not there at its step is found; nothing is stored.
     """
+    text = read_text(file)
+    kep = read_kep(file, text)
+    if kep is not None:
+        check_kep(kep, file=file, text=text, seed=None)
+        return
     preflight(file, load_scenario(file))
 
 

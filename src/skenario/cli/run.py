@@ -30,7 +30,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.check import preflight
 from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
-from skenario.cli.kep import run_kep
+from skenario.cli.kep import check_kep, read_kep, run_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
 from skenario.core.time import SECOND, format_duration
@@ -38,12 +38,8 @@ from skenario.errors import ScenarioError, SkenarioError
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, RunWriter, check_label
 from skenario.scenario.build.plugins import refused
-from skenario.scenario.faketime import kep_scenario
-from skenario.scenario.format.kep import KepScenario
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.io import located, read_text
-from skenario.scenario.ksim import is_export, read_export
-from skenario.scenario.ksimrecord import is_recording, parse_recording
 from skenario.scenario.loader import load_scenario
 from skenario.scenario.preflight import estimate
 from skenario.scenario.simulation import Phase, Simulation
@@ -290,38 +286,25 @@ def run(
     for tag in tags:
         check_label(tag, "--tag")
     text = read_text(file)
-    replay = parse_recording(text, str(file)).replay(file.stem) if is_recording(text) else None  # docs/ksim.md
-    exported = replay is None and is_export(text, str(file))
-    kep = (
-        KepScenario.model_validate(replay.scenario if replay else read_export(file).as_scenario(file.stem))
-        if replay or exported
-        else kep_scenario(text, str(file))
-    )
+    kep = read_kep(file, text)
     if kep is not None:
         check_output_dirs(("--pods", pods_file), ("--results", results_file))
-        if replay is not None:
-            err.print(replay.describe(), highlight=False, markup=False, soft_wrap=True)
         if dry_run:
-            out.print(f"{file}: a valid KEP-140 Scenario with {len(kep.spec.events)} event(s)", highlight=False)
+            check_kep(kep, file=file, text=text, seed=seed)
             return
-        try:
-            run_kep(
-                kep,
-                file=file,
-                text=text,
-                seed=seed,
-                as_json=as_json,
-                store=store,
-                no_store=no_store,
-                name=name,
-                tags=tags,
-                pods_file=pods_file,
-                results_file=results_file,
-                ksim=exported or replay is not None,
-                skip_gone=replay is not None,
-            )
-        except ScenarioError as exc:  # a recording's: at the record the failed operation came from
-            raise exc if replay is None else replay.locate(exc) from None
+        run_kep(
+            kep,
+            file=file,
+            text=text,
+            seed=seed,
+            as_json=as_json,
+            store=store,
+            no_store=no_store,
+            name=name,
+            tags=tags,
+            pods_file=pods_file,
+            results_file=results_file,
+        )
         return
     scenario = load_scenario(file)
     check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))

@@ -216,7 +216,12 @@ class FakeTimeRun:
 
         def operations() -> None:
             for where, event in sorted(events, key=lambda item: item[1].operation == "Done"):
-                self._apply(where, event)
+                try:
+                    self._apply(where, event)
+                except ScenarioError as exc:  # named by its id as well as its field
+                    exc.message = f"event {event.id!r} at FakeTime {event.time}: {exc.message}"
+                    exc.args = (exc.message,)
+                    raise
             self.store.retry_drains()
 
         self.env.call_at(at, operations)
