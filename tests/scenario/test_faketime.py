@@ -322,6 +322,11 @@ def test_a_paused_scenario_takes_more_events_and_ignores_past_ones() -> None:
             "spec.events.1.createOperation.object.spec.priorityClassName",
             "no PriorityClass 'gold'",
         ),
+        (  # the API server refuses it (`ValidateLabels`): a space is not allowed in a label value
+            create("x", 1, pod("p", nodeSelector={"app": "bad value!"})),
+            "spec.events.1.createOperation.object.spec.nodeSelector.app",
+            "event 'x' at FakeTime 1: label value 'bad value!' is not valid",
+        ),
     ],
 )
 def test_a_mistake_names_the_event_field(event: dict[str, Any], field: str, message: str) -> None:

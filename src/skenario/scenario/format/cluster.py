@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from skenario.core.time import MINUTE, SECOND
 from skenario.model.cpu.node import WeightRule
@@ -54,6 +54,24 @@ Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 
 # Nodes one `nodes` entry may name: far past the pre-flight's 15,000, small enough to check at once.
 MAX_NODES_PER_ENTRY = 100_000
+
+
+def _label_key(key: str) -> str:
+    if (problem := label_key_problem(key)) is not None:
+        raise ValueError(problem)
+    return key
+
+
+def _label_value(value: str) -> str:
+    if (problem := label_value_problem(value)) is not None:
+        raise ValueError(problem)
+    return value
+
+
+LabelMap = dict[Annotated[str, AfterValidator(_label_key)], Annotated[str, AfterValidator(_label_value)]]
+"""Labels to match, checked as the API server's `ValidateLabels` checks a pod's `nodeSelector`
+(`ValidatePodSpec`): each key and value as a label selector's (`labels.NewRequirement`), so a
+mistake is an error naming the key, never a selector that silently matches no node."""
 
 
 class TaintSpec(_Spec):
@@ -270,7 +288,7 @@ class PodSchedulingSpec(_Spec):
     priority: int = Field(0, description="The pod's priority (what its PriorityClass gives it).")
     preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
     labels: dict[str, str] = Field(default_factory=dict, description="Default: app: <scenario name>.")
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_selector: LabelMap = Field(default_factory=dict)
     affinity: AffinitySpec | None = None
     tolerations: list[TolerationSpec] = Field(default_factory=list)
     topology_spread_constraints: list[SpreadSpec] = Field(default_factory=list)

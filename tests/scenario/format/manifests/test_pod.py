@@ -239,3 +239,38 @@ def test_a_toleration_with_seconds_is_read() -> None:
     manifest = pod([container("c")], tolerations=[{**toleration, "tolerationSeconds": 300}])
     (read,) = build(manifest).tolerations
     assert read.key == "node.kubernetes.io/not-ready"
+
+
+# `ValidatePodSpec` checks `nodeSelector` with `ValidateLabels`: each key a qualified name (an
+# optional lowercase DNS-subdomain prefix and `/`, then at most 63 characters, alphanumeric at both
+# ends with `-`, `_`, `.` between), each value empty or the same shape of at most 63 characters.
+VALID_NODE_SELECTORS = [
+    {"disktype": "ssd"},
+    {"topology.kubernetes.io/zone": "eu-west-1a"},
+    {"app": ""},  # an empty value is a valid label value
+    {"tier": "a" * 63},
+    {"k": "A.b_c-9"},
+]
+INVALID_NODE_SELECTORS = [
+    ({"app": "bad value!"}, "app"),
+    ({"app": "-web"}, "app"),
+    ({"app": "web."}, "app"),
+    ({"app": "a" * 64}, "app"),
+    ({"bad key!": "x"}, "bad key!"),
+    ({"Example.COM/zone": "a"}, "Example.COM/zone"),  # the prefix must be lowercase
+    ({"/zone": "a"}, "/zone"),
+]
+
+
+@pytest.mark.parametrize("selector", VALID_NODE_SELECTORS)
+def test_a_valid_node_selector_is_read(selector: dict[str, str]) -> None:
+    assert dict(build(pod([container("c")], nodeSelector=selector)).affinity.node_selector) == selector
+
+
+@pytest.mark.parametrize(("selector", "key"), INVALID_NODE_SELECTORS)
+def test_a_node_selector_is_validated_as_labels_and_its_key_named(selector: dict[str, str], key: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        pod([container("c")], nodeSelector=selector)
+    (error,) = caught.value.errors()
+    assert error["loc"][:3] == ("spec", "nodeSelector", key)
+    assert "label" in error["msg"]

@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from skenario.scenario.format.base import Spec
-from skenario.scenario.format.cluster import AffinitySpec, SpreadSpec, TolerationSpec
+from skenario.scenario.format.cluster import AffinitySpec, LabelMap, SpreadSpec, TolerationSpec
 from skenario.scenario.format.units import MilliQuantity
 from skenario.scheduling.affinity import label_key_problem, label_value_problem
 from skenario.scheduling.objects import HostPort, PodSpec
@@ -103,7 +103,7 @@ class PodSpecManifest(_Open):
     init_containers: list[Container] = Field(default_factory=list)
     overhead: dict[str, MilliQuantity] = Field(default_factory=dict)
     node_name: str = ""
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_selector: LabelMap = Field(default_factory=dict)
     affinity: AffinitySpec | None = None
     tolerations: list[TolerationSpec] = Field(default_factory=list)
     topology_spread_constraints: list[SpreadSpec] = Field(default_factory=list)
