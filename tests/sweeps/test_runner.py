@@ -55,11 +55,24 @@ def test_a_failing_run_is_reported_and_the_others_go_on() -> None:
     assert rows[1]["error"] and rows[1]["p99_ms"] is None
 
 
+def test_a_scenario_that_cannot_be_built_sends_back_no_run() -> None:
+    outcome = run_job(
+        Job(point=0, seed=0, text=SCENARIO.replace("rate: 20/s", "rate: 20/s, path: missing.csv"), base_dir=".")
+    )
+    assert outcome.run is None and outcome.row["phase"] == "Failed" and "spec.traffic.path" in outcome.row["error"]
+
+
 def test_a_jobs_figures_are_its_runs() -> None:
-    row = run_job(jobs(1)[0])
+    outcome = run_job(jobs(1)[0])
+    row = outcome.row
     simulation = Simulation(parse_scenario(SCENARIO), seed=0)
     summary = simulation.run()
     assert row["digest"] == summary.digest
+    # The run sent back to be kept is that run: its summary, its series rows and its two replicas.
+    assert outcome.run is not None and outcome.run.digest == summary.digest
+    assert outcome.run.summary == summary.as_dict()
+    assert [r["time_ns"] for r in outcome.run.series] == [r["time_ns"] for r in simulation.recorder.rows(0)]
+    assert len(outcome.run.lifecycles) == 2
     assert row["p99_ms"] == summary.latency_p99_ns / MILLISECOND
     finished = summary.requests_completed + summary.requests_failed
     assert row["error_rate"] == summary.requests_failed / finished
@@ -84,5 +97,7 @@ def test_a_job_travels_as_plain_data() -> None:
 
     job = jobs(1)[0]
     assert pickle.loads(pickle.dumps(job)) == job
+    outcome = run_job(job)
+    assert pickle.loads(pickle.dumps(outcome)) == outcome
     assert yaml.safe_load(job.text)["metadata"]["name"] == "small"
     assert Path(job.base_dir) == Path(".")

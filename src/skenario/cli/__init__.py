@@ -17,6 +17,8 @@ from skenario.cli.runs import compare, export, plot, report, runs, show
 from skenario.cli.schedule import schedule
 from skenario.cli.schema import schema
 from skenario.cli.solve import solve
+from skenario.cli.sweep import sweep, sweeps
+from skenario.cli.tune import tune
 from skenario.cli.validate import validate
 from skenario.version import __version__
 
@@ -27,7 +29,24 @@ def cli() -> None:
     """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
 
 
-for command in (run, check, runs, show, explain, decisions, compare, export, plot, report, schedule, schema, solve):
+for command in (
+    run,
+    check,
+    runs,
+    show,
+    explain,
+    decisions,
+    compare,
+    export,
+    plot,
+    report,
+    schedule,
+    schema,
+    solve,
+    sweep,
+    sweeps,
+    tune,
+):
     cli.add_command(command)
 # The simulator checked against queueing theory: `theory`, so it is not taken for `check`'s validation
 # of a scenario; `validate`, its old name, still works and is no longer listed.

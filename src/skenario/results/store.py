@@ -25,6 +25,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,30 @@ CREATE TABLE IF NOT EXISTS ignored (
     from_stock TEXT NOT NULL, to_stock TEXT NOT NULL, reason TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ignored_run ON ignored (run_id);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    name TEXT,
+    scenario_name TEXT NOT NULL,
+    scenario_file TEXT,
+    scenario TEXT NOT NULL,
+    options TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    message TEXT,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sweep_points (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id), point INTEGER NOT NULL, settings TEXT NOT NULL,
+    PRIMARY KEY (sweep_id, point)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sweep_runs (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id), point INTEGER NOT NULL, seed INTEGER NOT NULL,
+    run_id INTEGER, figures TEXT NOT NULL, error TEXT, wall_s REAL,
+    PRIMARY KEY (sweep_id, point, seed)
+) WITHOUT ROWID;
 """
 
 RUN_FIELDS = {
@@ -112,9 +137,29 @@ RUN_FIELDS = {
     "host": "host",
     "pid": "pid",
     "summary": "summary",
+    "sweep": "sweep_id",
 }
 """A stored run as `runs` and `record` give it: each field and the column of `runs` it comes from.
-`name` is the run's own (`run --name`), `scenario` its scenario's `metadata.name`."""
+`name` is the run's own (`run --name`), `scenario` its scenario's `metadata.name`, `sweep` the sweep
+or study it was run by (None for a run of its own)."""
+
+SWEEP_FIELDS = (
+    "sweep",
+    "kind",
+    "name",
+    "scenario",
+    "scenario_file",
+    "phase",
+    "message",
+    "started_at",
+    "finished_at",
+    "points",
+    "runs",
+    "failed",
+    "options",
+)
+"""A stored sweep or study as `sweeps` gives it: `kind` is sweep or study, `points` and `runs` what it has
+run so far, `failed` how many of those runs failed, `options` what it was asked (JSON data)."""
 
 _POSITION = re.compile(r"latest|-?[0-9]+")
 """What a reference means by position, never by name or tag: a number, `latest`, or -N counting back."""
@@ -123,6 +168,47 @@ _LARGEST_ID = 2**63 - 1  # SQLite's INTEGER; a larger number is no run
 
 class StoreError(SkenarioError):
     """A run the store does not have, or a store it cannot open."""
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """A run made elsewhere (on a sweep's worker, on FakeTime), kept whole at once: what `RunWriter` writes
+    of a Simulation in this process, as plain data. `series` holds the recorder's rows, `lifecycles` its
+    LIFECYCLE_COLUMNS records, `timeline` its entries (time_ns, source, operation, target, message, detail)."""
+
+    name: str
+    scenario_text: str
+    seed: int
+    phase: str
+    message: str | None
+    digest: str | None
+    simulated_ns: int
+    wall_s: float | None
+    summary: dict[str, Any] = field(default_factory=dict)
+    series: list[dict[str, Any]] = field(default_factory=list)
+    lifecycles: list[tuple[Any, ...]] = field(default_factory=list)
+    timeline: list[tuple[Any, ...]] = field(default_factory=list)
+    documents: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, simulation: Simulation, wall_s: float | None) -> FinishedRun:
+        """A finished Simulation's record: its summary, series, replicas' lifecycles and timeline (its other
+        documents, the scheduling tables, stay with `RunWriter`'s runs: a sweep compares figures)."""
+        summary = simulation.summary()
+        return cls(
+            name=simulation.scenario.metadata.name,
+            scenario_text=simulation.scenario_text,
+            seed=simulation.seed,
+            phase=simulation.phase.value,
+            message=simulation.message,
+            digest=summary.digest,
+            simulated_ns=simulation.env.now(),
+            wall_s=wall_s,
+            summary=summary.as_dict(),
+            series=simulation.recorder.rows(0),
+            lifecycles=simulation.recorder.lifecycles(),
+            timeline=simulation.timeline.entries(),
+        )
 
 
 _RUN_TABLES = ("series", "replica_series", "replicas", "timeline", "ignored", "documents")
@@ -225,42 +311,256 @@ class RunStore:
     ) -> int:
         """A finished run that no Simulation made (a KEP-140 Scenario on FakeTime), written whole at once:
         its row and its documents, with no series."""
+        run = FinishedRun(
+            name=name,
+            scenario_text=scenario_text,
+            seed=seed,
+            phase=phase,
+            message=message,
+            digest=digest,
+            simulated_ns=simulated_ns,
+            wall_s=wall_s,
+            documents=documents,
+        )
         with self._connect(create=True) as db, db:
             self._reap(db)
-            now = _now()
+            return self._insert(db, run, scenario_file, run_name=run_name, tags=tags)
+
+    def _insert(
+        self,
+        db: sqlite3.Connection,
+        run: FinishedRun,
+        scenario_file: str | None,
+        *,
+        run_name: str | None = None,
+        tags: Sequence[str] = (),
+        sweep_id: int | None = None,
+    ) -> int:
+        """Write a finished run whole inside the caller's transaction; its id."""
+        now = _now()
+        cursor = db.execute(
+            "INSERT INTO runs (name, scenario_file, scenario, seed, phase, message, digest, summary, simulated_ns, "
+            "wall_s, started_at, finished_at, version, host, pid, run_name, tags, sweep_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run.name,
+                scenario_file,
+                run.scenario_text,
+                run.seed,
+                run.phase,
+                run.message,
+                run.digest,
+                json.dumps(run.summary),
+                run.simulated_ns,
+                run.wall_s,
+                now,
+                now,
+                __version__,
+                socket.gethostname(),
+                os.getpid(),
+                run_name,
+                json.dumps(list(dict.fromkeys(tags))),
+                sweep_id,
+            ),
+        )
+        run_id = cursor.lastrowid
+        assert run_id is not None
+        db.executemany(
+            "INSERT INTO series (run_id, time_ns, row) VALUES (?, ?, ?)",
+            [(run_id, row["time_ns"], json.dumps(row)) for row in run.series],
+        )
+        db.executemany(
+            f"INSERT INTO replicas (run_id, {', '.join(LIFECYCLE_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * (1 + len(LIFECYCLE_COLUMNS)))})",
+            [(run_id, *record) for record in run.lifecycles],
+        )
+        db.executemany(
+            "INSERT INTO timeline (run_id, seq, time_ns, source, operation, target, message, detail) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(run_id, seq, *entry[:5], json.dumps(entry[5])) for seq, entry in enumerate(run.timeline)],
+        )
+        db.executemany(
+            "INSERT INTO documents (run_id, name, body) VALUES (?, ?, ?)",
+            [(run_id, key, json.dumps(body)) for key, body in run.documents.items()],
+        )
+        return run_id
+
+    # Sweeps and studies: a row in `sweeps`, its points' settings, and one `sweep_runs` row per run it
+    # made (the run's figures, and its id in `runs` unless the run could not even start).
+
+    def begin_sweep(
+        self,
+        *,
+        kind: str,
+        name: str | None,
+        scenario_name: str,
+        scenario_file: str | None,
+        scenario_text: str,
+        options: dict[str, Any],
+    ) -> int:
+        """A new sweep or study (`kind`), phase Running; its id."""
+        with self._connect(create=True) as db, db:
+            self._reap(db)
             cursor = db.execute(
-                "INSERT INTO runs (name, scenario_file, scenario, seed, phase, message, digest, summary, simulated_ns, "
-                "wall_s, started_at, finished_at, version, host, pid, run_name, tags) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO sweeps (kind, name, scenario_name, scenario_file, scenario, options, phase, started_at, "
+                "host, pid) VALUES (?, ?, ?, ?, ?, ?, 'Running', ?, ?, ?)",
                 (
+                    kind,
                     name,
+                    scenario_name,
                     scenario_file,
                     scenario_text,
-                    seed,
-                    phase,
-                    message,
-                    digest,
-                    simulated_ns,
-                    wall_s,
-                    now,
-                    now,
-                    __version__,
+                    json.dumps(options),
+                    _now(),
                     socket.gethostname(),
                     os.getpid(),
-                    run_name,
-                    json.dumps(list(dict.fromkeys(tags))),
                 ),
             )
-            run_id = cursor.lastrowid
-            assert run_id is not None
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def reopen_sweep(self, sweep_id: int) -> None:
+        """A stopped study taken up again: Running, by this process."""
+        with self._connect() as db, db:
+            db.execute(
+                "UPDATE sweeps SET phase = 'Running', message = NULL, finished_at = NULL, host = ?, pid = ? "
+                "WHERE id = ?",
+                (socket.gethostname(), os.getpid(), sweep_id),
+            )
+
+    def study(self, name: str) -> int | None:
+        """The id of the study of this name, if the store has one."""
+        if not self.exists():
+            return None
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT id FROM sweeps WHERE kind = 'study' AND name = ? ORDER BY id DESC LIMIT 1", (name,)
+            ).fetchone()
+        return None if row is None else int(row[0])
+
+    def add_points(self, sweep_id: int, points: dict[int, dict[str, Any]]) -> None:
+        """Each point's settings, `{path: value}`, by its number."""
+        with self._connect() as db, db:
             db.executemany(
-                "INSERT OR REPLACE INTO documents (run_id, name, body) VALUES (?, ?, ?)",
-                [(run_id, key, json.dumps(body)) for key, body in documents.items()],
+                "INSERT OR REPLACE INTO sweep_points (sweep_id, point, settings) VALUES (?, ?, ?)",
+                [(sweep_id, point, json.dumps(settings)) for point, settings in points.items()],
+            )
+
+    def save_sweep_run(
+        self,
+        sweep_id: int,
+        *,
+        point: int,
+        seed: int,
+        figures: dict[str, Any],
+        error: str | None,
+        wall_s: float | None,
+        run: FinishedRun | None,
+        scenario_file: str | None,
+    ) -> int | None:
+        """One run a sweep made, with its figures, in one transaction; the run's id (None: no run to keep)."""
+        with self._connect() as db, db:
+            run_id = None if run is None else self._insert(db, run, scenario_file, sweep_id=sweep_id)
+            db.execute(
+                "INSERT OR REPLACE INTO sweep_runs (sweep_id, point, seed, run_id, figures, error, wall_s) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (sweep_id, point, seed, run_id, json.dumps(figures), error, wall_s),
             )
         return run_id
 
+    def finish_sweep(self, sweep_id: int, phase: str, message: str | None = None) -> None:
+        """The sweep's end: Completed, Interrupted (Ctrl-C: what finished is kept) or Failed."""
+        with self._connect() as db, db:
+            db.execute(
+                "UPDATE sweeps SET phase = ?, message = ?, finished_at = ? WHERE id = ?",
+                (phase, message, _now(), sweep_id),
+            )
+
+    def sweeps(self, *, kind: str | None = None, last: int | None = None) -> list[dict[str, Any]]:
+        """The sweeps and studies (SWEEP_FIELDS), oldest first; only `kind`'s, only the newest `last`, if given."""
+        if not self.exists():
+            return []
+        with self._connect() as db, db:
+            self._reap(db)
+            rows = db.execute(
+                "SELECT s.id, s.kind, s.name, s.scenario_name, s.scenario_file, s.phase, s.message, s.started_at, "
+                "s.finished_at, (SELECT COUNT(*) FROM sweep_points p WHERE p.sweep_id = s.id), "
+                "(SELECT COUNT(*) FROM sweep_runs r WHERE r.sweep_id = s.id), "
+                "(SELECT COUNT(*) FROM sweep_runs r WHERE r.sweep_id = s.id AND r.error IS NOT NULL), s.options "
+                "FROM sweeps s WHERE ? IS NULL OR s.kind = ? ORDER BY s.id",
+                (kind, kind),
+            ).fetchall()
+        found = [dict(zip(SWEEP_FIELDS, row[:-1], strict=False)) | {"options": _json(row[-1])} for row in rows]
+        return found[-last:] if last is not None else found
+
+    def resolve_sweep(self, sweep: str | int) -> int:
+        """A sweep's id from what a user typed: its number, `latest` or -N counting back, or its name."""
+        text = str(sweep).strip()
+        with self._connect() as db:
+            if _POSITION.fullmatch(text) and not text.isdigit():
+                back = 1 if text == "latest" else -int(text)
+                row = None
+                if 1 <= back <= _LARGEST_ID:
+                    row = db.execute("SELECT id FROM sweeps ORDER BY id DESC LIMIT 1 OFFSET ?", (back - 1,)).fetchone()
+            elif text.isdigit():
+                row = None
+                if int(text) <= _LARGEST_ID:
+                    row = db.execute("SELECT id FROM sweeps WHERE id = ?", (int(text),)).fetchone()
+            else:
+                row = db.execute("SELECT id FROM sweeps WHERE name = ? ORDER BY id DESC LIMIT 1", (text,)).fetchone()
+        if row is None:
+            raise StoreError("no such sweep (see `skenario sweeps`)", value=text, file=str(self.path))
+        return int(row[0])
+
+    def sweep_record(self, sweep: str | int) -> dict[str, Any]:
+        """One sweep: its SWEEP_FIELDS, `scenario_text`, `settings` (point -> `{path: value}`) and `runs_done`
+        (one dict per run: point, seed, run, figures, error, wall_s, in point and seed order)."""
+        sweep_id = self.resolve_sweep(sweep)
+        record = next(s for s in self.sweeps() if s["sweep"] == sweep_id)
+        with self._connect() as db:
+            (text,) = db.execute("SELECT scenario FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+            settings = db.execute(
+                "SELECT point, settings FROM sweep_points WHERE sweep_id = ? ORDER BY point", (sweep_id,)
+            ).fetchall()
+            done = db.execute(
+                "SELECT point, seed, run_id, figures, error, wall_s FROM sweep_runs WHERE sweep_id = ? "
+                "ORDER BY point, seed",
+                (sweep_id,),
+            ).fetchall()
+        return record | {
+            "scenario_text": text,
+            "settings": {int(point): _json(values) for point, values in settings},
+            "runs_done": [
+                {"point": p, "seed": s, "run": r, "figures": _json(f), "error": e, "wall_s": w}
+                for p, s, r, f, e, w in done
+            ],
+        }
+
+    def remove_sweep(self, sweep: str | int) -> tuple[int, list[int]]:
+        """Delete a sweep (as `resolve_sweep` takes it), its points and its runs; its id and its runs' ids."""
+        sweep_id = self.resolve_sweep(sweep)
+        with self._connect() as db:
+            (phase,) = db.execute("SELECT phase FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+            if phase == "Running":
+                raise StoreError("sweep is still running; stop it first", value=sweep_id, file=str(self.path))
+            run_ids = [int(r) for (r,) in db.execute("SELECT id FROM runs WHERE sweep_id = ?", (sweep_id,))]
+        if run_ids:
+            self.remove(list(run_ids))
+        with self._connect() as db, db:
+            for table in ("sweep_runs", "sweep_points"):
+                db.execute(f"DELETE FROM {table} WHERE sweep_id = ?", (sweep_id,))
+            db.execute("DELETE FROM sweeps WHERE id = ?", (sweep_id,))
+        return sweep_id, run_ids
+
     def _reap(self, db: sqlite3.Connection) -> None:
-        """Mark Failed the runs of this host whose process ended while they said Running."""
+        """Mark Failed the runs (Interrupted the sweeps) of this host whose process ended while they said Running."""
+        sweeps = db.execute("SELECT id, pid FROM sweeps WHERE phase = 'Running' AND host = ?", (socket.gethostname(),))
+        for sweep_id, pid in sweeps.fetchall():
+            if not _alive(pid):
+                db.execute(
+                    "UPDATE sweeps SET phase = 'Interrupted', message = ?, finished_at = ? WHERE id = ?",
+                    ("its process ended before the sweep did (killed?)", _now(), sweep_id),
+                )
         rows = db.execute("SELECT id, pid FROM runs WHERE phase = 'Running' AND host = ?", (socket.gethostname(),))
         for run_id, pid in rows.fetchall():
             if not _alive(pid):
@@ -270,14 +570,21 @@ class RunStore:
                 )
 
     def runs(
-        self, *, name: str | None = None, tag: str | None = None, phase: str | None = None, last: int | None = None
+        self,
+        *,
+        name: str | None = None,
+        tag: str | None = None,
+        phase: str | None = None,
+        sweep: int | None = None,
+        last: int | None = None,
     ) -> list[dict[str, Any]]:
-        """The runs with this name, tag and phase (each if given), oldest first; only the newest `last` of
-        them if given; none where no store is. Each run has RUN_FIELDS, whatever its row holds."""
+        """The runs with this name, tag, phase and sweep (each if given), oldest first; only the newest `last`
+        of them if given; none where no store is. Each run has RUN_FIELDS, whatever its row holds."""
         if not self.exists():
             return []
-        where, params = ["1"], []
-        for column, value in (("run_name", name), ("phase", phase)):
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        for column, value in (("run_name", name), ("phase", phase), ("sweep_id", sweep)):
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
@@ -347,6 +654,7 @@ class RunStore:
             for run_id in ids:
                 for table in _RUN_TABLES:
                     db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                db.execute("UPDATE sweep_runs SET run_id = NULL WHERE run_id = ?", (run_id,))  # its figures stay
                 db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         return ids
 
@@ -418,7 +726,7 @@ class RunStore:
 
 
 _ADDED_COLUMNS = {
-    "runs": {"run_name": "TEXT", "tags": "TEXT"},
+    "runs": {"run_name": "TEXT", "tags": "TEXT", "sweep_id": "INTEGER"},
     "replicas": {"memory_request": "INTEGER", "restarts": "INTEGER NOT NULL DEFAULT 0"},
 }
 """Columns added to tables since the first store: a store made before them gains them when opened."""
@@ -445,6 +753,14 @@ def _record(row: tuple[Any, ...]) -> dict[str, Any]:
         with suppress(ValueError):  # else kept as the text it is
             run["summary"] = json.loads(run["summary"])
     return run
+
+
+def _json(stored: Any) -> Any:
+    """A JSON column as data; None for what is not JSON (another tool wrote the row)."""
+    try:
+        return json.loads(stored) if isinstance(stored, str | bytes) else None
+    except ValueError:
+        return None
 
 
 def _tags(stored: Any) -> list[str]:

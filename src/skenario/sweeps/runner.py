@@ -3,16 +3,20 @@
 A `Job` carries the scenario as YAML text (already validated by the parent, so a worker only
 runs it) and its base directory, so it can go to a local worker process or to a Dask worker
 alike. `run_job` is a plain top-level function for the same reason: both pickle it by name.
+A worker sends back an `Outcome`: the run's figures and the run itself (summary, series, replica
+lifecycles, timeline) for the parent to keep in its store, so no worker needs the store's disk.
 The figures are what a sweep compares settings by: p99 latency, the error rate, replica-hours,
 CPU-hours, the cost at the given prices and the share of recording intervals that met the SLO.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +25,7 @@ from typing import Any, Protocol
 from skenario.core.time import MILLISECOND
 from skenario.results.analysis import cost, slo_summary
 from skenario.results.rundata import RunData, stated_objectives
+from skenario.results.store import FinishedRun
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 
@@ -56,10 +61,23 @@ class Job:
     objectives: dict[str, Any] | None = None  # analysis.slo arguments; None: the scenario's spec.slo
 
 
-def run_job(job: Job) -> dict[str, Any]:
-    """Run the job's scenario to its end; its figures (METRICS), digest and wall time, or its error."""
+@dataclass(frozen=True)
+class Outcome:
+    """What a worker sends back for one job: its row (point, seed, METRICS, digest, phase, error, wall_s)
+    and the run to keep, None when the scenario could not even be built."""
+
+    row: dict[str, Any]
+    run: FinishedRun | None
+
+
+def run_job(job: Job) -> Outcome:
+    """Run the job's scenario to its end; its figures (METRICS), digest and wall time, or its error.
+
+    A run that fails on its way is kept as `skenario run` keeps one: Failed, with what it recorded.
+    """
     started = time.perf_counter()
     row: dict[str, Any] = {"point": job.point, "seed": job.seed}
+    simulation: Simulation | None = None
     try:
         scenario = parse_scenario(job.text, source=f"point {job.point}")
         simulation = Simulation(scenario, seed=job.seed, base_dir=Path(job.base_dir), scenario_text=job.text)
@@ -67,9 +85,12 @@ def run_job(job: Job) -> dict[str, Any]:
         row |= figures(RunData.from_simulation(simulation), job.prices, job.objectives)
         row |= {"digest": summary.digest, "phase": simulation.phase.value, "error": None}
     except Exception as exc:  # a failing point is reported, and the sweep goes on
-        row |= dict.fromkeys(METRICS) | {"digest": None, "phase": "Failed", "error": f"{type(exc).__name__}: {exc}"}
+        error = f"{type(exc).__name__}: {exc}"
+        row |= dict.fromkeys(METRICS) | {"digest": None, "phase": "Failed", "error": error}
+        if simulation is not None:
+            simulation.fail(error)
     row["wall_s"] = time.perf_counter() - started
-    return row
+    return Outcome(row, None if simulation is None else FinishedRun.of(simulation, row["wall_s"]))
 
 
 def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -103,31 +124,53 @@ class Workers(Protocol):
 
     count: int
 
-    def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Each job's row with its index, as they finish; closing the iterator cancels the rest."""
+    def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
+        """Each job's outcome with its index, as they finish; closing the iterator cancels the rest."""
         ...
 
     def close(self) -> None: ...
 
 
 class LocalWorkers:
-    """`count` worker processes on this machine."""
+    """`count` worker processes on this machine.
+
+    They are forked where the system can (a worker starts in milliseconds with skenario already
+    imported; a fresh interpreter would take a second) and all start at the first submission, so
+    no thread of the parent (a progress bar's) is there to be copied half-way. They ignore Ctrl-C:
+    the parent hears it, and `close` after an interruption stops them where they are.
+    """
 
     def __init__(self, count: int) -> None:
         self.count = count
-        self._pool = ProcessPoolExecutor(max_workers=count)
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self._pool = ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_ignore_interrupts)
+        self._interrupted = False
 
-    def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, dict[str, Any]]]:
-        futures = {self._pool.submit(run_job, job): index for index, job in enumerate(jobs)}
+    def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
+        futures: dict[Future[Outcome], int] = {self._pool.submit(run_job, job): i for i, job in enumerate(jobs)}
         try:
             for future in as_completed(futures):
                 yield futures[future], future.result()
+        except BaseException:
+            self._interrupted = True
+            raise
         finally:
             for future in futures:
                 future.cancel()
 
     def close(self) -> None:
+        if self._interrupted:  # the runs under way are abandoned, not waited for
+            processes = list(getattr(self._pool, "_processes", {}).values())  # no public way before 3.14
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                process.terminate()
+            return
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class DaskWorkers:
@@ -141,7 +184,7 @@ class DaskWorkers:
         self.client.wait_for_workers(1, timeout=30)  # a cluster just started may have none yet
         self.count = max(1, sum(self.client.nthreads().values()))  # type: ignore[no-untyped-call]
 
-    def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, dict[str, Any]]]:
+    def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
         from distributed import as_completed as dask_completed
 
         futures = [self.client.submit(run_job, job, pure=False) for job in jobs]
@@ -167,17 +210,18 @@ def workers(count: int | None = None, dask: str | None = None) -> Iterator[Worke
 
 
 def run_jobs(
-    jobs: Sequence[Job], pool: Workers, done: Callable[[dict[str, Any]], object] | None = None
+    jobs: Sequence[Job], pool: Workers, done: Callable[[int, Outcome], object] | None = None
 ) -> list[dict[str, Any]]:
-    """Run every job; the rows in the jobs' order, whatever order they finish in. On Ctrl-C the jobs not
-    started are cancelled and the rows finished so far come back in `Interrupted`."""
+    """Run every job; the rows in the jobs' order, whatever order they finish in. `done` hears each
+    outcome (with its job's index) as it comes. On Ctrl-C the jobs not finished are abandoned and the
+    rows finished so far come back in `Interrupted`."""
     rows: dict[int, dict[str, Any]] = {}
     results = pool.results(jobs)
     try:
-        for index, row in results:
-            rows[index] = row
+        for index, outcome in results:
+            rows[index] = outcome.row
             if done is not None:
-                done(row)
+                done(index, outcome)
     except KeyboardInterrupt:
         raise Interrupted([rows[i] for i in sorted(rows)]) from None
     finally:

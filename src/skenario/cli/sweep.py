@@ -1,0 +1,229 @@
+"""`skenario sweep`: one scenario over settings and seeds; `skenario sweeps`: the sweeps kept in the store.
+
+The sweep extra (SciPy, Optuna, Dask) loads only once a sweep is asked for, after
+`require_sweep_extra` has checked it is there: without it, one line says what to install.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from skenario.cli.common import check_output_dirs, err, out, print_document, store_option, user_errors
+from skenario.cli.sweeptables import points_table, sweeps_table
+from skenario.results.files import atomic_path
+from skenario.results.store import RunStore
+from skenario.scenario.format.scenario import MAX_SEED
+from skenario.sweeps.extra import require_sweep_extra
+
+DESIGN_NAMES = ("grid", "lhs", "sobol")
+
+parquet_option = click.option(
+    "--output", "-o", "parquet", type=click.Path(dir_okay=False, path_type=Path), help="FILE.parquet: every run."
+)
+INTERRUPTED_EXIT = 130  # as a shell reports a command stopped by Ctrl-C
+
+
+def price_options(command: Any) -> Any:
+    """`--price-per-replica-hour`, `--price-per-cpu-hour` and `--price-per-gib-hour`: what `cost` counts."""
+    for kind, what in (("gib", "requested GiB of memory"), ("cpu", "requested CPU core"), ("replica", "replica")):
+        command = click.option(
+            f"--price-per-{kind}-hour",
+            type=click.FloatRange(0),
+            default=None,
+            help=f"The price of a {what} for an hour: the cost column counts it.",
+        )(command)
+    return command
+
+
+def execution_options(command: Any) -> Any:
+    """Where the runs go (`--workers`, `--dask`) and how they are followed (`--no-progress`)."""
+    command = click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")(command)
+    command = click.option(
+        "--dask",
+        metavar="ADDRESS",
+        default=None,
+        help="Run on this Dask distributed cluster (tcp://HOST:8786) instead of local processes.",
+    )(command)
+    return click.option(
+        "--workers",
+        type=click.IntRange(1, 4096),
+        default=None,
+        help="Local worker processes (default: one per core).",
+    )(command)
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="PATH=V1,V2,...|LO..HI",
+    help="Values of a scenario field for a grid, or a range for --design lhs|sobol; may be given again.",
+)
+@click.option(
+    "--seeds", type=int, default=3, show_default=True, help="Replications per point, the same at every point."
+)
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="The first seed (default spec.seed).")
+@click.option("--design", type=click.Choice(DESIGN_NAMES), default="grid", show_default=True)
+@click.option("--samples", type=int, default=None, help="Points a design samples from the ranges.")
+@click.option("--baseline", type=int, default=None, metavar="POINT", help="Also show each point's paired difference.")
+@execution_options
+@price_options
+@click.option(
+    "--output", "-o", "parquet", type=click.Path(dir_okay=False, path_type=Path), help="FILE.parquet: every run."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON document.")
+@click.option("--name", default=None, help="A name to find the sweep by in `skenario sweeps`.")
+@store_option
+@click.option("--no-store", is_flag=True, help="Keep neither the sweep nor its runs in the run store.")
+@user_errors
+def sweep(
+    file: Path,
+    sets: tuple[str, ...],
+    seeds: int,
+    seed: int | None,
+    design: str,
+    samples: int | None,
+    baseline: int | None,
+    workers: int | None,
+    dask: str | None,
+    no_progress: bool,
+    price_per_replica_hour: float | None,
+    price_per_cpu_hour: float | None,
+    price_per_gib_hour: float | None,
+    parquet: Path | None,
+    as_json: bool,
+    name: str | None,
+    store: Path | None,
+    no_store: bool,
+) -> None:
+    """Run the scenario in FILE at every point of the settings, each with the same seeds, and show each
+    figure's mean and 95% interval per point."""
+    require_sweep_extra("sweep")
+    from skenario.sweeps import api
+
+    check_output_dirs(("--output", parquet))
+    prepared = api.prepare_sweep(
+        file, sets=sets, seeds=seeds, seed=seed, design=design, samples=samples, baseline=baseline
+    )
+    total = len(prepared.plan.points) * len(prepared.plan.seeds)
+    with api.open_workers(workers, dask) as pool, progress_bar("runs", total, no_progress or as_json) as update:
+        result = api.run_prepared(
+            prepared,
+            pool,
+            store=None if no_store else RunStore(store),
+            name=name,
+            prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour),
+            progress=_counting(update),
+        )
+    if parquet is not None:
+        with atomic_path(parquet) as partial:
+            result.runs().to_parquet(partial, index=False)
+    table = result.points(baseline)
+    if as_json:
+        click.echo(json.dumps(api.table_document(table, result, baseline), indent=2, allow_nan=False))
+    else:
+        title = f"{prepared.plan.template.name}: {len(prepared.plan.points)} point(s) × {seeds} seed(s)"
+        if result.sweep_id is not None:
+            title = f"sweep {result.sweep_id} · {title}"
+        for rendered in points_table(table, title, baseline):
+            out.print(rendered)
+        if result.sweep_id is not None:
+            out.print(f"stored as sweep [bold]{result.sweep_id}[/] ({len(result.rows)} runs)", highlight=False)
+    if result.interrupted:
+        err.print(f"[bold red]interrupted[/]: kept the {len(result.rows)} of {total} runs that finished")
+        sys.exit(INTERRUPTED_EXIT)
+
+
+@contextmanager
+def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[..., object] | None]:
+    """A bar of `label` done out of `total` with the time remaining, on stderr; its `update(**fields)`
+    (rich's `completed`, `advance`, `total`, and `note` shown beside the count), or None when `quiet`."""
+    if quiet:
+        yield None
+        return
+    columns = (TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"))
+    with Progress(*columns, TimeRemainingColumn(), console=err, transient=True) as bar:
+        task = bar.add_task(label, total=total, note="")
+        yield functools.partial(bar.update, task)
+
+
+def _counting(update: Callable[..., object] | None) -> Callable[[dict[str, Any]], None] | None:
+    """Each finished run moves the bar on, and the failed ones are counted beside it."""
+    if update is None:
+        return None
+    failed = 0
+
+    def advance(row: dict[str, Any]) -> None:
+        nonlocal failed
+        failed += row.get("error") is not None
+        update(advance=1, note=f"{failed} failed" if failed else "")
+
+    return advance
+
+
+@click.group(invoke_without_command=True)
+@store_option
+@click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N sweeps.")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@click.pass_context
+@user_errors
+def sweeps(context: click.Context, store: Path | None, last: int | None, as_json: bool) -> None:
+    """List the sweeps and studies kept in the run store (`sweeps show N` prints one's table)."""
+    if context.invoked_subcommand is not None:
+        return
+    runs_store = RunStore(store)
+    found = runs_store.sweeps(last=last)
+    if as_json:
+        print_document(found, "json")
+        return
+    out.print(sweeps_table(found, f"sweeps in {runs_store.path}"))
+
+
+@sweeps.command("show")
+@click.argument("sweep_ref", metavar="SWEEP")
+@click.option("--baseline", type=int, default=None, metavar="POINT", help="Also show each point's paired difference.")
+@click.option(
+    "--output", "-o", "parquet", type=click.Path(dir_okay=False, path_type=Path), help="FILE.parquet: every run."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON document.")
+@store_option
+@user_errors
+def show_sweep(sweep_ref: str, baseline: int | None, parquet: Path | None, as_json: bool, store: Path | None) -> None:
+    """The table of SWEEP (a number, a name, `latest` or -N) from the runs it kept: nothing is run again."""
+    require_sweep_extra("sweeps show")
+    from skenario.sweeps import api
+
+    check_output_dirs(("--output", parquet))
+    stored = api.stored_sweep(RunStore(store), sweep_ref)
+    if parquet is not None:
+        with atomic_path(parquet) as partial:
+            stored.runs().to_parquet(partial, index=False)
+    table = stored.points(baseline)
+    if as_json:
+        click.echo(json.dumps(api.table_document(table, stored, baseline), indent=2, allow_nan=False))
+        return
+    record = stored.record
+    title = f"{record['kind']} {record['sweep']} · {record['scenario']} · {record['phase']}"
+    for rendered in points_table(table, title, baseline):
+        out.print(rendered)
+
+
+@sweeps.command("rm")
+@click.argument("sweep_ref", metavar="SWEEP")
+@store_option
+@user_errors
+def remove_sweep(sweep_ref: str, store: Path | None) -> None:
+    """Delete SWEEP, its points and every run it made."""
+    sweep_id, run_ids = RunStore(store).remove_sweep(sweep_ref)
+    out.print(f"deleted sweep {sweep_id} and its {len(run_ids)} run(s)", highlight=False)

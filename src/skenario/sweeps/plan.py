@@ -1,0 +1,141 @@
+"""A sweep's plan: the scenario with each point's settings, every point checked before anything runs.
+
+```text
+hpa.yaml --set autoscalers[0]...averageUtilization=50,70 --seeds 3     (the scenario's seed is 42)
+  point 1  {averageUtilization: 50}   seeds 42 43 44
+  point 2  {averageUtilization: 70}   seeds 42 43 44
+  jobs     (1,42) (1,43) (1,44) (2,42) (2,43) (2,44)
+```
+
+Every point runs with the same seeds: common random numbers. A scenario splits its seed into one
+stream per component, so seed 42 draws the same arrivals and service times at point 1 as at point
+2, and the two points differ only by what the settings change. That is what lets `stats.paired`
+judge a difference on far fewer runs than two independent samples would need.
+
+A point whose scenario the schema refuses (`--set workload.replicas=two`) stops the sweep before
+its first run, with one line naming the option and the value, as any scenario error does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skenario.errors import SkenarioError
+from skenario.scenario.bundle import fold_manifests
+from skenario.scenario.format.scenario import MAX_SEED
+from skenario.scenario.io import read_text, yaml_documents
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Simulation
+from skenario.sweeps.runner import Job, Prices
+from skenario.sweeps.space import SweepError, apply, parse_path
+
+MAX_SEEDS = 10_000
+"""Replications per point: past this, a sweep is a mistake in the option (a design's samples are the points)."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One setting of the scenario: its number in the sweep's tables (from 1), settings and YAML text."""
+
+    number: int
+    settings: dict[str, Any]
+    text: str
+
+
+class Template:
+    """The scenario a sweep varies, read once: its document (manifest documents folded in), text and folder."""
+
+    def __init__(self, text: str, source: str, base_dir: Path, file: Path | None = None) -> None:
+        self.text = text
+        self.source = source
+        self.base_dir = base_dir
+        self.file = file
+        self.scenario = parse_scenario(text, source)  # the scenario as written must be valid first
+        documents = yaml_documents(text, source)
+        self.document: dict[str, Any] = (documents[0] if len(documents) == 1 else fold_manifests(documents, source))[0]
+
+    @classmethod
+    def from_file(cls, path: Path) -> Template:
+        return cls(read_text(path), str(path), path.parent, path)
+
+    @property
+    def name(self) -> str:
+        return self.scenario.metadata.name
+
+    def point(self, number: int, settings: Mapping[str, Any], options: Mapping[str, str] | None = None) -> Point:
+        """The scenario with `settings` applied, validated; `options` names the option each path came from
+        (`--set 'PATH=...'`), for the error should the schema refuse a value."""
+        if not settings:
+            return Point(number, {}, self.text)  # the scenario exactly as written
+        document = apply(self.document, settings, base_dir=self.base_dir)
+        text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+        try:
+            # Built too, not only parsed: manifests and traces are read when a run is built, and a
+            # value they refuse should stop the sweep here, not fail every run of the point (ms each).
+            scenario = parse_scenario(text, f"{self.source} at point {number}")
+            Simulation(scenario, seed=scenario.spec.seed, base_dir=self.base_dir, scenario_text=text)
+        except SkenarioError as exc:
+            raise _blamed(exc, settings, options or {}) from None
+        return Point(number, dict(settings), text)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a sweep runs: each point with each seed."""
+
+    template: Template
+    points: tuple[Point, ...]
+    seeds: tuple[int, ...]
+
+    def jobs(self, prices: Prices | None = None, objectives: dict[str, Any] | None = None) -> list[Job]:
+        """Point by point, seed by seed: the order of the sweep's table and of its Parquet rows."""
+        base_dir = str(self.template.base_dir.resolve())  # a Dask worker runs elsewhere
+        return [
+            Job(point.number, seed, point.text, base_dir, prices or Prices(), objectives)
+            for point in self.points
+            for seed in self.seeds
+        ]
+
+
+def replication_seeds(count: int, first: int) -> tuple[int, ...]:
+    """`count` seeds from `first` up: replication i of every point runs with seed `first + i`."""
+    if not 1 <= count <= MAX_SEEDS:
+        raise SweepError(f"--seeds {count}: give between 1 and {MAX_SEEDS:,} replications per point", value=count)
+    if not 0 <= first <= MAX_SEED - count + 1:
+        raise SweepError(f"--seed {first}: seeds run from 0 to {MAX_SEED}, and {count} of them from here pass that")
+    return tuple(range(first, first + count))
+
+
+def plan(
+    template: Template,
+    settings: Sequence[Mapping[str, Any]],
+    seeds: Sequence[int],
+    options: Mapping[str, str] | None = None,
+) -> Plan:
+    """Each of `settings` as a checked point, numbered from 1."""
+    points = tuple(template.point(number, values, options) for number, values in enumerate(settings, start=1))
+    return Plan(template, points, tuple(seeds))
+
+
+def _blamed(exc: SkenarioError, settings: Mapping[str, Any], options: Mapping[str, str]) -> SweepError:
+    """The schema's refusal as the option's error: the setting whose path holds the refused field."""
+    refused = exc.field or ""
+    for path, value in settings.items():
+        absolute = _dotted(parse_path(path))
+        # A manifest's own errors name its field from the manifest's root: the setting's path ends with it.
+        if refused == absolute or refused.startswith(absolute + ".") or (refused and absolute.endswith("." + refused)):
+            option = options.get(path, f"{path}={value}")
+            where = refused if refused.startswith(absolute) else absolute
+            return SweepError(f"{option}: {value!r} is refused at {where}: {exc.message}", value=value)
+    shown = ", ".join(f"{path}={value}" for path, value in settings.items())
+    return SweepError(f"the scenario with {shown} is refused: {exc}")
+
+
+def _dotted(parts: list[str | int]) -> str:
+    """A path as the schema's errors name a field: `spec.autoscalers.0.syncPeriod`."""
+    return ".".join(str(part) for part in parts)
