@@ -1,0 +1,148 @@
+"""`skenario tune`: search a scenario's settings for the best within constraints, with Optuna.
+
+Like `sweep`, it loads the sweep extra only once a study is asked for, after checking it is there.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from skenario.cli.common import err, out, print_document, store_option, user_errors
+from skenario.cli.sweep import INTERRUPTED_EXIT, execution_options, price_options, progress_bar
+from skenario.cli.sweeptables import FIGURES, headings, number, with_interval
+from skenario.errors import SkenarioError
+from skenario.results.store import RunStore
+from skenario.scenario.format.scenario import MAX_SEED
+from skenario.sweeps.extra import require_sweep_extra
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--space",
+    "space",
+    multiple=True,
+    metavar="PATH=LO..HI[:int|:log]",
+    help="A scenario field to search and its range (or PATH=V1,V2,... to choose among); may be given again.",
+)
+@click.option(
+    "--objective",
+    "objectives",
+    multiple=True,
+    metavar="min|max:FIGURE",
+    help="What to make small or large: p99, error_rate, replica_hours, cpu_hours, cost, slo_compliance.",
+)
+@click.option(
+    "--constraint",
+    "constraints",
+    multiple=True,
+    metavar="FIGURE<=X|FIGURE>=X",
+    help="A bound every kept setting meets across its seeds' 95% interval, such as slo_compliance>=0.99.",
+)
+@click.option(
+    "--trials", type=int, default=20, show_default=True, help="Settings to try, in all (a resumed study too)."
+)
+@click.option("--seeds", type=int, default=3, show_default=True, help="Runs per trial, with the same seeds at each.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="The first seed (default spec.seed).")
+@click.option("--batch", type=int, default=4, show_default=True, help="Trials run at once (whatever the --workers).")
+@click.option(
+    "--study", "study_name", default=None, help="The study's name in the store (default: scenario and options)."
+)
+@click.option(
+    "--out",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for pareto.parquet, trials.parquet, pareto.png, report.html and best.yaml (default tune-NAME).",
+)
+@execution_options
+@price_options
+@click.option("--json", "as_json", is_flag=True, help="Print the Pareto front as JSON.")
+@store_option
+@click.option("--no-store", is_flag=True, help="Keep the study in memory only: it cannot be resumed.")
+@user_errors
+def tune(
+    file: Path,
+    space: tuple[str, ...],
+    objectives: tuple[str, ...],
+    constraints: tuple[str, ...],
+    trials: int,
+    seeds: int,
+    seed: int | None,
+    batch: int,
+    study_name: str | None,
+    folder: Path | None,
+    workers: int | None,
+    dask: str | None,
+    no_progress: bool,
+    price_per_replica_hour: float | None,
+    price_per_cpu_hour: float | None,
+    price_per_gib_hour: float | None,
+    as_json: bool,
+    store: Path | None,
+    no_store: bool,
+) -> None:
+    """Search the settings of the scenario in FILE for the best objectives within the constraints; print the
+    Pareto front and write it, a plot, a report and best.yaml (the scenario with the best settings)."""
+    require_sweep_extra("tune")
+    from skenario.sweeps import api
+
+    prepared = api.prepare_study(
+        file,
+        space=space,
+        objectives=objectives,
+        constraints=constraints,
+        trials=trials,
+        seeds=seeds,
+        seed=seed,
+        batch=batch,
+        prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour),
+        study=study_name,
+    )
+    folder = folder or Path(f"tune-{prepared.template.name}")
+    if folder.exists() and not folder.is_dir():
+        raise SkenarioError("exists and is not a folder", field="--out", value=str(folder))
+    kept = None if no_store else RunStore(store)
+    with api.open_workers(workers, dask) as pool, progress_bar("trials", trials, no_progress or as_json) as update:
+        progress = None if update is None else lambda done, total: update(completed=done, total=total)
+        result = api.run_prepared_study(prepared, pool, store=kept, progress=progress)
+    files = api.write_study(result, prepared, folder)
+    paths = [d.path for d in prepared.options.space.dimensions]
+    if as_json:
+        records = result.pareto.to_dict("records") if not result.pareto.empty else []
+        document = {"study": prepared.name, "trials": len(result.trials), "pareto": records}
+        document |= {"files": {name: str(path) for name, path in files.items()}}
+        print_document(document, "json")
+    else:
+        title = f"study {prepared.name}: Pareto front of {len(result.trials)} trial(s)"
+        out.print(_front_table(result.pareto, paths, title))
+        if result.best is None:
+            out.print("no trial kept every constraint: no best.yaml", highlight=False)
+        for name, path in files.items():
+            out.print(f"{name}: {path}", highlight=False)
+        if not no_store:
+            out.print(f"resume or extend: run the same command again (study [bold]{prepared.name}[/])", highlight=False)
+    if result.interrupted:
+        err.print(f"[bold red]interrupted[/]: kept the {len(result.trials)} trial(s) that finished")
+        sys.exit(INTERRUPTED_EXIT)
+
+
+def _front_table(front: Any, paths: list[str], title: str) -> Table:
+    names = headings(paths)
+    table = Table(title=f"{title} (mean ± 95% interval)")
+    table.add_column("trial", justify="right")
+    for path in paths:
+        table.add_column(names[path], justify="right")
+    figures = [(m, h) for m, h in FIGURES if not front.empty and front[m].notna().any()]
+    for _, heading in figures:
+        table.add_column(heading, justify="right")
+    for record in front.to_dict("records") if not front.empty else []:
+        cells = [number(record["trial"]), *(number(record[p]) for p in paths)]
+        cells += [with_interval(record[m], record[f"{m}_low"], record[f"{m}_high"]) for m, _ in figures]
+        table.add_row(*cells)
+    return table
