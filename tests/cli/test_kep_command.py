@@ -145,3 +145,18 @@ def test_a_kep_scenario_is_not_given_the_web_uis_annotations(tmp_path: Path) -> 
     assert code == 0, stderr
     (run,) = RunStore(store).runs()
     assert "ksimAnnotations" not in RunStore(store).load(run["run"]).documents["kep140"]
+
+
+def test_disabling_prioritysort_is_one_line_naming_file_field_and_plugin(tmp_path: Path) -> None:
+    configured = tmp_path / "configured.yaml"
+    configured.write_text(
+        EXAMPLE.read_text()
+        + "  schedulerConfiguration:\n"
+        + "    profiles: [{plugins: {queueSort: {disabled: [{name: PrioritySort}]}}}]\n"
+    )
+    code, _, stderr = invoke("check", str(configured))
+    assert code == 2
+    (line,) = stderr.splitlines()
+    assert str(configured) in line and "PrioritySort cannot be disabled" in line
+    assert "field 'spec.schedulerConfiguration.profiles.0.plugins.queueSort.disabled.0.name'" in line
+    assert "Traceback" not in line

@@ -431,3 +431,32 @@ def test_a_replay_skips_operations_on_pods_this_cluster_preempted(skip_gone: boo
     simulation.run()
     assert simulation.skipped == ["delete-low"]
     assert simulation.phase.value == "Completed"
+
+
+@pytest.mark.parametrize(
+    ("point", "name"),
+    [("queueSort", "PrioritySort"), ("multiPoint", "PrioritySort"), ("preEnqueue", "SchedulingGates")],
+)
+def test_a_configuration_disabling_a_built_in_plugin_is_refused(point: str, name: str) -> None:
+    """The queue's order and gate are built in: a configuration that turns them off would not be the run's."""
+    configuration = {"profiles": [{"plugins": {point: {"disabled": [{"name": name}]}}}]}
+    with pytest.raises(ScenarioError, match=f"{name} cannot be disabled") as caught:
+        FakeTimeRun(scenario(done(1), schedulerConfiguration=configuration))
+    assert caught.value.field == f"spec.schedulerConfiguration.profiles.0.plugins.{point}.disabled.0.name"
+    assert caught.value.value == name
+
+
+def test_a_configuration_enabling_the_built_in_plugins_reads_as_upstreams_defaults() -> None:
+    """As kube-scheduler-simulator exports a configuration: PrioritySort under queueSort, both under multiPoint."""
+    configuration = {
+        "profiles": [
+            {
+                "plugins": {
+                    "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                    "multiPoint": {"enabled": [{"name": "SchedulingGates"}, {"name": "PrioritySort"}]},
+                }
+            }
+        ]
+    }
+    simulation = run(create("a", 0, node("a")), create("p", 1, pod("p")), done(2), schedulerConfiguration=configuration)
+    assert scheduled(simulation) == {"p": (1, "a")}

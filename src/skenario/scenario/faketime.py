@@ -37,7 +37,7 @@ from skenario.scheduling.analysis import SchedulingSummary, attempt_records, pod
 from skenario.scheduling.attempts import Attempt
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.framework import Framework
-from skenario.scheduling.plugins.registry import NOT_MODELLED
+from skenario.scheduling.plugins.registry import NOT_MODELLED, cannot_disable
 from skenario.scheduling.pods import Pod
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
@@ -70,7 +70,8 @@ def scheduler_spec(configuration: dict[str, Any] | None, source: str) -> Schedul
     A configuration as kube-scheduler-simulator exports it lists every extension point, defaults
     expanded: the filter and score sets are read (and multiPoint); the other points (queueSort,
     preFilter, postFilter, bind, ...) are skenario's own machinery and are left out, as are the
-    in-tree plugins skenario does not model and the args of plugins that take none here.
+    in-tree plugins skenario does not model and the args of plugins that take none here. Disabling
+    a built-in plugin (PrioritySort, SchedulingGates) at any point is an error, not left out.
     """
     data = {k: v for k, v in (configuration or {}).items() if k in _CONFIGURATION_READ}
     profiles = data.get("profiles")
@@ -84,6 +85,7 @@ def _profile(profile: dict[str, Any]) -> dict[str, Any]:
     plugins = profile.get("plugins")
     out: dict[str, Any] = {}
     if isinstance(plugins, dict):
+        _refuse_disabling_built_ins(plugins)
         kept = {}
         for point in ("multiPoint", "filter", "score"):
             sets = plugins.get(point)
@@ -101,6 +103,21 @@ def _profile(profile: dict[str, Any]) -> dict[str, Any]:
             configs.append({"name": config["name"], "args": {k: v for k, v in args.items() if k in known}})
     out["pluginConfig"] = configs
     return out
+
+
+def _refuse_disabling_built_ins(plugins: dict[str, Any]) -> None:
+    """A built-in plugin (PrioritySort, SchedulingGates) disabled at any extension point (queueSort,
+    preEnqueue, multiPoint, ...) is an error naming it: skenario cannot run without it."""
+    for point, sets in plugins.items():
+        disabled = sets.get("disabled") if isinstance(sets, dict) else None
+        for i, ref in enumerate(disabled if isinstance(disabled, list) else []):
+            name = ref.get("name") if isinstance(ref, dict) else None
+            if isinstance(name, str) and (problem := cannot_disable(name)) is not None:
+                raise ScenarioError(
+                    problem,
+                    field=f"spec.schedulerConfiguration.profiles.0.plugins.{point}.disabled.{i}.name",
+                    value=name,
+                )
 
 
 def _unmodelled(ref: Any) -> bool:

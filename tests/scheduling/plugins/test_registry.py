@@ -5,7 +5,8 @@ The default profile's plugins, their order and score weights are those of kubern
 skenario models: MultiPoint NodeUnschedulable, TaintToleration (weight 3), NodeAffinity (2),
 NodeResourcesFit (1), PodTopologySpread (2), NodeResourcesBalancedAllocation (1), with
 SchedulingGates, PrioritySort, NodeName, NodePorts, the volume plugins, InterPodAffinity,
-DefaultPreemption, ImageLocality and DefaultBinder in between or around them.
+DefaultPreemption, ImageLocality and DefaultBinder in between or around them. SchedulingGates and
+PrioritySort are the queue's own gate and order (`BUILT_IN`), not plugin objects.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import pytest
 
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.plugins.registry import (
+    BUILT_IN,
     DEFAULT_WEIGHTS,
     FILTERS,
     IN_TREE,
     NOT_MODELLED,
     SCORES,
+    cannot_disable,
     new_plugins,
 )
 from skenario.scheduling.snapshot import ClusterSnapshot
@@ -59,9 +62,22 @@ def test_the_default_profile_is_upstreams() -> None:
     )
 
 
-def test_a_name_is_either_modelled_or_not_modelled() -> None:
+def test_a_name_is_in_exactly_one_map() -> None:
     assert not set(IN_TREE) & set(NOT_MODELLED)
+    assert not set(BUILT_IN) & (set(IN_TREE) | set(NOT_MODELLED))
     assert len(set(NOT_MODELLED)) == len(NOT_MODELLED)
+
+
+def test_the_queues_own_plugins_are_built_in_and_cannot_be_disabled() -> None:
+    """PrioritySort (QueueSort) and SchedulingGates (PreEnqueue) are the scheduling queue's order and
+    gate (tests/scheduling/test_controller.py, tests/scenario/test_faketime.py): modelled, not a
+    plugin object, so disabling them is refused."""
+    assert set(BUILT_IN) == {"PrioritySort", "SchedulingGates"}
+    for name in BUILT_IN:
+        assert name not in NOT_MODELLED
+        problem = cannot_disable(name)
+        assert problem is not None and name in problem and "built into" in problem
+    assert cannot_disable("NodeResourcesFit") is None and cannot_disable("VolumeRestrictions") is None
 
 
 @pytest.mark.parametrize("name", list(IN_TREE))

@@ -18,7 +18,8 @@ spec:
 
 Only one profile (the default scheduler) is modelled. Plugins skenario does not model (`NOT_MODELLED`
 in the registry: VolumeRestrictions, DynamicResources, ...) may be named in `disabled` and are
-otherwise refused.
+otherwise refused. PrioritySort and SchedulingGates (`BUILT_IN`) are the scheduling queue's own
+order and gate: `enabled` may name them (they are on anyway) and `disabled` may not.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pydantic import Field, model_validator
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.units import Duration
 from skenario.scheduling.controller import SchedulerSettings
-from skenario.scheduling.plugins.registry import FILTERS, NOT_MODELLED, SCORES
+from skenario.scheduling.plugins.registry import BUILT_IN, FILTERS, NOT_MODELLED, SCORES, cannot_disable
 
 
 class PluginRef(_Spec):
@@ -158,9 +159,11 @@ class SchedulerSpec(_Spec):
             if point is None:
                 continue
             for ref in point.enabled:
-                if ref.name not in (*FILTERS, *SCORES) and ref.name not in custom:
+                if ref.name not in (*FILTERS, *SCORES, *BUILT_IN) and ref.name not in custom:
                     raise ValueError(f"plugin {ref.name!r} is not one skenario models; known: {', '.join(SCORES)}")
             for ref in point.disabled:
+                if (problem := cannot_disable(ref.name)) is not None:
+                    raise ValueError(problem)
                 if ref.name != "*" and ref.name not in (*FILTERS, *SCORES, *NOT_MODELLED):
                     raise ValueError(f"unknown plugin {ref.name!r} in disabled")
         return self

@@ -8,7 +8,9 @@ profile serves them upstream.
 
 Everything else reads names and weights from here: the framework's `default_profile`, and the
 scenario's `scheduler` section (which names `enabled` and `disabled` may hold, and the profile it
-builds). Adding a plugin is one module in this package and one line in `IN_TREE`.
+builds). Adding a plugin is one module in this package and one line in `IN_TREE`. Every in-tree
+name upstream has is in exactly one of `IN_TREE` (a plugin object here), `BUILT_IN` (the queue's
+own behaviour) and `NOT_MODELLED`.
 """
 
 from __future__ import annotations
@@ -58,10 +60,18 @@ IN_TREE: dict[str, Registration] = {
     "ImageLocality": Registration(ImageLocality, score=True, weight=1),
 }
 
+# kube-scheduler's in-tree plugins whose behaviour is built into skenario's scheduling queue
+# (`scheduling/controller.py`) rather than a plugin object, so always on: a profile may enable them
+# (nothing changes) and may not disable them. Upstream, a profile without PrioritySort has no queue
+# sort plugin and is refused unless another takes its place; skenario has no other, and no queue
+# without the gates. A `disabled: [{name: "*"}]` turns off the filters and scores, not these.
+BUILT_IN = {
+    "PrioritySort": "QueueSort: the queue orders pods by priority, then creation time, then name",
+    "SchedulingGates": "PreEnqueue: a pod with schedulingGates waits outside the queue until they are removed",
+}
+
 # kube-scheduler's in-tree plugins that skenario does not model: a profile may disable them, not enable them.
 NOT_MODELLED = (
-    "PrioritySort",
-    "SchedulingGates",
     "NodeName",
     "VolumeRestrictions",
     "EBSLimits",
@@ -71,6 +81,14 @@ NOT_MODELLED = (
     "DefaultBinder",
     "DynamicResources",
 )
+
+
+def cannot_disable(name: str) -> str | None:
+    """Why a profile may not disable the plugin `name` (it is built in), or None."""
+    if name not in BUILT_IN:
+        return None
+    return f"{name} cannot be disabled: it is built into skenario's scheduling queue ({BUILT_IN[name]})"
+
 
 # Views of IN_TREE, in its order.
 FILTERS = tuple(name for name, plugin in IN_TREE.items() if plugin.filter)
