@@ -229,7 +229,11 @@ class MemoryGuard:
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
 @click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
 @click.option("--force", is_flag=True, help="Run even a scenario whose estimate passes the limits (skenario check).")
-@click.option("--dry-run", is_flag=True, help="Validate and estimate the run as `skenario check` does; run nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Validate and estimate the run as `skenario check` does; run nothing (KEP-140 input runs in memory).",
+)
 @click.option(
     "--max-memory",
     default=None,
