@@ -69,17 +69,19 @@ def test_one_worker_and_two_give_the_same_rows(small_plan: Plan) -> None:
 
 
 class StoppedAfter:
-    """Workers that run jobs here and then raise KeyboardInterrupt, as Ctrl-C would, after `count` of them."""
+    """Workers that run jobs here and raise KeyboardInterrupt, as Ctrl-C would, once `left` jobs have run
+    (counting across calls, as a study calls once per batch)."""
 
-    count_workers = 1
+    count = 1
 
-    def __init__(self, count: int) -> None:
-        self.count = count
+    def __init__(self, left: int) -> None:
+        self.left = left
 
     def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
         for index, job in enumerate(jobs):
-            if index == self.count:
+            if self.left == 0:
                 raise KeyboardInterrupt
+            self.left -= 1
             yield index, run_job(job)
 
     def close(self) -> None:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import click
@@ -29,7 +31,30 @@ DESIGN_NAMES = ("grid", "lhs", "sobol")
 parquet_option = click.option(
     "--output", "-o", "parquet", type=click.Path(dir_okay=False, path_type=Path), help="FILE.parquet: every run."
 )
-INTERRUPTED_EXIT = 130  # as a shell reports a command stopped by Ctrl-C
+
+
+class Interruption:
+    """Ctrl-C, or SIGTERM made to act as Ctrl-C does (the runs that finished are kept), while in the block;
+    `exit_code` is how a shell reports the signal that stopped it (130 for SIGINT, 143 for SIGTERM)."""
+
+    def __init__(self) -> None:
+        self.signal = signal.SIGINT
+        self._previous: Any = None
+
+    def __enter__(self) -> Interruption:
+        self._previous = signal.signal(signal.SIGTERM, self._terminate)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGTERM, self._previous)
+
+    def _terminate(self, signum: int, frame: FrameType | None) -> None:
+        self.signal = signal.SIGTERM
+        raise KeyboardInterrupt
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + int(self.signal)
 
 
 def price_options(command: Any) -> Any:
@@ -117,7 +142,8 @@ def sweep(
         file, sets=sets, seeds=seeds, seed=seed, design=design, samples=samples, baseline=baseline
     )
     total = len(prepared.plan.points) * len(prepared.plan.seeds)
-    with api.open_workers(workers, dask) as pool, progress_bar("runs", total, no_progress or as_json) as update:
+    stop = Interruption()
+    with stop, api.open_workers(workers, dask) as pool, progress_bar("runs", total, no_progress or as_json) as update:
         result = api.run_prepared(
             prepared,
             pool,
@@ -142,7 +168,7 @@ def sweep(
             out.print(f"stored as sweep [bold]{result.sweep_id}[/] ({len(result.rows)} runs)", highlight=False)
     if result.interrupted:
         err.print(f"[bold red]interrupted[/]: kept the {len(result.rows)} of {total} runs that finished")
-        sys.exit(INTERRUPTED_EXIT)
+        sys.exit(stop.exit_code)
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import click
 from rich.table import Table
 
 from skenario.cli.common import err, out, print_document, store_option, user_errors
-from skenario.cli.sweep import INTERRUPTED_EXIT, execution_options, price_options, progress_bar
+from skenario.cli.sweep import Interruption, execution_options, price_options, progress_bar
 from skenario.cli.sweeptables import FIGURES, headings, number, with_interval
 from skenario.errors import SkenarioError
 from skenario.results.store import RunStore
@@ -108,7 +108,12 @@ def tune(
     if folder.exists() and not folder.is_dir():
         raise SkenarioError("exists and is not a folder", field="--out", value=str(folder))
     kept = None if no_store else RunStore(store)
-    with api.open_workers(workers, dask) as pool, progress_bar("trials", trials, no_progress or as_json) as update:
+    stop = Interruption()
+    with (
+        stop,
+        api.open_workers(workers, dask) as pool,
+        progress_bar("trials", trials, no_progress or as_json) as update,
+    ):
         progress = None if update is None else lambda done, total: update(completed=done, total=total)
         result = api.run_prepared_study(prepared, pool, store=kept, progress=progress)
     files = api.write_study(result, prepared, folder)
@@ -129,7 +134,7 @@ def tune(
             out.print(f"resume or extend: run the same command again (study [bold]{prepared.name}[/])", highlight=False)
     if result.interrupted:
         err.print(f"[bold red]interrupted[/]: kept the {len(result.trials)} trial(s) that finished")
-        sys.exit(INTERRUPTED_EXIT)
+        sys.exit(stop.exit_code)
 
 
 def _front_table(front: Any, paths: list[str], title: str) -> Table:

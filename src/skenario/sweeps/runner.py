@@ -170,7 +170,9 @@ class LocalWorkers:
 
 
 def _ignore_interrupts() -> None:
+    """A worker leaves Ctrl-C to the parent, and dies quietly when the parent terminates it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class DaskWorkers:

@@ -277,7 +277,7 @@ def run_study(
             _run_batch(study, template, options, pool, min(options.batch, left), store, sweep_id)
             if progress is not None:
                 progress(len(_finished(study)), options.trials)
-    except Interrupted:
+    except (Interrupted, KeyboardInterrupt):  # between runs too: asked trials stay running, proposed again
         interrupted = True
     except BaseException as exc:
         if store is not None and sweep_id is not None:
