@@ -104,7 +104,8 @@ def test_a_bad_option_is_one_line_naming_it_and_nothing_is_kept(
     assert not store.exists()  # refused before anything ran or was kept
 
 
-def test_sigint_stops_the_sweep_keeping_the_runs_that_finished(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_sweep_keeping_the_runs_that_finished(tmp_path: Path, stop: signal.Signals) -> None:
     store = tmp_path / "store"
     command = [sys.executable, "-m", "skenario", "sweep", str(ROOT / "examples" / "quickstart.yaml")]
     command += ["--set", "workload.replicas=4,6", "--seeds", "30", "--workers", "2", "--store", str(store)]
@@ -114,11 +115,11 @@ def test_sigint_stops_the_sweep_keeping_the_runs_that_finished(tmp_path: Path) -
         while _count(store, "SELECT COUNT(*) FROM sweep_runs") < 2:  # wait until some runs are kept
             assert time.monotonic() < deadline and process.poll() is None, process.communicate()
             time.sleep(0.2)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         _out, err = process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == 130, err
+    assert process.returncode == 128 + stop, err  # 130 for Ctrl-C, 143 for SIGTERM, as a shell reports them
     assert "Traceback" not in err and "interrupted" in err
     kept = _count(store, "SELECT COUNT(*) FROM sweep_runs")
     assert 2 <= kept < 60

@@ -3,18 +3,22 @@ started as separate processes and stopped by the test, running jobs end to end."
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from skenario.cli import cli
 from skenario.sweeps.runner import Job, run_jobs, workers
 from tests.sweeps.test_runner import SCENARIO
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -49,3 +53,27 @@ def test_jobs_on_a_two_worker_dask_cluster_give_the_local_rows(cluster: str) -> 
     keep = ("point", "seed", "digest", "p99_ms", "replica_hours", "slo_compliance")
     assert [{k: row[k] for k in keep} for row in remote] == [{k: row[k] for k in keep} for row in local]
     assert all(row["phase"] == "Completed" for row in remote)
+
+
+def test_the_sweep_and_tune_commands_give_the_same_results_on_the_cluster(cluster: str, tmp_path: Path) -> None:
+    """The same command with --dask added: the same table, and the same study, as on local processes."""
+    scenario = tmp_path / "small.yaml"
+    scenario.write_text(SCENARIO)
+    sweep = ["sweep", str(scenario), "--set", "workload.replicas=1,2", "--seeds", "2", "--json", "--no-store"]
+    tune = ["tune", str(scenario), "--space", "workload.replicas=1..3:int", "--objective", "min:replica_hours"]
+    tune += ["--constraint", "p99<=400", "--trials", "4", "--seeds", "2", "--json", "--no-store"]
+    for command in (sweep, tune):
+        remote = CliRunner().invoke(cli, [*command, "--dask", cluster, *_out(command, tmp_path / "remote")])
+        local = CliRunner().invoke(cli, [*command, "--workers", "1", *_out(command, tmp_path / "local")])
+        assert remote.exit_code == 0 and local.exit_code == 0, remote.stderr + local.stderr
+        assert _results(remote.stdout) == _results(local.stdout)
+
+
+def _out(command: list[str], folder: Path) -> list[str]:
+    return ["--out", str(folder)] if command[0] == "tune" else []
+
+
+def _results(printed: str) -> object:
+    document = json.loads(printed)
+    document.pop("files", None)  # where each wrote its files
+    return document
