@@ -96,7 +96,7 @@ def swept(made: Any, count: int) -> list[str]:
 def shell_loop(made: Any) -> list[str]:
     """`skenario run` once per run, each a fresh interpreter, as a shell loop over the settings does."""
     digests = []
-    with tempfile.TemporaryDirectory(prefix="skenario-loop-bench-", dir=SCENARIO.parent) as folder:
+    with tempfile.TemporaryDirectory(prefix="skenario-loop-bench-") as folder:  # the points name no other file
         files = {}
         for point in made.points:
             files[point.number] = Path(folder) / f"point-{point.number}.yaml"

@@ -30,7 +30,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 # (prefix, layer); the longest matching prefix wins. Scenario's jobs are half-layers, in order.
 LAYERS: tuple[tuple[str, float], ...] = (
-    ("skenario", 0),  # the package's __init__: its version
+    ("skenario", 7),  # the package's __init__: the Python API (sweep, tune), loaded lazily
     ("skenario.version", 0),
     ("skenario.__main__", 7),
     ("skenario.errors", 0),

@@ -89,3 +89,21 @@ def test_queueing_example_prints_what_the_readme_says() -> None:
     assert shadow == pytest.approx(1 / 0.3)
     for number in (preemptive, shadow):  # and the comments round them as printed
         assert f"{number:.4f}" in code.group(1)
+
+
+def test_the_python_api_example_prints_what_the_readme_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = README.read_text()
+    section = text[text.index("### From Python") : text.index("## Queueing theory")]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    monkeypatch.chdir(README.parent)  # the example's paths are relative to the repository
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code.group(1), "README.md", "exec"), {})
+    lines = printed.getvalue().splitlines()
+    # The sweep's table has its two points; the paired difference is certain; the study ran its 6 trials
+    # and its best setting is in the searched range.
+    assert [line.split()[1] for line in lines[1:3]] == ["1", "2"]
+    assert lines[3] == "True"
+    assert lines[4] == "6 True"
+    assert lines[5].split() == ["trial", "replica_hours", "p99_ms", "slo_compliance_low"]

@@ -72,6 +72,8 @@ def test_sweeps_lists_and_removes_sweeps(scenario: Path, tmp_path: Path) -> None
         (1, "first", 1, "Completed"),
         (2, "second", 1, "Completed"),
     ]
+    code, out, _ = invoke("runs", "--sweep", "second", "-o", "json", "--store", store)
+    assert [run["sweep"] for run in json.loads(out)] == [2]
     code, out, _ = invoke("sweeps", "rm", "first", "--store", store)
     assert code == 0 and "deleted sweep 1 and its 1 run(s)" in out
     code, out, _ = invoke("runs", "-o", "json", "--store", store)

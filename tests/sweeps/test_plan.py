@@ -54,6 +54,7 @@ def test_replication_seeds_count_up_from_the_first() -> None:
     [
         ({"workload.replicas": "two"}, ["--set 'workload.replicas=two'", "'two'", "spec.workload.replicas"]),
         ({"workload.replicaz": 3}, ["--set 'workload.replicaz=3'", "spec.workload.replicaz", "not a known field"]),
+        ({"workloads.replicas": 3}, ["--set 'workloads.replicas=3'", "spec.workloads"]),  # an unknown key on the way
         # A manifest's own field, refused when the run is built: named from the scenario's root.
         ({WINDOW: -5}, [f"--set '{WINDOW}=-5'", f"spec.{WINDOW.replace('[', '.').replace(']', '')}"]),
     ],

@@ -72,6 +72,7 @@ def objectives(
 @click.option("--name", default=None, help="Only the runs of this name (`run --name`).")
 @click.option("--tag", default=None, help="Only the runs carrying this tag (`run --tag`).")
 @click.option("--phase", type=click.Choice([p.value for p in Phase], case_sensitive=False), default=None)
+@click.option("--sweep", "sweep_ref", default=None, metavar="SWEEP", help="Only the runs of this sweep or study.")
 @click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N runs (of those filtered).")
 @output_option
 @click.pass_context
@@ -82,6 +83,7 @@ def runs(
     name: str | None,
     tag: str | None,
     phase: str | None,
+    sweep_ref: str | None,
     last: int | None,
     output: str,
 ) -> None:
@@ -89,7 +91,8 @@ def runs(
     if context.invoked_subcommand is not None:
         return
     runs_store = RunStore(store)
-    found = runs_store.runs(name=name, tag=tag, phase=phase, last=last)
+    sweep = None if sweep_ref is None else runs_store.resolve_sweep(sweep_ref)
+    found = runs_store.runs(name=name, tag=tag, phase=phase, sweep=sweep, last=last)
     if output in ("json", "yaml"):
         print_document(found, output)
         return

@@ -10,6 +10,7 @@ import functools
 import json
 import signal
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -150,7 +151,7 @@ def sweep(
             store=None if no_store else RunStore(store),
             name=name,
             prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour),
-            progress=_counting(update),
+            progress=_counting(update, len(prepared.plan.points), len(prepared.plan.seeds)),
         )
     if parquet is not None:
         with atomic_path(parquet) as partial:
@@ -184,16 +185,20 @@ def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[..., 
         yield functools.partial(bar.update, task)
 
 
-def _counting(update: Callable[..., object] | None) -> Callable[[dict[str, Any]], None] | None:
-    """Each finished run moves the bar on, and the failed ones are counted beside it."""
+def _counting(update: Callable[..., object] | None, points: int, seeds: int) -> Callable[[dict[str, Any]], None] | None:
+    """Each finished run moves the bar on; beside it, the points with every seed done, and the failed runs."""
     if update is None:
         return None
+    done: Counter[int] = Counter()
     failed = 0
 
     def advance(row: dict[str, Any]) -> None:
         nonlocal failed
+        done[row["point"]] += 1
         failed += row.get("error") is not None
-        update(advance=1, note=f"{failed} failed" if failed else "")
+        complete = sum(count == seeds for count in done.values())
+        note = f"points {complete}/{points}" + (f", {failed} failed" if failed else "")
+        update(advance=1, note=note)
 
     return advance
 

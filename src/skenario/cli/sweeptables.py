@@ -1,8 +1,9 @@
 """Rich tables of sweeps: a sweep's points with their intervals, a study's Pareto front, and the stored sweeps.
 
 A figure reads `182 ± 11`: the mean over the point's seeds and the half-width of its 95% interval
-(`mean ± t·s/√n`). A difference from the baseline reads `-12.3 [-20.1, -4.5]`, in bold when the
-interval leaves out 0: then the two settings differ by more than the seeds' noise explains.
+(`mean ± t·s/√n`). A difference from the baseline reads `-12.3 ± 7.8` (the mean per-seed
+difference and its paired interval's half-width), in bold when the interval leaves out 0: then
+the two settings differ by more than the seeds' noise explains.
 """
 
 from __future__ import annotations
@@ -61,10 +62,9 @@ def with_interval(mean: Any, low: Any, high: Any) -> str:
     return f"{mean:,.{places}f} ± {half:,.{places}f}"
 
 
-def difference(mean: float, low: float, high: float) -> str:
-    """`mean [low, high]` to the interval's half-width's second significant digit."""
-    places = decimals((high - low) / 2)
-    return f"{mean:,.{places}f} [{low:,.{places}f}, {high:,.{places}f}]"
+def signed(text: str) -> str:
+    """A difference with its sign always shown: `+8.0`, `-20.6`, `0`."""
+    return text if text.startswith(("-", "0 ")) or text == "0" else f"+{text}"
 
 
 def _settings_columns(frame: pd.DataFrame) -> list[str]:
@@ -116,7 +116,7 @@ def points_table(frame: pd.DataFrame, title: str, baseline: int | None = None) -
 def _differences(
     frame: pd.DataFrame, paths: list[str], names: Mapping[str, str], figures: list[tuple[str, str]], baseline: int
 ) -> Table:
-    table = Table(title=f"difference from point {baseline}, paired by seed (mean [95% interval]; bold: not 0)")
+    table = Table(title=f"difference from point {baseline}, paired by seed (mean ± 95% interval; bold: not 0)")
     table.add_column("point", justify="right")
     for path in paths:
         table.add_column(names[path], justify="right")
@@ -129,10 +129,7 @@ def _differences(
             if record["point"] == baseline or mean is None or math.isnan(mean):
                 cells.append("-")
                 continue
-            if math.isnan(low) or math.isnan(high):
-                cells.append(number(mean))
-                continue
-            shown = difference(mean, low, high)
+            shown = signed(with_interval(mean, low, high))
             cells.append(Text(shown, style="bold" if low > 0 or high < 0 else ""))
         table.add_row(*cells)
     return table

@@ -169,6 +169,7 @@ _RUN_COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str], bool], ...] = (
     ("tags", lambda run: ", ".join(run["tags"]), True),
     ("scenario", lambda run: _stored_text(run["scenario"]), False),
     ("file", lambda run: _stored_text(run["scenario_file"]), True),
+    ("sweep", lambda run: _stored_text(run.get("sweep")), True),
     ("seed", lambda run: _stored_text(run["seed"]), False),
     ("phase", lambda run: _stored_text(run["phase"]), False),
     ("simulated", lambda run: _stored_duration(run["simulated_ns"]), False),
@@ -182,7 +183,8 @@ _RUN_COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str], bool], ...] = (
 
 def runs_table(runs: list[dict[str, Any]], title: str, *, wide: bool) -> Table:
     """Stored runs (`RunStore.runs`), one a row, whatever their rows hold; `wide` adds name, tags,
-    scenario file and finish time. Every cell is plain text: a name such as `[/]` is not markup."""
+    scenario file, the sweep that made it and finish time. Every cell is plain text: a name such as
+    `[/]` is not markup."""
     columns = [(heading, show) for heading, show, only_wide in _RUN_COLUMNS if wide or not only_wide]
     table = Table(title=Text(title))
     for heading, _show in columns:

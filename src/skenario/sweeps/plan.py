@@ -127,10 +127,14 @@ def _blamed(exc: SkenarioError, settings: Mapping[str, Any], options: Mapping[st
     refused = exc.field or ""
     for path, value in settings.items():
         absolute = _dotted(parse_path(path))
+        inside = refused == absolute or refused.startswith(absolute + ".")
+        # A key on the setting's way that the schema does not know (below `spec`, which every path is in).
+        above = "." in refused and absolute.startswith(refused + ".")
         # A manifest's own errors name its field from the manifest's root: the setting's path ends with it.
-        if refused == absolute or refused.startswith(absolute + ".") or (refused and absolute.endswith("." + refused)):
+        in_manifest = bool(refused) and absolute.endswith("." + refused)
+        if inside or above or in_manifest:
             option = options.get(path, f"{path}={value}")
-            where = refused if refused.startswith(absolute) else absolute
+            where = refused if inside or above else absolute
             return SweepError(f"{option}: {value!r} is refused at {where}: {exc.message}", value=value)
     shown = ", ".join(f"{path}={value}" for path, value in settings.items())
     return SweepError(f"the scenario with {shown} is refused: {exc}")

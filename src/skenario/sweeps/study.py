@@ -432,7 +432,8 @@ def pareto_front(frame: pd.DataFrame, objectives: Sequence[Objective]) -> pd.Dat
     costs = feasible[[o.metric for o in objectives]].to_numpy(dtype=float) * signs
     keep = [not any(np.all(other <= mine) and np.any(other < mine) for other in costs) for mine in costs]
     ascending = [o.direction == "minimize" for o in objectives]
-    return feasible[keep].sort_values([o.metric for o in objectives], ascending=ascending)
+    front = feasible[keep].sort_values([o.metric for o in objectives], ascending=ascending)
+    return front.reset_index(drop=True)
 
 
 def _best_point(template: Template, options: StudyOptions, front: pd.DataFrame) -> Point | None:
