@@ -92,6 +92,7 @@ def test_sweeps_lists_and_removes_sweeps(scenario: Path, tmp_path: Path) -> None
         (["--set", "workload.replicas=1,2", "--seeds", "0"], ["--seeds 0"]),
         (["--set", "workload.replicas=1,2", "--baseline", "3"], ["--baseline 3", "1 to 2"]),
         (["--set", "=1,2"], ["--set '=1,2'", "PATH=V1,V2"]),
+        (["--dask", "scheduler"], ["--dask scheduler", "tcp://HOST:8786"]),
     ],
 )
 def test_a_bad_option_is_one_line_naming_it_and_nothing_is_kept(

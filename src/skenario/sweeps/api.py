@@ -104,6 +104,10 @@ def open_workers(count: int | None = None, dask: str | None = None) -> Iterator[
     try:
         opened = workers(count, dask)
         pool = opened.__enter__()
+    except ValueError as exc:  # not an address distributed can read
+        raise SweepError(
+            f"--dask {dask}: not a scheduler's address such as tcp://HOST:8786 ({exc})", value=dask
+        ) from None
     except (OSError, TimeoutError) as exc:
         raise SweepError(f"--dask {dask}: cannot reach a Dask scheduler there ({exc})", value=dask) from None
     try:
