@@ -434,16 +434,88 @@ def test_a_replay_skips_operations_on_pods_this_cluster_preempted(skip_gone: boo
 
 
 @pytest.mark.parametrize(
-    ("point", "name"),
-    [("queueSort", "PrioritySort"), ("multiPoint", "PrioritySort"), ("preEnqueue", "SchedulingGates")],
+    ("point", "disabled", "name"),
+    [
+        ("queueSort", "PrioritySort", "PrioritySort"),
+        ("multiPoint", "PrioritySort", "PrioritySort"),
+        ("preEnqueue", "SchedulingGates", "SchedulingGates"),
+        ("bind", "DefaultBinder", "DefaultBinder"),
+        ("multiPoint", "DefaultBinder", "DefaultBinder"),
+        ("queueSort", "*", "PrioritySort"),
+        ("bind", "*", "DefaultBinder"),
+        ("multiPoint", "*", "SchedulingGates"),
+    ],
 )
-def test_a_configuration_disabling_a_built_in_plugin_is_refused(point: str, name: str) -> None:
-    """The queue's order and gate are built in: a configuration that turns them off would not be the run's."""
-    configuration = {"profiles": [{"plugins": {point: {"disabled": [{"name": name}]}}}]}
+def test_a_configuration_disabling_a_required_built_in_plugin_is_refused(point: str, disabled: str, name: str) -> None:
+    """The queue's order and gate and the binder are built in: kube-scheduler refuses a profile without a
+    QueueSort or a Bind plugin, and skenario has no other (nor a queue without the gates)."""
+    configuration = {"profiles": [{"plugins": {point: {"disabled": [{"name": disabled}]}}}]}
     with pytest.raises(ScenarioError, match=f"{name} cannot be disabled") as caught:
         FakeTimeRun(scenario(done(1), schedulerConfiguration=configuration))
     assert caught.value.field == f"spec.schedulerConfiguration.profiles.0.plugins.{point}.disabled.0.name"
-    assert caught.value.value == name
+    assert caught.value.value == disabled
+
+
+def preempting(configuration: dict[str, Any] | None) -> FakeTimeRun:
+    """A 2-CPU node; a 2-CPU pod of PriorityClass low (10) at step 1, one of high (1000) at step 2."""
+    classes = [
+        create(
+            f"pc-{n}",
+            0,
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v},
+        )
+        for n, v in (("low", 10), ("high", 1000))
+    ]
+    spec = {} if configuration is None else {"schedulerConfiguration": configuration}
+    return run(
+        *classes,
+        create("a", 0, node("a", "2")),
+        create("low", 1, pod("low", "2", priorityClassName="low")),
+        create("high", 2, pod("high", "2", priorityClassName="high")),
+        done(4),
+        **spec,
+    )
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    [
+        {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
+        {"postFilter": {"disabled": [{"name": "*"}]}},
+        {"multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}},
+    ],
+)
+def test_a_configuration_without_default_preemption_leaves_the_high_pod_pending(plugins: dict[str, Any]) -> None:
+    """As `test_a_priority_class_lets_a_pod_preempt`, with no PostFilter plugin: upstream's
+    schedulingCycle then performs no preemption, so high stays unschedulable and low runs on."""
+    simulation = preempting({"profiles": [{"plugins": plugins}]})
+    timeline = simulation.result()["timeline"]
+    assert not [e for events in timeline.values() for e in events if e["operation"] == "PodPreempted"]
+    assert [o for o in operations(simulation, 2) if o.startswith("Pod")] == ["PodUnscheduled"]
+    assert scheduled(simulation) == {"low": (1, "a")}
+    low, high = simulation.controller.pods["low"], simulation.controller.pods["high"]
+    assert (low.node, low.end) == ("a", None)
+    assert (high.node, high.nominated) == (None, None)
+    assert simulation.phase.value == "Completed"
+
+
+def test_a_configuration_as_ksim_exports_it_keeps_preemption_on() -> None:
+    """Every point spelled out, DefaultPreemption under postFilter: the default run, preemption and all."""
+    configuration = {
+        "profiles": [
+            {
+                "plugins": {
+                    "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                    "filter": {"enabled": [{"name": "NodeName"}, {"name": "NodeResourcesFit"}]},
+                    "postFilter": {"enabled": [{"name": "DefaultPreemption"}]},
+                    "bind": {"enabled": [{"name": "DefaultBinder"}]},
+                }
+            }
+        ]
+    }
+    simulation = preempting(configuration)
+    assert scheduled(simulation)["high"] == (2, "a")
+    assert simulation.controller.pods["low"].preempted_by == "high"
 
 
 def test_a_configuration_enabling_the_built_in_plugins_reads_as_upstreams_defaults() -> None:

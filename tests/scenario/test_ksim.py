@@ -18,6 +18,8 @@ import pytest
 import yaml
 
 from skenario.errors import ScenarioError
+from skenario.scenario.faketime import FakeTimeRun
+from skenario.scenario.format.kep import KepScenario
 from skenario.scenario.ksim import go_json_marshal, ksim_annotations, read_export
 from skenario.scheduling.attempts import Attempt, FilterVerdicts, PluginScores
 from skenario.scheduling.objects import PodSpec
@@ -400,3 +402,45 @@ def test_annotation_values_escape_as_go_does() -> None:
 )
 def test_go_json_marshal(value: Any, go: str) -> None:
     assert go_json_marshal(value) == go
+
+
+# -- its scheduler configuration, run --------------------------------------------------------------
+
+
+def preempting_export(tmp_path: Path, scheduler_config: dict[str, Any] | None) -> FakeTimeRun:
+    """One 2-CPU node holding `low` (PriorityClass low, 10, bound there already) and `high` (1000,
+    2 CPU, pending): with DefaultPreemption high evicts low, without it high waits."""
+
+    def klass(name: str, value: int) -> dict[str, Any]:
+        return {"metadata": {"name": name}, "value": value}
+
+    def pod(name: str, **spec: Any) -> dict[str, Any]:
+        container = {"name": "c", "image": "app:1", "resources": {"requests": {"cpu": "2"}}}
+        return {"metadata": {"name": name, "namespace": "default"}, "spec": {"containers": [container], **spec}}
+
+    export = {
+        "nodes": [{"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}}}],
+        "priorityClasses": [klass("low", 10), klass("high", 1000)],
+        "pods": [pod("low", priorityClassName="low", nodeName="a"), pod("high", priorityClassName="high")],
+        "schedulerConfig": scheduler_config,
+    }
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    simulation = FakeTimeRun(KepScenario.model_validate(read_export(path).as_scenario("s")))
+    simulation.run()
+    return simulation
+
+
+def test_an_exports_configuration_without_default_preemption_leaves_the_high_pod_pending(tmp_path: Path) -> None:
+    plugins = {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}
+    simulation = preempting_export(tmp_path, {"profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}]})
+    low, high = simulation.controller.pods["low"], simulation.controller.pods["high"]
+    assert (low.node, low.end, high.node) == ("a", None, None)
+    assert high.attempts and all(a.nominated is None for a in high.attempts)
+    assert not [e for e in simulation.controller.timeline if e.kind == "PodPreempted"]
+
+
+def test_an_export_with_the_default_configuration_preempts(tmp_path: Path) -> None:
+    simulation = preempting_export(tmp_path, {"profiles": [{"schedulerName": "default-scheduler"}]})
+    low, high = simulation.controller.pods["low"], simulation.controller.pods["high"]
+    assert (low.preempted_by, high.node) == ("high", "a")

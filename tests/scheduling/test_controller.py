@@ -10,7 +10,7 @@ What is checked, and where each property comes from:
   events changes who goes where (§1.2, the step loop "apply the operations, then schedule").
 - Preemption (§2.7): victims have lower priority, the preemptor is nominated and bound in a later
   cycle of the same instant, the greedy reprieve leaves no victim that could have stayed,
-  `preemptionPolicy: Never` and equal priorities preempt nothing.
+  `preemptionPolicy: Never`, equal priorities and a profile without DefaultPreemption preempt nothing.
 - Waiting: a pod that does not fit is bound when room is freed, at once or at the node's next
   heartbeat plus the delay (YARN SLS's NodeManager heartbeats, §3), and a pod that can never fit
   is not retried when nothing frees room for it (the queueing hints in `controller.py`'s docstring).
@@ -334,6 +334,23 @@ def test_a_preemptor_with_policy_never_preempts_nothing() -> None:
     assert all(p.end is None for p in r.controller.pods.values())
     assert r.controller.pods["high"].bound_at is None
     assert not [e for e in r.controller.timeline if e.kind == "PodPreempted"]
+
+
+def test_a_profile_without_default_preemption_preempts_nothing() -> None:
+    """The first preemption case with no PostFilter plugin: upstream's schedulingCycle returns the pod
+    Unschedulable without running PostFilter, so high waits, nominated nowhere, and the low pods run on."""
+    trace = [TracePod(PodSpec(f"low{k}", cpu=300, memory=1, priority=0), (k + 1) * SECOND, None) for k in range(3)]
+    trace.append(TracePod(PodSpec("high", cpu=400, memory=1, priority=100), 4 * SECOND, None))
+    profile = default_profile()
+    profile.preemption = False
+    r = BatchReplay([NodeSpec("node", cpu=1000, memory=GIB)], trace, profile=profile)
+    r.run()
+    pods = r.controller.pods
+    assert all(pods[f"low{k}"].end is None and pods[f"low{k}"].node == "node" for k in range(3))
+    high = pods["high"]
+    assert (high.node, high.nominated, high.bound_at) == (None, None, None)
+    assert [(a.selected, a.nominated) for a in high.attempts] == [(None, None)]
+    assert [e.kind for e in r.controller.timeline if e.pod == "high"] == ["PodCreated", "PodUnscheduled"]
 
 
 def test_equal_priority_preempts_nothing() -> None:

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
@@ -30,14 +32,15 @@ from skenario.errors import ScenarioError
 from skenario.scenario.build.apiserver import ObjectStore, parse_patch
 from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.kep import KepScenario, ScenarioEvent, is_kep_scenario
-from skenario.scenario.format.scheduler import SchedulerSpec
+from skenario.scenario.format.scheduler import Plugins, SchedulerSpec
 from skenario.scenario.io import read_text, validate_document, validate_node, yaml_documents
 from skenario.scenario.simulation import Phase
 from skenario.scheduling.analysis import SchedulingSummary, attempt_records, pod_records
 from skenario.scheduling.attempts import Attempt
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.framework import Framework
-from skenario.scheduling.plugins.registry import NOT_MODELLED, cannot_disable
+from skenario.scheduling.plugins.builtin import PointSet, refusals
+from skenario.scheduling.plugins.registry import NOT_MODELLED
 from skenario.scheduling.pods import Pod
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
@@ -68,10 +71,12 @@ def scheduler_spec(configuration: dict[str, Any] | None, source: str) -> Schedul
     """A KubeSchedulerConfiguration read as the scenario's `scheduler` section (its first profile).
 
     A configuration as kube-scheduler-simulator exports it lists every extension point, defaults
-    expanded: the filter and score sets are read (and multiPoint); the other points (queueSort,
-    preFilter, postFilter, bind, ...) are skenario's own machinery and are left out, as are the
-    in-tree plugins skenario does not model and the args of plugins that take none here. Disabling
-    a built-in plugin (PrioritySort, SchedulingGates) at any point is an error, not left out.
+    expanded: the filter and score sets are read, with multiPoint and the points of the built-in
+    plugins (preEnqueue, queueSort, postFilter, bind: `postFilter: {disabled: [{name: "*"}]}` turns
+    preemption off); the other points (preFilter, reserve, permit, ...) are skenario's own
+    machinery and are left out, as are the in-tree plugins skenario does not model and the args of
+    plugins that take none here. A profile left without SchedulingGates, PrioritySort or
+    DefaultBinder is an error naming the plugin and the `disabled` entry that turned it off.
     """
     data = {k: v for k, v in (configuration or {}).items() if k in _CONFIGURATION_READ}
     profiles = data.get("profiles")
@@ -87,7 +92,7 @@ def _profile(profile: dict[str, Any]) -> dict[str, Any]:
     if isinstance(plugins, dict):
         _refuse_disabling_built_ins(plugins)
         kept = {}
-        for point in ("multiPoint", "filter", "score"):
+        for point in _POINTS_READ:
             sets = plugins.get(point)
             if isinstance(sets, dict):
                 kept[point] = {
@@ -106,23 +111,33 @@ def _profile(profile: dict[str, Any]) -> dict[str, Any]:
 
 
 def _refuse_disabling_built_ins(plugins: dict[str, Any]) -> None:
-    """A built-in plugin (PrioritySort, SchedulingGates) disabled at any extension point (queueSort,
-    preEnqueue, multiPoint, ...) is an error naming it: skenario cannot run without it."""
-    for point, sets in plugins.items():
-        disabled = sets.get("disabled") if isinstance(sets, dict) else None
-        for i, ref in enumerate(disabled if isinstance(disabled, list) else []):
-            name = ref.get("name") if isinstance(ref, dict) else None
-            if isinstance(name, str) and (problem := cannot_disable(name)) is not None:
-                raise ScenarioError(
-                    problem,
-                    field=f"spec.schedulerConfiguration.profiles.0.plugins.{point}.disabled.{i}.name",
-                    value=name,
-                )
+    """A required built-in plugin (SchedulingGates, PrioritySort, DefaultBinder) the profile turns
+    off is an error naming it, at the `disabled` entry that did it: skenario cannot run without it."""
+    points = {point: PointSet(_names(sets, "enabled"), _names(sets, "disabled")) for point, sets in plugins.items()}
+    for where, problem in refusals(points)[:1]:
+        raise ScenarioError(
+            problem,
+            field=f"spec.schedulerConfiguration.profiles.0.plugins.{where.point}.disabled.{where.index}.name",
+            value=where.name,
+        )
+
+
+def _names(sets: Any, which: str) -> list[str]:
+    """The names in a point's `enabled` or `disabled` list as written, a malformed entry as ""."""
+    refs = sets.get(which) if isinstance(sets, dict) else None
+    return [
+        name if isinstance(ref, dict) and isinstance(name := ref.get("name"), str) else ""
+        for ref in (refs if isinstance(refs, list) else [])
+    ]
 
 
 def _unmodelled(ref: Any) -> bool:
     return isinstance(ref, dict) and ref.get("name") in NOT_MODELLED
 
+
+# The extension points read: those of the scenario's `scheduler` section (the filters', the scores'
+# and the built-in plugins').
+_POINTS_READ = tuple(to_camel(point) for point in Plugins.model_fields)
 
 _ARGS = {
     "NodeResourcesFit": ("scoringStrategy",),

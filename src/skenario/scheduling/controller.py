@@ -12,7 +12,7 @@ flush and the retry backoff are not modelled, since in simulated time they only 
 Preemption follows DefaultPreemption's victim choice and node choice; the preemptor is nominated
 and retried once the victims are gone. Nominated pods do not reserve their room against other
 pods (the queue's priority order mostly does that), and a node whose victims are still leaving is
-not offered to another preemptor.
+not offered to another preemptor. A profile without DefaultPreemption preempts nothing.
 
 Freed resources are seen at once, or, with node heartbeats on (YARN SLS's NodeManagers), at the
 node's next heartbeat after the pod ends plus the network delay.
@@ -367,9 +367,15 @@ class SchedulingController:
     # -- preemption ------------------------------------------------------------------------------
 
     def _preempt(self, pod: Pod, outcome: FilterOutcome) -> str | None:
-        """DefaultPreemption's PostFilter: make room on one node by evicting lower-priority pods."""
+        """DefaultPreemption's PostFilter: make room on one node by evicting lower-priority pods.
+
+        Only when the profile has DefaultPreemption: upstream's `schedulingCycle` (schedule_one.go)
+        runs `RunPostFilterPlugins` only if `HasPostFilterPlugins()`, and otherwise returns the pod
+        Unschedulable ("No PostFilter plugins are registered, so no preemption will be performed"):
+        it waits among the unschedulable, nominated nowhere, and no victim is chosen.
+        """
         spec = pod.spec
-        if not eligible(spec) or not len(outcome.failed):
+        if not self.framework.profile.preemption or not eligible(spec) or not len(outcome.failed):
             return None
         snap = self.snapshot
         lowest = min(

@@ -50,12 +50,14 @@ class WeightedScore:
 
 @dataclass
 class Profile:
-    """A scheduler profile: filters in the order they run, weighted scores, and how many nodes to score."""
+    """A scheduler profile: filters in the order they run, weighted scores, how many nodes to score,
+    and whether a pod that fits nowhere may preempt (DefaultPreemption, its only PostFilter plugin)."""
 
     filters: list[FilterPlugin] = field(default_factory=list)
     scores: list[WeightedScore] = field(default_factory=list)
     percentage_of_nodes_to_score: int = 0
     tie_break: str = "random"  # random (kube-scheduler's reservoir sampling) | first
+    preemption: bool = True  # DefaultPreemption on; off, an unschedulable pod waits and nobody is evicted
 
 
 def default_profile(

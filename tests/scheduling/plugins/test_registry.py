@@ -5,8 +5,9 @@ The default profile's plugins, their order and score weights are those of kubern
 skenario models: MultiPoint NodeUnschedulable, TaintToleration (weight 3), NodeAffinity (2),
 NodeResourcesFit (1), PodTopologySpread (2), NodeResourcesBalancedAllocation (1), with
 SchedulingGates, PrioritySort, NodeName, NodePorts, the volume plugins, InterPodAffinity,
-DefaultPreemption, ImageLocality and DefaultBinder in between or around them. SchedulingGates and
-PrioritySort are the queue's own gate and order (`BUILT_IN`), not plugin objects.
+DefaultPreemption, ImageLocality and DefaultBinder in between or around them. SchedulingGates,
+PrioritySort, NodeName, DefaultPreemption and DefaultBinder are the scheduler's own machinery
+(`BUILT_IN`), not plugin objects.
 """
 
 from __future__ import annotations
@@ -62,22 +63,70 @@ def test_the_default_profile_is_upstreams() -> None:
     )
 
 
+# v1 `getDefaultPlugins`' multiPoint list, in its order, with DynamicResources (added by its feature gate).
+UPSTREAM_DEFAULTS = (
+    "SchedulingGates",
+    "PrioritySort",
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "EBSLimits",
+    "GCEPDLimits",
+    "NodeVolumeLimits",
+    "AzureDiskLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DynamicResources",
+    "DefaultPreemption",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
+    "DefaultBinder",
+)
+
+
 def test_a_name_is_in_exactly_one_map() -> None:
-    assert not set(IN_TREE) & set(NOT_MODELLED)
-    assert not set(BUILT_IN) & (set(IN_TREE) | set(NOT_MODELLED))
-    assert len(set(NOT_MODELLED)) == len(NOT_MODELLED)
+    names = [*IN_TREE, *BUILT_IN, *NOT_MODELLED]
+    assert sorted(names) == sorted(UPSTREAM_DEFAULTS)
+    assert [name for name in UPSTREAM_DEFAULTS if name in BUILT_IN] == list(BUILT_IN)
 
 
-def test_the_queues_own_plugins_are_built_in_and_cannot_be_disabled() -> None:
-    """PrioritySort (QueueSort) and SchedulingGates (PreEnqueue) are the scheduling queue's order and
-    gate (tests/scheduling/test_controller.py, tests/scenario/test_faketime.py): modelled, not a
-    plugin object, so disabling them is refused."""
-    assert set(BUILT_IN) == {"PrioritySort", "SchedulingGates"}
-    for name in BUILT_IN:
-        assert name not in NOT_MODELLED
-        problem = cannot_disable(name)
-        assert problem is not None and name in problem and "built into" in problem
-    assert cannot_disable("NodeResourcesFit") is None and cannot_disable("VolumeRestrictions") is None
+def test_the_built_in_plugins_serve_upstreams_extension_points() -> None:
+    """Each plugin's Go type: PrioritySort a QueueSortPlugin, SchedulingGates a PreEnqueuePlugin,
+    NodeName a PreFilter and FilterPlugin, DefaultPreemption a PostFilter (and, for asynchronous
+    preemption, PreEnqueue) plugin, DefaultBinder a BindPlugin."""
+    assert {name: (b.point, *b.also) for name, b in BUILT_IN.items()} == {
+        "SchedulingGates": ("preEnqueue",),
+        "PrioritySort": ("queueSort",),
+        "NodeName": ("filter", "preFilter"),
+        "DefaultPreemption": ("postFilter", "preEnqueue"),
+        "DefaultBinder": ("bind",),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("PrioritySort", "exactly one QueueSort plugin"),
+        ("DefaultBinder", "at least one Bind plugin"),
+        ("SchedulingGates", "no queue without the gates"),
+    ],
+)
+def test_a_profile_cannot_do_without_the_queues_order_and_gate_and_the_binder(name: str, why: str) -> None:
+    """Upstream's NewFramework refuses a profile whose queueSort list is not one plugin long, or whose
+    bind list is empty; skenario has no other of either, and no queue without the gates."""
+    problem = cannot_disable(name)
+    assert problem is not None and problem.startswith(f"{name} cannot be disabled") and why in problem
+
+
+@pytest.mark.parametrize("name", ["DefaultPreemption", "NodeName", "NodeResourcesFit", "VolumeRestrictions"])
+def test_preemption_and_node_name_may_be_turned_off(name: str) -> None:
+    assert cannot_disable(name) is None
 
 
 @pytest.mark.parametrize("name", list(IN_TREE))

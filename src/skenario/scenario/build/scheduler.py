@@ -2,6 +2,8 @@
 
 The in-tree plugins come from `skenario.scheduling.plugins.registry`; a profile's `disabled` and
 `enabled` lists are then merged over the defaults as kube-scheduler's `NewFramework` merges them.
+Of the built-in plugins only DefaultPreemption may be off (the format refuses a profile without
+the others, `plugins/builtin.py`), and the profile carries whether it is on.
 """
 
 from __future__ import annotations
@@ -78,4 +80,5 @@ def build_profile(scheduler: SchedulerSpec, base_dir: Path, field: str = "spec.s
         scores=[WeightedScore(scores[name], weights[name]) for name in score_on if weights.get(name, 1) > 0],
         percentage_of_nodes_to_score=scheduler.percentage_of_nodes_to_score,
         tie_break=scheduler.tie_break,
+        preemption=plugins is None or plugins.preemption(),
     )

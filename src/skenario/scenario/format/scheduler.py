@@ -18,8 +18,11 @@ spec:
 
 Only one profile (the default scheduler) is modelled. Plugins skenario does not model (`NOT_MODELLED`
 in the registry: VolumeRestrictions, DynamicResources, ...) may be named in `disabled` and are
-otherwise refused. PrioritySort and SchedulingGates (`BUILT_IN`) are the scheduling queue's own
-order and gate: `enabled` may name them (they are on anyway) and `disabled` may not.
+otherwise refused. SchedulingGates, PrioritySort, NodeName, DefaultPreemption and DefaultBinder
+(`BUILT_IN`) are the scheduler's own machinery, turned on and off at multiPoint or at the point each
+serves (preEnqueue, queueSort, filter, postFilter, bind) as upstream merges a profile
+(`plugins/builtin.py`): `postFilter: {disabled: [{name: DefaultPreemption}]}` (or `"*"`) turns
+preemption off; a profile left without SchedulingGates, PrioritySort or DefaultBinder is refused.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
+from pydantic.alias_generators import to_camel
 
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.units import Duration
 from skenario.scheduling.controller import SchedulerSettings
-from skenario.scheduling.plugins.registry import BUILT_IN, FILTERS, NOT_MODELLED, SCORES, cannot_disable
+from skenario.scheduling.plugins.builtin import ALL, MULTI_POINT, PointSet, refusals, turned_off
+from skenario.scheduling.plugins.registry import BUILT_IN, FILTERS, NOT_MODELLED, SCORES
 
 
 class PluginRef(_Spec):
@@ -44,10 +49,50 @@ class PluginSet(_Spec):
     disabled: list[PluginRef] = Field(default_factory=list, description="'*' disables every default.")
 
 
+# The extension points whose plugins are objects here (in-tree and users'); the others are served by
+# the built-in plugins alone.
+_OBJECT_POINTS = ("filter", "score")
+
+
 class Plugins(_Spec):
+    """A profile's plugins by extension point: the filter and score plugins, and the built-in ones'
+    points (DefaultPreemption is the only postFilter plugin, DefaultBinder the only bind one, ...)."""
+
     multi_point: PluginSet | None = None
+    pre_enqueue: PluginSet | None = None
+    queue_sort: PluginSet | None = None
     filter: PluginSet | None = None
+    post_filter: PluginSet | None = None
     score: PluginSet | None = None
+    bind: PluginSet | None = None
+
+    def point_sets(self) -> dict[str, PointSet]:
+        """Each extension point written, by its KubeSchedulerConfiguration name, as plugin names."""
+        return {
+            to_camel(point): PointSet([r.name for r in sets.enabled], [r.name for r in sets.disabled])
+            for point in type(self).model_fields
+            if (sets := getattr(self, point)) is not None
+        }
+
+    @model_validator(mode="after")
+    def _built_ins(self) -> Plugins:
+        for point, sets in self.point_sets().items():
+            if point == MULTI_POINT:
+                continue
+            for name in sets.enabled:  # upstream's `updatePluginList`: "plugin %q does not extend %s plugin"
+                built_in = BUILT_IN.get(name)
+                if built_in is not None and point not in (built_in.point, *built_in.also):
+                    raise ValueError(f"plugin {name!r} does not extend {point}: it serves {built_in.point}")
+                if built_in is None and point not in _OBJECT_POINTS:
+                    raise ValueError(f"plugin {name!r} does not extend {point}: only built-in plugins serve it here")
+        problems = [problem for _, problem in refusals(self.point_sets())]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def preemption(self) -> bool:
+        """Whether DefaultPreemption stays on."""
+        return "DefaultPreemption" not in turned_off(self.point_sets())
 
 
 class ResourceWeight(_Spec):
@@ -155,16 +200,14 @@ class SchedulerSpec(_Spec):
     def _known(self) -> SchedulerSpec:
         plugins = self.profiles[0].plugins
         custom = {c.name for c in self.custom_plugins}
-        for point in (plugins.multi_point, plugins.filter, plugins.score) if plugins is not None else ():
+        for point in (getattr(plugins, p) for p in Plugins.model_fields) if plugins is not None else ():
             if point is None:
                 continue
             for ref in point.enabled:
                 if ref.name not in (*FILTERS, *SCORES, *BUILT_IN) and ref.name not in custom:
                     raise ValueError(f"plugin {ref.name!r} is not one skenario models; known: {', '.join(SCORES)}")
             for ref in point.disabled:
-                if (problem := cannot_disable(ref.name)) is not None:
-                    raise ValueError(problem)
-                if ref.name != "*" and ref.name not in (*FILTERS, *SCORES, *NOT_MODELLED):
+                if ref.name != ALL and ref.name not in (*FILTERS, *SCORES, *BUILT_IN, *NOT_MODELLED):
                     raise ValueError(f"unknown plugin {ref.name!r} in disabled")
         return self
 

@@ -9,8 +9,9 @@ profile serves them upstream.
 Everything else reads names and weights from here: the framework's `default_profile`, and the
 scenario's `scheduler` section (which names `enabled` and `disabled` may hold, and the profile it
 builds). Adding a plugin is one module in this package and one line in `IN_TREE`. Every in-tree
-name upstream has is in exactly one of `IN_TREE` (a plugin object here), `BUILT_IN` (the queue's
-own behaviour) and `NOT_MODELLED`.
+name upstream has is in exactly one of `IN_TREE` (a plugin object here), `BUILT_IN` (the
+scheduler's own behaviour: the queue's order and gate, preemption, binding, spec.nodeName) and
+`NOT_MODELLED`.
 """
 
 from __future__ import annotations
@@ -60,34 +61,75 @@ IN_TREE: dict[str, Registration] = {
     "ImageLocality": Registration(ImageLocality, score=True, weight=1),
 }
 
-# kube-scheduler's in-tree plugins whose behaviour is built into skenario's scheduling queue
-# (`scheduling/controller.py`) rather than a plugin object, so always on: a profile may enable them
-# (nothing changes) and may not disable them. Upstream, a profile without PrioritySort has no queue
-# sort plugin and is refused unless another takes its place; skenario has no other, and no queue
-# without the gates. A `disabled: [{name: "*"}]` turns off the filters and scores, not these.
+
+@dataclass(frozen=True)
+class BuiltIn:
+    """An in-tree plugin whose behaviour is built into skenario's scheduler rather than a plugin object.
+
+    `point` is the extension point whose work skenario does in its place, as a
+    KubeSchedulerConfiguration spells it (where a profile's `enabled` and `disabled` lists turn it
+    on and off, besides multiPoint); `does` is that work; `required`, when set, is why a profile
+    without it is refused; `also` are the other points it implements upstream, which change
+    nothing here (DefaultPreemption's PreEnqueue holds back a pod whose asynchronous preemption is
+    under way; skenario's preemption is immediate).
+    """
+
+    point: str
+    does: str
+    required: str | None = None
+    also: tuple[str, ...] = ()
+
+
+# kube-scheduler's in-tree plugins whose behaviour is skenario's own (`scheduling/controller.py`), in
+# `getDefaultPlugins` order. Whether a profile leaves each on is merged as upstream merges it
+# (`plugins/builtin.py`). Three cannot be off: upstream's `NewFramework` refuses a profile without
+# exactly one QueueSort plugin or without a Bind plugin, and skenario has no other of either; nor
+# has it a queue without the gates. DefaultPreemption may be off: an unschedulable pod then waits
+# and nobody is evicted. NodeName may be off and nothing changes, as upstream: its scheduler never
+# queues a pod that has spec.nodeName, so its NodeName filter only ever sees pods without one.
 BUILT_IN = {
-    "PrioritySort": "QueueSort: the queue orders pods by priority, then creation time, then name",
-    "SchedulingGates": "PreEnqueue: a pod with schedulingGates waits outside the queue until they are removed",
+    "SchedulingGates": BuiltIn(
+        "preEnqueue",
+        "a pod with schedulingGates waits outside the queue until they are removed",
+        "skenario has no queue without the gates (upstream would try a gated pod and its API server refuse"
+        " the binding: 'pod has non-empty .spec.schedulingGates')",
+    ),
+    "PrioritySort": BuiltIn(
+        "queueSort",
+        "the queue orders pods by priority, then creation time, then name",
+        "kube-scheduler's NewFramework requires exactly one QueueSort plugin and skenario has no other",
+    ),
+    "NodeName": BuiltIn(
+        "filter", "a pod with spec.nodeName is bound to that node at once, never queued", also=("preFilter",)
+    ),
+    "DefaultPreemption": BuiltIn(
+        "postFilter",
+        "a pod that fits nowhere evicts lower-priority pods to make room (scheduling/preemption.py)",
+        also=("preEnqueue",),
+    ),
+    "DefaultBinder": BuiltIn(
+        "bind",
+        "a pod is bound to the node its cycle chose, after scheduler.latency",
+        "kube-scheduler's NewFramework requires at least one Bind plugin and skenario has no other",
+    ),
 }
 
 # kube-scheduler's in-tree plugins that skenario does not model: a profile may disable them, not enable them.
 NOT_MODELLED = (
-    "NodeName",
     "VolumeRestrictions",
     "EBSLimits",
     "GCEPDLimits",
     "AzureDiskLimits",
-    "DefaultPreemption",
-    "DefaultBinder",
     "DynamicResources",
 )
 
 
 def cannot_disable(name: str) -> str | None:
-    """Why a profile may not disable the plugin `name` (it is built in), or None."""
-    if name not in BUILT_IN:
+    """Why a profile may not turn the plugin `name` off (it is built in and required), or None."""
+    built_in = BUILT_IN.get(name)
+    if built_in is None or built_in.required is None:
         return None
-    return f"{name} cannot be disabled: it is built into skenario's scheduling queue ({BUILT_IN[name]})"
+    return f"{name} cannot be disabled: {built_in.required}"
 
 
 # Views of IN_TREE, in its order.
