@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from scipy.stats import t as student_t
 
 from skenario.cli import cli
-from skenario.sweeps.stats import interval
 from tests.sweeps.test_runner import SCENARIO
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,10 +52,12 @@ def test_a_sweep_prints_its_table_and_writes_every_run(scenario: Path, tmp_path:
     assert code == 0, err
     document = json.loads(out)
     for point in document["points"]:
-        mine = runs[runs["point"] == point["point"]]
-        found = interval(list(mine["p99_ms"]))
-        assert point["figures"]["p99_ms"] == pytest.approx({"mean": found.mean, "low": found.low, "high": found.high})
-        assert point["settings"] == {"workload.replicas": int(mine["workload.replicas"].iloc[0])}
+        mine = runs[runs["point"] == point["point"]]["p99_ms"]
+        half = student_t.ppf(0.975, len(mine) - 1) * mine.std(ddof=1) / len(mine) ** 0.5  # the t formula
+        expected = {"mean": mine.mean(), "low": mine.mean() - half, "high": mine.mean() + half}
+        assert point["figures"]["p99_ms"] == pytest.approx(expected)
+        replicas = runs[runs["point"] == point["point"]]["workload.replicas"]
+        assert point["settings"] == {"workload.replicas": int(replicas.iloc[0])}
     paired = document["points"][1]["difference"]["replica_hours"]
     # One replica more for 2 minutes, whatever the seed: exactly 1/30 replica-hour, no spread.
     assert paired == pytest.approx({"mean": 1 / 30, "low": 1 / 30, "high": 1 / 30})
@@ -93,6 +95,11 @@ def test_sweeps_lists_and_removes_sweeps(scenario: Path, tmp_path: Path) -> None
         (["--set", "workload.replicas=1,2", "--baseline", "3"], ["--baseline 3", "1 to 2"]),
         (["--set", "=1,2"], ["--set '=1,2'", "PATH=V1,V2"]),
         (["--dask", "scheduler"], ["--dask scheduler", "tcp://HOST:8786"]),
+        (["--dask", "tcp://127.0.0.1:8786", "--workers", "2"], ["--workers is for local processes"]),
+        (["--set", "workload.replicas=.inf"], ["--set 'workload.replicas=.inf'", "not a finite number"]),
+        (["--set", "seed=1,2"], ["--set 'seed=1,2'", "give the first with --seed"]),
+        (["--set", "traffic[3].rate=1/s"], ["--set 'traffic[3].rate=1/s'", "traffic is a mapping"]),
+        (["--name", "7"], ["--name", "'7'", "by position"]),
     ],
 )
 def test_a_bad_option_is_one_line_naming_it_and_nothing_is_kept(

@@ -80,6 +80,8 @@ def test_the_reports_pareto_plot_renders_in_a_browser(scenario: Path, tmp_path: 
             ["--space 'workload.replicaz=1..3:int'", "not a known field"],
         ),
         ([*SPACE, *GOALS, "--trials", "0"], ["--trials 0"]),
+        ([*SPACE, "--space", "workload.replicas=1,2", *GOALS], ["workload.replicas", "given twice"]),
+        ([*SPACE, *GOALS, "--study", "latest"], ["--study", "by position"]),
     ],
 )
 def test_a_bad_option_is_one_line_naming_it(
@@ -92,6 +94,20 @@ def test_a_bad_option_is_one_line_naming_it(
     for word in words:
         assert word in err, err
     assert not store.exists() and not (tmp_path / "o").exists()
+
+
+def test_a_study_removed_can_begin_anew_under_its_name(scenario: Path, tmp_path: Path) -> None:
+    store, out = str(tmp_path / "store"), str(tmp_path / "out")
+    first = [*SPACE, "--objective", "min:replica_hours", "--trials", "2", "--seeds", "1"]
+    assert invoke("tune", str(scenario), *first, "--study", "s1", "--store", store, "--out", out)[0] == 0
+    code, out_text, _ = invoke("sweeps", "rm", "s1", "--store", store)
+    assert code == 0 and "deleted sweep 1" in out_text
+    # The same name asked differently: a new study, with none of the old one's trials.
+    other = ["--space", "workload.replicas=4..5:int", "--objective", "max:p99", "--trials", "2", "--seeds", "1"]
+    code, _, err = invoke("tune", str(scenario), *other, "--study", "s1", "--store", store, "--out", out)
+    assert code == 0, err
+    trials = pd.read_parquet(tmp_path / "out" / "trials.parquet")
+    assert len(trials) == 2 and trials["workload.replicas"].between(4, 5).all()
 
 
 def test_slo_compliance_needs_the_scenarios_objectives(tmp_path: Path) -> None:

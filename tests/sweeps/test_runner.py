@@ -3,7 +3,9 @@ while the others go on, and each run's figures derived from its summary and its 
 
 from __future__ import annotations
 
+import os
 import pickle
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from skenario.core.time import MILLISECOND
 from skenario.results.rundata import RunData
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
+from skenario.sweeps import runner
 from skenario.sweeps.runner import Job, Prices, figures, run_job, run_jobs, workers
 
 SCENARIO = """
@@ -55,6 +58,27 @@ def test_a_failing_run_is_reported_and_the_others_go_on() -> None:
     assert rows[1]["error"] and rows[1]["p99_ms"] is None
 
 
+def test_a_job_that_kills_its_worker_fails_alone_and_the_others_finish(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The third job's worker dies by SIGKILL, as under the kernel's OOM killer: the pool breaks, the jobs
+    # it held run again alone, and only the killer is reported, Failed. (Workers are forked: they inherit
+    # the patched reader.)
+    reader = runner.parse_scenario
+
+    def deadly(text: str, source: str = "<scenario>") -> object:
+        if "name: deadly" in text:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return reader(text, source)
+
+    monkeypatch.setattr(runner, "parse_scenario", deadly)
+    batch = jobs(5)
+    batch[2] = Job(point=0, seed=2, text=SCENARIO.replace("name: small", "name: deadly"), base_dir=".")
+    with workers(2) as pool:
+        rows = run_jobs(batch, pool)
+    assert [row["phase"] for row in rows] == ["Completed", "Completed", "Failed", "Completed", "Completed"]
+    assert "worker process died" in rows[2]["error"]
+    assert [row["seed"] for row in rows] == [0, 1, 2, 3, 4]
+
+
 def test_a_scenario_that_cannot_be_built_sends_back_no_run() -> None:
     outcome = run_job(
         Job(point=0, seed=0, text=SCENARIO.replace("rate: 20/s", "rate: 20/s, path: missing.csv"), base_dir=".")
@@ -79,7 +103,15 @@ def test_a_jobs_figures_are_its_runs() -> None:
     # Two replicas alive for the whole 2 minutes: 4 replica-minutes; half a core each.
     assert row["replica_hours"] == pytest.approx(2 * 2 / 60)
     assert row["cpu_hours"] == pytest.approx(0.5 * 2 * 2 / 60)
-    assert 0 <= row["slo_compliance"] <= 1
+    # The SLO (p99 <= 100 ms, errors <= 1%) interval by interval, from the recorder's rows: an interval
+    # breaks it when it completed requests with a p99 over 100 ms, or failed more than 1% of those that finished.
+    intervals = simulation.recorder.rows(0)
+    broken = 0
+    for interval in intervals:
+        done, failed = interval["requests_completed"], interval["requests_failed"]
+        slow = done > 0 and interval["latency_p99_ms"] is not None and interval["latency_p99_ms"] > 100
+        broken += slow or (done + failed > 0 and failed / (done + failed) > 0.01)
+    assert row["slo_compliance"] == pytest.approx(1 - broken / len(intervals))
 
 
 def test_cost_counts_the_prices_given() -> None:

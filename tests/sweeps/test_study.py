@@ -27,6 +27,7 @@ from skenario.sweeps.study import (
     Objective,
     Space,
     StudyOptions,
+    generation_size,
     pareto_front,
     run_study,
     sampler_for,
@@ -117,9 +118,9 @@ def test_infeasible_trials_are_never_on_the_front() -> None:
 
 def test_one_objective_is_searched_by_tpe_and_several_by_nsga_ii() -> None:
     one = options()
-    assert isinstance(sampler_for(one, 0), optuna.samplers.TPESampler)
+    assert isinstance(sampler_for(one, 0, 4), optuna.samplers.TPESampler)
     two = StudyOptions(one.space, (*one.objectives, Objective("p99_ms", "minimize")), trials=40)
-    sampler = sampler_for(two, 0)
+    sampler = sampler_for(two, 0, 10)
     assert isinstance(sampler, optuna.samplers.NSGAIISampler)
 
 
@@ -187,6 +188,32 @@ def test_a_stopped_study_resumes_where_it_stopped(template: Template, tmp_path: 
     told = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert [t.params for t in told[2:4]] == cut
     assert store.sweeps()[0]["phase"] == "Completed" and len(store.sweeps()) == 1
+    # The store keeps the six trials' runs, two seeds each, and nothing of the two cut short.
+    record = store.sweep_record(kept["sweep"])
+    assert sorted(record["settings"]) == sorted(t.number for t in told)
+    assert len(record["runs_done"]) == 12 == len(store.runs(sweep=kept["sweep"]))
+
+
+def test_a_study_running_in_another_process_is_not_taken_up(template: Template, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "store")
+    with workers(1) as pool:
+        done = run_study(template, options(trials=1, seeds=1), pool, name="busy", seed=0, store=store)
+        assert done.sweep_id is not None
+        store.reopen_sweep(done.sweep_id)  # as a live process (this one) resuming it would leave it
+        with pytest.raises(SweepError, match="running now"):
+            run_study(template, options(trials=2, seeds=1), pool, name="busy", seed=0, store=store)
+
+
+def test_extending_a_study_keeps_its_generations(template: Template, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "store")
+    two = StudyOptions(options().space, (*options().objectives, Objective("p99_ms", "minimize")), trials=2)
+    with workers(1) as pool:
+        first = run_study(template, two, pool, name="grows", seed=0, store=store)
+        longer = StudyOptions(two.space, two.objectives, trials=40)  # would be 10 a generation, begun so
+        assert first.sweep_id is not None
+        assert store.sweep_record(first.sweep_id)["options"]["population"] == 4
+        assert isinstance(first.study.sampler, optuna.samplers.NSGAIISampler)
+    assert generation_size(2) == 4 and generation_size(longer.trials) == 10 and generation_size(1000) == 50
 
 
 def test_a_study_of_the_same_name_asked_differently_is_refused(template: Template, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from skenario.cli.common import check_output_dirs, err, out, print_document, store_option, user_errors
 from skenario.cli.sweeptables import points_table, sweeps_table
 from skenario.results.files import atomic_path
-from skenario.results.store import RunStore
+from skenario.results.store import RunStore, check_label
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.sweeps.extra import require_sweep_extra
 
@@ -138,6 +138,8 @@ def sweep(
     require_sweep_extra("sweep")
     from skenario.sweeps import api
 
+    if name is not None:
+        check_label(name, "--name")
     check_output_dirs(("--output", parquet))
     prepared = api.prepare_sweep(
         file, sets=sets, seeds=seeds, seed=seed, design=design, samples=samples, baseline=baseline
@@ -256,5 +258,13 @@ def show_sweep(sweep_ref: str, baseline: int | None, parquet: Path | None, as_js
 @user_errors
 def remove_sweep(sweep_ref: str, store: Path | None) -> None:
     """Delete SWEEP, its points and every run it made."""
-    sweep_id, run_ids = RunStore(store).remove_sweep(sweep_ref)
+    runs_store = RunStore(store)
+    record = runs_store.sweep_record(sweep_ref)
+    if record["kind"] == "study":
+        require_sweep_extra("sweeps rm")  # a study's trials are in Optuna's tables too
+    sweep_id, run_ids = runs_store.remove_sweep(sweep_ref)
+    if record["kind"] == "study":  # forgotten there too, so the name can begin anew
+        from skenario.sweeps import api
+
+        api.remove_study(runs_store, record["name"])
     out.print(f"deleted sweep {sweep_id} and its {len(run_ids)} run(s)", highlight=False)

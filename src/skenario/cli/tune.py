@@ -16,7 +16,7 @@ from skenario.cli.common import err, out, print_document, store_option, user_err
 from skenario.cli.sweep import Interruption, execution_options, price_options, progress_bar
 from skenario.cli.sweeptables import FIGURES, headings, number, with_interval
 from skenario.errors import SkenarioError
-from skenario.results.store import RunStore
+from skenario.results.store import RunStore, check_label
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.sweeps.extra import require_sweep_extra
 
@@ -92,6 +92,8 @@ def tune(
     require_sweep_extra("tune")
     from skenario.sweeps import api
 
+    if study_name is not None:
+        check_label(study_name, "--study")
     prepared = api.prepare_study(
         file,
         space=space,

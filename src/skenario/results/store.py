@@ -468,6 +468,28 @@ class RunStore:
             )
         return run_id
 
+    def remove_points(self, sweep_id: int, points: Sequence[int]) -> None:
+        """Forget these points of a sweep: their settings, their figures and the runs they made (a study's
+        trials cut short by a stop, proposed again under new numbers)."""
+        with self._connect() as db:
+            marks = ", ".join("?" * len(points))
+            runs = db.execute(
+                f"SELECT run_id FROM sweep_runs WHERE sweep_id = ? AND point IN ({marks}) AND run_id IS NOT NULL",
+                (sweep_id, *points),
+            ).fetchall()
+        if runs:
+            self.remove([int(run_id) for (run_id,) in runs])
+        with self._connect() as db, db:
+            for table in ("sweep_runs", "sweep_points"):
+                db.execute(f"DELETE FROM {table} WHERE sweep_id = ? AND point IN ({marks})", (sweep_id, *points))
+
+    def running(self, sweep_id: int) -> str | None:
+        """Who runs this sweep now (`process N on HOST`), if a live process does; None if none does."""
+        with self._connect() as db, db:
+            self._reap(db)
+            phase, host, pid = db.execute("SELECT phase, host, pid FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+        return f"process {pid} on {host}" if phase == "Running" else None
+
     def finish_sweep(self, sweep_id: int, phase: str, message: str | None = None) -> None:
         """The sweep's end: Completed, Interrupted (Ctrl-C: what finished is kept) or Failed."""
         with self._connect() as db, db:
@@ -539,7 +561,8 @@ class RunStore:
     def remove_sweep(self, sweep: str | int) -> tuple[int, list[int]]:
         """Delete a sweep (as `resolve_sweep` takes it), its points and its runs; its id and its runs' ids."""
         sweep_id = self.resolve_sweep(sweep)
-        with self._connect() as db:
+        with self._connect() as db, db:
+            self._reap(db)  # a sweep whose process was killed is no longer running
             (phase,) = db.execute("SELECT phase FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
             if phase == "Running":
                 raise StoreError("sweep is still running; stop it first", value=sweep_id, file=str(self.path))

@@ -27,6 +27,7 @@ study, pareto = skenario.tune(
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -40,6 +41,7 @@ import pandas as pd
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore
 from skenario.sweeps.design import points as design_points
+from skenario.sweeps.design import refuse_repeats
 from skenario.sweeps.plan import Plan, Template, plan, replication_seeds
 from skenario.sweeps.report import write_pareto_png, write_study_html
 from skenario.sweeps.runner import METRICS, Prices, Workers, workers
@@ -101,6 +103,8 @@ def prepare_sweep(
 @contextmanager
 def open_workers(count: int | None = None, dask: str | None = None) -> Iterator[Workers]:
     """`runner.workers`, with a Dask scheduler that cannot be reached said in one line."""
+    if count is not None and dask is not None:
+        raise SweepError("--workers is for local processes: with --dask, the cluster's workers run the jobs")
     try:
         opened = workers(count, dask)
         pool = opened.__enter__()
@@ -190,6 +194,7 @@ def prepare_study(
     if not written:
         raise SweepError("--space: give at least one PATH=LO..HI[:int|:log] (or PATH=V1,V2,... to choose among)")
     dimensions = tuple(parse_set(text, "--space") for text in written)
+    refuse_repeats(dimensions)
     if not objectives:
         raise SweepError("--objective: give at least one, such as min:replica_hours")
     goals = tuple(Objective.parse(text) for text in objectives)
@@ -322,6 +327,12 @@ def _end(dimension: Range | Setting, end: str) -> Any:
     if isinstance(dimension, Setting):
         return dimension.values[0 if end == "low" else -1]
     return value_for(dimension, 0.0 if end == "low" else 1.0 - 1e-12)
+
+
+def remove_study(store: RunStore, name: str) -> None:
+    """Forget a study's trials in Optuna's tables of the store (its runs are `RunStore.remove_sweep`'s)."""
+    with contextlib.suppress(KeyError):  # none there: nothing to forget
+        optuna.delete_study(study_name=name, storage=f"sqlite:///{store.path}")
 
 
 def stored_sweep(store: RunStore, sweep: str | int) -> StoredSweep:

@@ -74,7 +74,7 @@ def points(
     """
     if design not in DESIGNS:
         raise SweepError(f"--design {design!r}: write one of {', '.join(DESIGNS)}", value=design)
-    _refuse_repeats([*settings, *ranges])
+    refuse_repeats([*settings, *ranges])
     if design == "grid":
         if ranges:
             shown = ", ".join(f"{r.path}" for r in ranges)
@@ -95,8 +95,8 @@ def _mapped(ranges: Sequence[Range], unit: np.ndarray) -> list[dict[str, Any]]:
     return [{space.path: value_for(space, float(u)) for space, u in zip(ranges, row, strict=True)} for row in unit]
 
 
-def _refuse_repeats(items: Sequence[Setting | Range]) -> None:
-    """A path given twice (`workload.replicas` and `spec.workload.replicas` are one) would have two values."""
+def refuse_repeats(items: Sequence[Setting | Range]) -> None:
+    """Refuse a path given twice (`workload.replicas` and `spec.workload.replicas` are one) would have two values."""
     seen: dict[tuple[str | int, ...], str] = {}
     for item in items:
         key = tuple(parse_path(item.path))

@@ -72,7 +72,16 @@ class Template:
         (`--set 'PATH=...'`), for the error should the schema refuse a value."""
         if not settings:
             return Point(number, {}, self.text)  # the scenario exactly as written
-        document = apply(self.document, settings, base_dir=self.base_dir)
+        options = options or {}
+        document = self.document
+        for path, value in settings.items():
+            option = options.get(path, f"{path}={value}")
+            if parse_path(path) == ["spec", "seed"]:
+                raise SweepError(f"{option}: each run's seed is its replication's; give the first with --seed")
+            try:
+                document = apply(document, {path: value}, base_dir=self.base_dir)
+            except SweepError as exc:
+                raise SweepError(f"{option}: {exc.message}", value=value) from None
         text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
         try:
             # Built too, not only parsed: manifests and traces are read when a run is built, and a
@@ -80,7 +89,7 @@ class Template:
             scenario = parse_scenario(text, f"{self.source} at point {number}")
             Simulation(scenario, seed=scenario.spec.seed, base_dir=self.base_dir, scenario_text=text)
         except SkenarioError as exc:
-            raise _blamed(exc, settings, options or {}) from None
+            raise _blamed(exc, settings, options) from None
         return Point(number, dict(settings), text)
 
 

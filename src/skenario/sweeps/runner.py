@@ -15,8 +15,9 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,26 +139,81 @@ class LocalWorkers:
     imported; a fresh interpreter would take a second) and all start at the first submission, so
     no thread of the parent (a progress bar's) is there to be copied half-way. They ignore Ctrl-C:
     the parent hears it, and `close` after an interruption stops them where they are.
+
+    A worker that dies (the kernel's OOM killer, a crash in a library) breaks the whole pool, and
+    every job it held fails with it, whichever worker ran it. Those jobs are suspects: each runs
+    again alone on a pool of its own, so the one that kills its worker again is reported Failed
+    and the others finish; the jobs not started run on a new pool.
     """
 
     def __init__(self, count: int) -> None:
         self.count = count
         methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        self._pool = ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_ignore_interrupts)
+        self._context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self._pool = self._new_pool(count)
         self._interrupted = False
 
+    def _new_pool(self, count: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=count, mp_context=self._context, initializer=_ignore_interrupts)
+
     def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
-        futures: dict[Future[Outcome], int] = {self._pool.submit(run_job, job): i for i, job in enumerate(jobs)}
+        waiting = dict(enumerate(jobs))
         try:
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+            while waiting:
+                broken = yield from self._run(waiting)
+                if broken:
+                    self._pool.shutdown(wait=True, cancel_futures=True)
+                    self._pool = self._new_pool(self.count)
+                    for index in broken:
+                        yield index, self._alone(waiting.pop(index))
         except BaseException:
             self._interrupted = True
             raise
+
+    def _run(self, waiting: dict[int, Job]) -> Generator[tuple[int, Outcome], None, list[int]]:
+        """The waiting jobs on the pool, each yielded (and taken from `waiting`) as it finishes; the indexes
+        of those a broken pool lost.
+
+        At most one job more than there are workers is handed to the pool at a time (one queued for
+        each worker to take next), so when a worker dies the jobs lost with it are those few, and the
+        jobs never handed over stay waiting for the next pool.
+        """
+        queue = list(waiting.items())
+        in_flight: dict[Future[Outcome], int] = {}
+        broken: list[int] = []
+
+        def hand_over() -> None:
+            if queue and not broken:
+                index, job = queue.pop(0)
+                in_flight[self._pool.submit(run_job, job)] = index
+
+        for _ in range(self.count + 1):
+            hand_over()
+        try:
+            while in_flight:
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    index = in_flight.pop(future)
+                    try:
+                        outcome = future.result()
+                    except BrokenProcessPool:
+                        broken.append(index)
+                        continue
+                    del waiting[index]
+                    yield index, outcome
+                    hand_over()
         finally:
-            for future in futures:
+            for future in in_flight:
                 future.cancel()
+        return sorted(broken)
+
+    def _alone(self, job: Job) -> Outcome:
+        """A suspect job on a one-worker pool of its own: its outcome, or Failed if its worker dies again."""
+        with self._new_pool(1) as pool:
+            try:
+                return pool.submit(run_job, job).result()
+            except BrokenProcessPool:
+                return lost(job, "its worker process died (killed by a signal, or out of memory?)")
 
     def close(self) -> None:
         if self._interrupted:  # the runs under way are abandoned, not waited for
@@ -169,6 +225,12 @@ class LocalWorkers:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+def lost(job: Job, reason: str) -> Outcome:
+    """The row of a job whose worker was lost, not its run's fault to know: Failed, with why, no run to keep."""
+    row: dict[str, Any] = {"point": job.point, "seed": job.seed, **dict.fromkeys(METRICS)}
+    return Outcome(row | {"digest": None, "phase": "Failed", "error": reason, "wall_s": None}, None)
+
+
 def _ignore_interrupts() -> None:
     """A worker leaves Ctrl-C to the parent, and dies quietly when the parent terminates it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -177,7 +239,13 @@ def _ignore_interrupts() -> None:
 
 class DaskWorkers:
     """The workers of a running Dask distributed cluster (`dask scheduler` at `address`). They need
-    skenario installed, and the scenario's files (traces, manifests) at the same paths."""
+    skenario installed, and the scenario's files (traces, manifests) at the same paths.
+
+    Dask runs a job again elsewhere when its worker dies, and gives up after a few deaths
+    (`KilledWorker`): that job is reported Failed and the rest go on. Closing the results cancels
+    the jobs not started; a job already running on a worker finishes there (Dask cannot stop a
+    running task) and its outcome is dropped.
+    """
 
     def __init__(self, address: str) -> None:
         from distributed import Client
@@ -193,7 +261,12 @@ class DaskWorkers:
         index = {future.key: i for i, future in enumerate(futures)}
         try:
             for future in dask_completed(futures):  # type: ignore[no-untyped-call]
-                yield index[future.key], future.result()
+                i = index[future.key]
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # run_job reports its run's errors: this is the cluster's (KilledWorker)
+                    outcome = lost(jobs[i], f"its Dask worker was lost: {type(exc).__name__}: {exc}")
+                yield i, outcome
         finally:
             self.client.cancel(futures)  # type: ignore[no-untyped-call]
 

@@ -290,6 +290,8 @@ def _scalar(item: str, text: str, option: str) -> Any:
     if value is not None and not isinstance(value, str | int | float | bool):
         kind = type(value).__name__
         raise _refused(text, option, f"{_quoted(item)} reads as a {kind}, not a scalar; quote it")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _refused(text, option, f"{_quoted(item)} is not a finite number")
     return value
 
 

@@ -193,6 +193,7 @@ class StudyOptions:
             "objectives": [str(o) for o in self.objectives],
             "constraints": [str(c) for c in self.constraints],
             "seeds": list(self.seeds),
+            "batch": self.batch,
             "prices": repr(self.prices),
         }
         return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:8]
@@ -203,13 +204,11 @@ def trial_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Interval]:
     return {metric: interval([row.get(metric) for row in rows]) for metric in METRICS}
 
 
-def sampler_for(options: StudyOptions, seed: int) -> optuna.samplers.BaseSampler:
-    """TPE for one objective, NSGA-II for several, both seeded; each reads a told trial's constraints
-    (`Trial.set_constraint`)."""
+def sampler_for(options: StudyOptions, seed: int, population: int) -> optuna.samplers.BaseSampler:
+    """TPE for one objective, NSGA-II (with `population` a generation) for several, both seeded; each reads
+    a told trial's constraints (`Trial.set_constraint`)."""
     if len(options.objectives) == 1:
         return optuna.samplers.TPESampler(seed=seed, constant_liar=True)
-    # A quarter of the trials per generation, so that even a short study breeds a few generations.
-    population = max(4, min(50, options.trials // 4))
     return optuna.samplers.NSGAIISampler(population_size=population, seed=seed)
 
 
@@ -243,34 +242,16 @@ def run_study(
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage: str | optuna.storages.BaseStorage = optuna.storages.InMemoryStorage()
     sweep_id = None
+    population = generation_size(options.trials)
     if store is not None:
         store.open().close()  # the store's own tables first; Optuna's join them in the same file
         storage = f"sqlite:///{store.path}"
-        sweep_id = store.study(name)
-        asked = _asked(template, options, name)
-        if sweep_id is None:
-            sweep_id = store.begin_sweep(
-                kind="study",
-                name=name,
-                scenario_name=template.name,
-                scenario_file=None if template.file is None else str(template.file),
-                scenario_text=template.text,
-                options=asked,
-            )
-        else:
-            kept = store.sweep_record(sweep_id)["options"]
-            if kept != asked:
-                raise SweepError(
-                    f"--study {name}: the store has a study of this name asked differently; "
-                    "give another --study name, or ask the same",
-                    value=name,
-                )
-            store.reopen_sweep(sweep_id)
+        sweep_id, population = _kept_study(store, storage, template, options, name)
     directions = [o.direction for o in options.objectives]
     study = optuna.create_study(study_name=name, storage=storage, directions=directions, load_if_exists=True)
     # Seeded past the trials it has, so a resumed study does not draw its first trials again.
-    study.sampler = sampler_for(options, seed + len(study.get_trials(deepcopy=False)))
-    _propose_again_what_was_running(study)
+    study.sampler = sampler_for(options, seed + len(study.get_trials(deepcopy=False)), population)
+    _propose_again_what_was_running(study, store, sweep_id)
     interrupted = False
     try:
         while (left := options.trials - len(_finished(study))) > 0:
@@ -291,6 +272,47 @@ def run_study(
     front = pareto_front(frame, options.objectives)
     best = _best_point(template, options, front)
     return StudyResult(study, frame, front, best, sweep_id, interrupted)
+
+
+def _kept_study(store: RunStore, storage: str, template: Template, options: StudyOptions, name: str) -> tuple[int, int]:
+    """The study's row in the store, begun or taken up again, and its NSGA-II generation size (fixed when
+    it began: extending `trials` must not change a study's generations)."""
+    asked = _asked(template, options, name)
+    sweep_id = store.study(name)
+    if sweep_id is None:
+        if name in {summary.study_name for summary in optuna.get_all_study_summaries(storage)}:
+            raise SweepError(
+                f"--study {name}: the store's Optuna tables hold a study of this name that skenario did not "
+                "begin; give another --study name",
+                value=name,
+            )
+        population = generation_size(options.trials)
+        sweep_id = store.begin_sweep(
+            kind="study",
+            name=name,
+            scenario_name=template.name,
+            scenario_file=None if template.file is None else str(template.file),
+            scenario_text=template.text,
+            options=asked | {"population": population},
+        )
+        return sweep_id, population
+    kept = store.sweep_record(sweep_id)["options"]
+    if {key: value for key, value in kept.items() if key != "population"} != asked:
+        raise SweepError(
+            f"--study {name}: the store has a study of this name asked differently (another scenario, space, "
+            "objectives, constraints, seeds, batch or prices); give another --study name, or ask the same",
+            value=name,
+        )
+    if (who := store.running(sweep_id)) is not None:
+        raise SweepError(f"--study {name}: the study is running now ({who}); wait for it or stop it", value=name)
+    store.reopen_sweep(sweep_id)
+    return sweep_id, int(kept.get("population") or generation_size(options.trials))
+
+
+def generation_size(trials: int) -> int:
+    """NSGA-II's population for a study of `trials`: a quarter of them (4 to 50), so a short study still breeds
+    a few generations where Optuna's default of 50 would leave it all random."""
+    return max(4, min(50, trials // 4))
 
 
 def _asked(template: Template, options: StudyOptions, name: str) -> dict[str, Any]:
@@ -317,11 +339,15 @@ def _finished(study: optuna.Study) -> list[FrozenTrial]:
     ]
 
 
-def _propose_again_what_was_running(study: optuna.Study) -> None:
-    """Trials left running by a stopped or killed study: failed, and their settings queued to run first."""
-    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+def _propose_again_what_was_running(study: optuna.Study, store: RunStore | None, sweep_id: int | None) -> None:
+    """Trials left running by a stopped or killed study: failed, their settings queued to run first (under
+    new numbers), and what the store kept of them forgotten, so the study's runs are its trials' runs."""
+    cut = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    for trial in cut:
         study.enqueue_trial(trial.params, skip_if_exists=False)
         study.tell(trial.number, state=TrialState.FAIL)
+    if cut and store is not None and sweep_id is not None:
+        store.remove_points(sweep_id, [trial.number for trial in cut])
 
 
 def _run_batch(
