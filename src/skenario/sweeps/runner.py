@@ -83,6 +83,7 @@ def run_job(job: Job) -> Outcome:
         scenario = parse_scenario(job.text, source=f"point {job.point}")
         simulation = Simulation(scenario, seed=job.seed, base_dir=Path(job.base_dir), scenario_text=job.text)
         summary = simulation.run()
+        row["simulation_s"] = time.perf_counter() - started  # the run alone: what a sweep adds is the rest
         row |= figures(RunData.from_simulation(simulation), job.prices, job.objectives)
         row |= {"digest": summary.digest, "phase": simulation.phase.value, "error": None}
     except Exception as exc:  # a failing point is reported, and the sweep goes on
