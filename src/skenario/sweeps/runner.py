@@ -11,6 +11,7 @@ CPU-hours, the cost at the given prices and the share of recording intervals tha
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -155,7 +156,7 @@ class LocalWorkers:
         self._interrupted = False
 
     def _new_pool(self, count: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=count, mp_context=self._context, initializer=_ignore_interrupts)
+        return ProcessPoolExecutor(max_workers=count, mp_context=self._context, initializer=_start_worker)
 
     def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
         waiting = dict(enumerate(jobs))
@@ -232,10 +233,14 @@ def lost(job: Job, reason: str) -> Outcome:
     return Outcome(row | {"digest": None, "phase": "Failed", "error": reason, "wall_s": None}, None)
 
 
-def _ignore_interrupts() -> None:
-    """A worker leaves Ctrl-C to the parent, and dies quietly when the parent terminates it."""
+def _start_worker() -> None:
+    """A worker leaves Ctrl-C to the parent, and dies quietly when the parent terminates it. What it
+    inherited from the parent (every module loaded) is set aside from the garbage collector
+    (`gc.freeze`, as Python's documentation advises for a fork without exec): the runs' collections
+    then scan only the runs' own objects, and leave the shared pages unwritten."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    gc.freeze()
 
 
 class DaskWorkers:
