@@ -23,7 +23,7 @@ def watched(env: Environment, timeouts: RequestTimeouts, arrivals: list[int]) ->
 def test_each_unfinished_request_expires_one_timeout_after_its_arrival() -> None:
     # Timeout 10 s; arrivals at 1, 4, 6 and 20 s; the one of 4 s finishes at 5 s. By hand: the
     # others expire at 11, 16 and 30 s. The one of 20 s comes after the line emptied at 16 s, when
-    # the timer went one timeout ahead (26 s): it re-arms then for 30 s, never late.
+    # the timer was left unarmed: watching it arms the timer for 30 s, never late.
     env = Environment(halt_at=40 * SECOND)
     expired: list[tuple[int, int]] = []
     timeouts = RequestTimeouts(env, 10 * SECOND, lambda r: expired.append((env.now(), r.arrived_at)))
@@ -46,15 +46,28 @@ def test_finished_requests_leave_the_line_only_when_they_reach_its_head() -> Non
     assert len(timeouts) == 0
 
 
-def test_watching_schedules_nothing() -> None:
-    # One timer whatever the number of requests: the schedule holds the start, the halt and it.
+def test_one_timer_whatever_the_number_of_requests() -> None:
+    # The schedule holds the start and the halt; the first request watched arms the one timer, and
+    # a thousand more add nothing.
     env = Environment(halt_at=20 * SECOND)
     timeouts = RequestTimeouts(env, 10 * SECOND, lambda r: None)
-    assert env.pending == 3
+    assert env.pending == 2
     for i in range(1000):
         timeouts.watch(Request(i, 0))
     assert env.pending == 3
     assert len(timeouts) == 1000
+
+
+def test_an_empty_line_arms_no_timer() -> None:
+    # A 1 ns timeout over 100 s with two requests, at 10 s and 90 s: the timer fires once for each
+    # (at 10 s + 1 ns and 90 s + 1 ns), not 10^11 times across the idle stretches.
+    env = Environment(halt_at=100 * SECOND)
+    expired: list[int] = []
+    timeouts = RequestTimeouts(env, 1, lambda r: expired.append(env.now()))
+    watched(env, timeouts, [10 * SECOND, 90 * SECOND])
+    env.run()
+    assert expired == [10 * SECOND + 1, 90 * SECOND + 1]
+    assert env.movements_completed <= 2 + 2 + 2  # start and halt, two arrivals, two firings
 
 
 @pytest.mark.parametrize("timeout", [0, -1])
