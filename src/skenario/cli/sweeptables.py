@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FIGURES: tuple[tuple[str, str], ...] = (
     ("p99_ms", "p99 ms"),
