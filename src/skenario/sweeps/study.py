@@ -41,6 +41,7 @@ from skenario.sweeps.plan import Point, Template
 from skenario.sweeps.runner import METRICS, Interrupted, Job, Outcome, Prices, Workers, run_jobs
 from skenario.sweeps.space import Range, Setting, SweepError
 from skenario.sweeps.stats import Interval, interval
+from skenario.sweeps.sweep import keep
 
 ALIASES = {
     "p99": "p99_ms",
@@ -377,21 +378,11 @@ def _run_batch(
         asked.append((trial, point))
         jobs += [Job(trial.number, s, point.text, base_dir, options.prices) for s in options.seeds]
 
-    def keep(index: int, outcome: Outcome) -> None:
-        row = outcome.row
+    def kept(index: int, outcome: Outcome) -> None:
         if store is not None and sweep_id is not None:
-            row["run"] = store.save_sweep_run(
-                sweep_id,
-                point=row["point"],
-                seed=row["seed"],
-                figures={k: v for k, v in row.items() if k not in ("point", "seed", "run")},
-                error=row["error"],
-                wall_s=row["wall_s"],
-                run=outcome.run,
-                scenario_file=None if template.file is None else str(template.file),
-            )
+            keep(store, sweep_id, template, outcome)
 
-    rows = run_jobs(jobs, pool, keep)  # Interrupted leaves the asked trials running, to be proposed again
+    rows = run_jobs(jobs, pool, kept)  # Interrupted leaves the asked trials running, to be proposed again
     for trial, _point in asked:
         mine = [row for row in rows if row["point"] == trial.number]
         _tell(study, trial, options, mine)

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from skenario.results.store import RunStore
-from skenario.sweeps.plan import Plan
+from skenario.sweeps.plan import Plan, Template
 from skenario.sweeps.runner import Interrupted, Outcome, Prices, Workers, run_jobs
 from skenario.sweeps.table import points_frame, runs_frame
 
@@ -95,20 +95,10 @@ def run_sweep(
         store.add_points(sweep_id, settings)
 
     def done(index: int, outcome: Outcome) -> None:
-        row = outcome.row
         if store is not None and sweep_id is not None:
-            row["run"] = store.save_sweep_run(
-                sweep_id,
-                point=row["point"],
-                seed=row["seed"],
-                figures={key: value for key, value in row.items() if key not in ("point", "seed", "run")},
-                error=row["error"],
-                wall_s=row["wall_s"],
-                run=outcome.run,
-                scenario_file=None if template.file is None else str(template.file),
-            )
+            keep(store, sweep_id, template, outcome)
         if progress is not None:
-            progress(row)
+            progress(outcome.row)
 
     try:
         rows = run_jobs(jobs, pool, done)
@@ -123,3 +113,19 @@ def run_sweep(
     if store is not None and sweep_id is not None:
         store.finish_sweep(sweep_id, "Completed")
     return SweepResult(settings, rows, plan, sweep_id, interrupted=False)
+
+
+def keep(store: RunStore, sweep_id: int, template: Template, outcome: Outcome) -> None:
+    """Keep a finished job's run and figures with its sweep, in one transaction, and note the run's
+    number in its row (`run`)."""
+    row = outcome.row
+    row["run"] = store.save_sweep_run(
+        sweep_id,
+        point=row["point"],
+        seed=row["seed"],
+        figures={key: value for key, value in row.items() if key not in ("point", "seed", "run")},
+        error=row["error"],
+        wall_s=row["wall_s"],
+        run=outcome.run,
+        scenario_file=None if template.file is None else str(template.file),
+    )
