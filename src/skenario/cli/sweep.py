@@ -7,7 +7,6 @@ The sweep extra (SciPy, Optuna, Dask) loads only once a sweep is asked for, afte
 from __future__ import annotations
 
 import functools
-import json
 import signal
 import sys
 from collections import Counter
@@ -15,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -26,6 +25,11 @@ from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, check_label
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.sweeps.extra import require_sweep_extra
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from skenario.sweeps.sweep import SweepRows
 
 DESIGN_NAMES = ("grid", "lhs", "sobol")
 
@@ -155,12 +159,9 @@ def sweep(
             prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour),
             progress=_counting(update, len(prepared.plan.points), len(prepared.plan.seeds)),
         )
-    if parquet is not None:
-        with atomic_path(parquet) as partial:
-            result.runs().to_parquet(partial, index=False)
-    table = result.points(baseline)
+    table = _tables(result, baseline, parquet)
     if as_json:
-        click.echo(json.dumps(api.table_document(table, result, baseline), indent=2, allow_nan=False))
+        print_document(api.table_document(table, result, baseline), "json")
     else:
         title = f"{prepared.plan.template.name}: {len(prepared.plan.points)} point(s) × {seeds} seed(s)"
         if result.sweep_id is not None:
@@ -172,6 +173,14 @@ def sweep(
     if result.interrupted:
         err.print(f"[bold red]interrupted[/]: kept the {len(result.rows)} of {total} runs that finished")
         sys.exit(stop.exit_code)
+
+
+def _tables(found: SweepRows, baseline: int | None, parquet: Path | None) -> pd.DataFrame:
+    """The points table to show; every run written to `parquet` first, if asked (whole or not at all)."""
+    if parquet is not None:
+        with atomic_path(parquet) as partial:
+            found.runs().to_parquet(partial, index=False)
+    return found.points(baseline)
 
 
 @contextmanager
@@ -239,12 +248,9 @@ def show_sweep(sweep_ref: str, baseline: int | None, parquet: Path | None, as_js
 
     check_output_dirs(("--output", parquet))
     stored = api.stored_sweep(RunStore(store), sweep_ref)
-    if parquet is not None:
-        with atomic_path(parquet) as partial:
-            stored.runs().to_parquet(partial, index=False)
-    table = stored.points(baseline)
+    table = _tables(stored, baseline, parquet)
     if as_json:
-        click.echo(json.dumps(api.table_document(table, stored, baseline), indent=2, allow_nan=False))
+        print_document(api.table_document(table, stored, baseline), "json")
         return
     record = stored.record
     title = f"{record['kind']} {record['sweep']} · {record['scenario']} · {record['phase']}"

@@ -519,20 +519,14 @@ class RunStore:
         """A sweep's id from what a user typed: its number, `latest` or -N counting back, or its name."""
         text = str(sweep).strip()
         with self._connect() as db:
-            if _POSITION.fullmatch(text) and not text.isdigit():
-                back = 1 if text == "latest" else -int(text)
-                row = None
-                if 1 <= back <= _LARGEST_ID:
-                    row = db.execute("SELECT id FROM sweeps ORDER BY id DESC LIMIT 1 OFFSET ?", (back - 1,)).fetchone()
-            elif text.isdigit():
-                row = None
-                if int(text) <= _LARGEST_ID:
-                    row = db.execute("SELECT id FROM sweeps WHERE id = ?", (int(text),)).fetchone()
+            if _POSITION.fullmatch(text):
+                found = _by_position(db, "sweeps", text)
             else:
                 row = db.execute("SELECT id FROM sweeps WHERE name = ? ORDER BY id DESC LIMIT 1", (text,)).fetchone()
-        if row is None:
+                found = None if row is None else int(row[0])
+        if found is None:
             raise StoreError("no such sweep (see `skenario sweeps`)", value=text, file=str(self.path))
-        return int(row[0])
+        return found
 
     def sweep_record(self, sweep: str | int) -> dict[str, Any]:
         """One sweep: its SWEEP_FIELDS, `scenario_text`, `settings` (point -> `{path: value}`) and `runs_done`
@@ -635,22 +629,15 @@ class RunStore:
         name (the newest run of that name), else one of its tags (the newest run carrying it)."""
         text = str(run).strip()
         with self._connect() as db:
-            if _POSITION.fullmatch(text) and not text.isdigit():
-                back = 1 if text == "latest" else -int(text)
-                row = None
-                if 1 <= back <= _LARGEST_ID:
-                    row = db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back - 1,)).fetchone()
-                if row is None:
-                    reason = "the store has fewer runs" if back >= 1 else "-1 is the newest run, -2 the one before"
-                    raise StoreError(f"no such run: {reason}", value=text, file=str(self.path))
-                return int(row[0])
-            if text.isdigit():
-                row = None
-                if int(text) <= _LARGEST_ID:
-                    row = db.execute("SELECT id FROM runs WHERE id = ?", (int(text),)).fetchone()
-                if row is None:
+            if _POSITION.fullmatch(text):
+                found = _by_position(db, "runs", text)
+                if found is not None:
+                    return found
+                if text.isdigit():
                     raise StoreError("no such run (see `skenario runs`)", value=text, file=str(self.path))
-                return int(row[0])
+                back = 1 if text == "latest" else -int(text)
+                reason = "the store has fewer runs" if back >= 1 else "-1 is the newest run, -2 the one before"
+                raise StoreError(f"no such run: {reason}", value=text, file=str(self.path))
             row = db.execute("SELECT id FROM runs WHERE run_name = ? ORDER BY id DESC LIMIT 1", (text,)).fetchone()
             if row is not None:
                 return int(row[0])
@@ -776,6 +763,22 @@ def _record(row: tuple[Any, ...]) -> dict[str, Any]:
         with suppress(ValueError):  # else kept as the text it is
             run["summary"] = json.loads(run["summary"])
     return run
+
+
+def _by_position(db: sqlite3.Connection, table: str, text: str) -> int | None:
+    """The id of `table`'s row that `text` names by position (`_POSITION`): its number, or `latest` and -N
+    counting back from the newest; None if there is no such row."""
+    if text.isdigit():
+        number = int(text)
+        query, value = f"SELECT id FROM {table} WHERE id = ?", number
+    else:
+        back = 1 if text == "latest" else -int(text)
+        query, value = f"SELECT id FROM {table} ORDER BY id DESC LIMIT 1 OFFSET ?", back - 1
+        number = back
+    if not 1 <= number <= _LARGEST_ID:
+        return None
+    row = db.execute(query, (value,)).fetchone()
+    return None if row is None else int(row[0])
 
 
 def _json(stored: Any) -> Any:

@@ -28,9 +28,7 @@ study, pareto = skenario.tune(
 from __future__ import annotations
 
 import contextlib
-import math
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,13 +42,14 @@ from skenario.sweeps.design import points as design_points
 from skenario.sweeps.design import refuse_repeats
 from skenario.sweeps.plan import Plan, Template, plan, replication_seeds
 from skenario.sweeps.report import write_pareto_png, write_study_html
-from skenario.sweeps.runner import METRICS, Prices, Workers, workers
+from skenario.sweeps.runner import METRICS, Prices, Workers
+from skenario.sweeps.runner import workers as open_workers
 from skenario.sweeps.space import Range, Setting, SweepError, parse_path, parse_set, value_for
 from skenario.sweeps.stats import CONFIDENCE
 from skenario.sweeps.study import Constraint, Objective, Progress, Space, StudyOptions, StudyResult, run_study
 from skenario.sweeps.sweep import StoredSweep, SweepResult, SweepRows, run_sweep
 
-__all__ = ["Prices", "sweep", "tune"]
+__all__ = ["Prices", "open_workers", "sweep", "tune"]
 
 OUTPUT_FILES = ("pareto.parquet", "trials.parquet", "pareto.png", "report.html", "best.yaml")
 """What `tune` writes into its output folder."""
@@ -98,26 +97,6 @@ def prepare_sweep(
         raise SweepError(f"--baseline {baseline}: the sweep's points are 1 to {len(prepared.points)}", value=baseline)
     asked = {"set": written, "design": design, "samples": samples, "baseline": baseline}
     return PreparedSweep(prepared, asked, baseline)
-
-
-@contextmanager
-def open_workers(count: int | None = None, dask: str | None = None) -> Iterator[Workers]:
-    """`runner.workers`, with a Dask scheduler that cannot be reached said in one line."""
-    if count is not None and dask is not None:
-        raise SweepError("--workers is for local processes: with --dask, the cluster's workers run the jobs")
-    try:
-        opened = workers(count, dask)
-        pool = opened.__enter__()
-    except ValueError as exc:  # not an address distributed can read
-        raise SweepError(
-            f"--dask {dask}: not a scheduler's address such as tcp://HOST:8786 ({exc})", value=dask
-        ) from None
-    except (OSError, TimeoutError) as exc:
-        raise SweepError(f"--dask {dask}: cannot reach a Dask scheduler there ({exc})", value=dask) from None
-    try:
-        yield pool
-    finally:
-        opened.__exit__(None, None, None)
 
 
 def run_prepared(
@@ -365,13 +344,7 @@ def table_document(table: pd.DataFrame, result: SweepRows, baseline: int | None)
 
 
 def _interval(record: Mapping[str, Any], name: str) -> dict[str, float | None]:
-    return {
-        key: _finite(record[f"{name}{suffix}"]) for key, suffix in (("mean", ""), ("low", "_low"), ("high", "_high"))
-    }
-
-
-def _finite(value: Any) -> float | None:
-    return None if value is None or not math.isfinite(float(value)) else float(value)
+    return {key: record[f"{name}{suffix}"] for key, suffix in (("mean", ""), ("low", "_low"), ("high", "_high"))}
 
 
 def _written(sets: Settings) -> list[str]:

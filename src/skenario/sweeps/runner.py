@@ -30,6 +30,7 @@ from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import FinishedRun
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
+from skenario.sweeps.space import SweepError
 
 METRICS = (
     "p99_ms",
@@ -256,7 +257,13 @@ class DaskWorkers:
     def __init__(self, address: str) -> None:
         from distributed import Client
 
-        self.client = Client(address, timeout="10s")  # type: ignore[no-untyped-call]
+        try:
+            self.client = Client(address, timeout="10s")  # type: ignore[no-untyped-call]
+        except ValueError as exc:  # not an address distributed can read
+            shape = "not a scheduler's address such as tcp://HOST:8786"
+            raise SweepError(f"--dask {address}: {shape} ({exc})", value=address) from None
+        except (OSError, TimeoutError) as exc:
+            raise SweepError(f"--dask {address}: cannot reach a Dask scheduler there ({exc})", value=address) from None
         self.client.wait_for_workers(1, timeout=30)  # a cluster just started may have none yet
         self.count = max(1, sum(self.client.nthreads().values()))  # type: ignore[no-untyped-call]
 
@@ -283,6 +290,8 @@ class DaskWorkers:
 @contextmanager
 def workers(count: int | None = None, dask: str | None = None) -> Iterator[Workers]:
     """Local processes (`count`, the machine's cores by default), or the Dask cluster at `dask`."""
+    if count is not None and dask is not None:
+        raise SweepError("--workers is for local processes: with --dask, the cluster's workers run the jobs")
     pool: Workers = DaskWorkers(dask) if dask is not None else LocalWorkers(count or os.cpu_count() or 1)
     try:
         yield pool
