@@ -33,8 +33,8 @@ def check_pods_fit(scenario: Scenario, root: yaml.Node | None, source: str) -> N
     workloads: list[tuple[list[int | str], Workload]] = [(["spec", "workload"], spec.workload)]
     workloads += [(["spec", "workloads", i, "workload"], entry.workload) for i, entry in enumerate(spec.workloads)]
     for where, workload in workloads:
-        requests = workload.resources.requests
-        for resource, asked in (("cpu", requests.cpu), ("memory", requests.memory)):
+        resources = workload.resources  # requests as the API server defaults them (to the limits)
+        for resource, asked in (("cpu", resources.cpu_request or None), ("memory", resources.memory_request)):
             largest = max(getattr(shape, resource) for shape in shapes)
             if asked is not None and asked > largest:
                 unit = "m" if resource == "cpu" else " bytes"

@@ -209,9 +209,9 @@ def _placement_pitfalls(spec: ScenarioSpec) -> list[str]:
     cluster = spec.cluster
     if cluster is None:
         return []
-    resources = spec.workload.resources.requests
+    resources = spec.workload.resources
     scheduling = spec.workload.pod or PodSchedulingSpec.model_validate({})
-    pod = scheduling.build("preflight", resources.cpu or 0, resources.memory, "preflight")
+    pod = scheduling.build("preflight", resources.cpu_request or None, resources.memory_request, "preflight")
     candidates: list[tuple[str, NodeSpec]] = [(f"node {n.name}", n) for n in cluster.static_nodes()]
     candidates += [(f"node group {g.name}'s template", g.build().template) for g in cluster.node_groups]
     admitting = [(label, node) for label, node in candidates if node_filters(pod, node)]
@@ -280,7 +280,7 @@ def _kpa_pitfalls(spec: ScenarioSpec, base_dir: Path | None) -> list[str]:
     """
     found = []
     resources = spec.workload.resources
-    cores = (resources.cpu_limit or resources.requests.cpu or 0) / 1000
+    cores = (resources.cpu_limit or resources.cpu_request) / 1000
     request = spec.workload.request
     if cores <= 0 or request is None:
         return []

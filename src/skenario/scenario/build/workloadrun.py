@@ -73,7 +73,7 @@ class WorkloadRun:
             self.pods = placement.workload(
                 workload.pod or PodSchedulingSpec.model_validate({}),
                 name,
-                workload.resources.requests.memory,
+                workload.resources.memory_request,
                 workload.image_pull_policy,
             )
         self.model = ClusterModel(env, spec.cluster_spec(), arrivals, streams, self.pods)
