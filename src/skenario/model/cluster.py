@@ -427,9 +427,10 @@ class ClusterModel:
         self.replica_set.scale_to(desired)
 
     def set_cpu(self, request: int, limit: int | None = None) -> None:
-        """Change the pod template's CPU: replicas made from now on get it, running ones keep theirs."""
-        if request <= 0 or (limit is not None and limit < request):
-            raise ValueError(f"need 0 < request <= limit, got request {request}, limit {limit}")
+        """Change the pod template's CPU: replicas made from now on get it, running ones keep theirs
+        (a request of 0: none, as a BestEffort pod's)."""
+        if request < 0 or (limit is not None and limit < request):
+            raise ValueError(f"need 0 <= request <= limit, got request {request}, limit {limit}")
         self.cpu_request = request
         self.cpu_limit = limit
 
