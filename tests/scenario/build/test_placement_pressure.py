@@ -156,3 +156,22 @@ def test_the_kubelet_refuses_best_effort_pods_until_the_taint_keeps_them_pending
     evictions = [e.at for e in _events(simulation, "PodFinished") if e.detail == "completed"]
     assert evictions == [first_pass, again]
     assert placement.controller.pending.count() == 1  # the last replacement, kept off the tainted node
+
+
+def test_a_patch_of_the_nodes_taints_keeps_the_condition_taint() -> None:
+    """The node lifecycle controller runs its pass on every node update: a user's patch that writes
+    the taints without the memory-pressure one gets it back at once, beside the user's."""
+    patch = "{target: node/small, patch: {taints: [{key: example.com/x, effect: PreferNoSchedule}]}}"
+    text = (
+        MEMORY_ON_A_NODE.replace("duration: 2m", "duration: 1m")
+        + f"  events:\n    - {{id: p, at: 30s, patch: {patch}}}\n"
+    )
+    simulation = Simulation(parse_scenario(text))
+    simulation.run()
+    placement = simulation.placement
+    assert placement is not None
+    node = placement.snapshot.nodes[placement.snapshot.index["small"]]
+    assert [(t.key, str(t.effect)) for t in node.taints] == [
+        ("example.com/x", "PreferNoSchedule"),
+        ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ]
