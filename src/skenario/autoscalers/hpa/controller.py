@@ -151,6 +151,11 @@ class HorizontalPodAutoscaler:
     _context: AutoscalerContext | None = None
     _history: HPAHistory = field(default_factory=HPAHistory)
 
+    @property
+    def max_replicas(self) -> int:
+        """The most replicas it may set (`spec.maxReplicas`): the run records it beside the desired count."""
+        return self.spec.max_replicas
+
     def start(self, context: AutoscalerContext) -> None:
         self._context = context
         context.clock.call_later(self.config.sync_period, self._sync)

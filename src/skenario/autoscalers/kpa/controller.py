@@ -70,6 +70,11 @@ class KnativePodAutoscaler:
     _first_request_adjust: float = 0.0  # what its immediate stat reported, taken off its next report
     _held_area: int = 0  # the activator's held-request integral at the last scrape
 
+    @property
+    def max_replicas(self) -> int | None:
+        """The most pods it may ask for (`max-scale`; None: unbounded): the run records it beside the desired count."""
+        return self.config.max_scale or None
+
     def start(self, context: AutoscalerContext) -> None:
         self._context = context
         now = context.clock.now()
