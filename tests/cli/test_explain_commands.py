@@ -46,8 +46,14 @@ def test_decisions_as_csv_and_json_are_the_same_rows(store: Path) -> None:
 def test_explain_names_the_conditions_and_the_rule(store: Path) -> None:
     code, text = _invoke("explain", "latest", "--at", "6m", "--store", str(store))
     assert code == 0
-    for word in ("AbleToScale", "ScalingActive", "ScalingLimited", "rule", "conditions at 6m"):
+    for word in ("AbleToScale", "ScalingActive", "ScalingLimited", "rule", "conditions at 00:06:00"):
         assert word in text
+
+
+def test_explain_at_takes_the_clock_time_its_tables_print(store: Path) -> None:
+    assert _invoke("explain", "latest", "--at", "00:06:00", "--store", str(store)) == _invoke(
+        "explain", "latest", "--at", "6m", "--store", str(store)
+    )
 
 
 @pytest.mark.parametrize(
@@ -55,6 +61,7 @@ def test_explain_names_the_conditions_and_the_rule(store: Path) -> None:
     [
         (("explain", "latest", "--autoscaler", "kpa"), "kpa"),
         (("explain", "latest", "--at", "soon"), "--at"),
+        (("explain", "latest", "--at", "6:00"), "hh:mm:ss"),
         (("decisions", "latest", "--autoscaler", "nope"), "nope"),
         (("explain", "999"), "999"),
     ],
