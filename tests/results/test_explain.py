@@ -12,12 +12,13 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from skenario.core.time import MINUTE, parse_clock, parse_duration
+from skenario.core.time import MINUTE, SECOND, parse_clock, parse_duration
 from skenario.errors import SkenarioError
 from skenario.results.analysis import decisions
 from skenario.results.explain import CONDITIONS, Explanation, decision_records, explain
@@ -183,3 +184,18 @@ def test_the_flat_and_nested_decisions_are_the_same_decisions() -> None:
 def test_an_autoscaler_the_run_does_not_have_is_named_in_the_error() -> None:
     with pytest.raises(SkenarioError, match=r"'vpa'.*it has: hpa"):
         explain(_run("hpa-step.yaml"), autoscaler="vpa")
+
+
+def test_a_kpa_run_stored_before_the_inputs_were_recorded_still_explains(make_run: Callable[..., RunData]) -> None:
+    """Older runs kept only the proposal, the count and the modes: those are shown, nothing is made up."""
+    old = {"ready": 2, "proposed": 3, "desired": 3, "applied": True, "panic": False, "state": "Active"}
+    timeline = [(t * SECOND, "kpa", "Decision", "workload", "", {"at": t * SECOND, **old}) for t in (2, 4)]
+    (explanation,) = explain(make_run(timeline=timeline))
+    values = _values(explanation)
+    assert (values["ready pods"], values["proposal (`Scale`'s DesiredPodCount)"], values["replicas set"]) == (
+        "2",
+        "3",
+        "3",
+    )
+    assert values["mode"] == "stable" and values["PodAutoscaler"] == "Active"
+    assert not any("average" in what for what in values)

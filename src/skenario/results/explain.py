@@ -297,8 +297,8 @@ def _kpa_decision(
     rows: list[tuple[str, ...]] = [("ready pods", _cell(ready))]
     if settings:
         rows += _kpa_targets(settings, ready)
-    valid = d.get("proposed", -1) >= 0 and d.get("observed_stable") is not None
-    if valid and target:
+    observed = d.get("observed_stable") is not None  # runs stored before the inputs were recorded have none
+    if observed and target:
         threshold = settings.get("panic_threshold")
         stable_window = format_human_duration(int(settings.get("stable_window", 0)))
         panic_window = format_human_duration(int(settings.get("panic_window", 0)))
@@ -319,7 +319,7 @@ def _kpa_decision(
             )
         )
         rows.append(("rate limits", _kpa_rate_limits(settings, ready_for_limits)))
-    elif valid:
+    elif observed:
         rows.append(("stable and panic averages", f"{_cell(d['observed_stable'])}, {_cell(d['observed_panic'])}"))
     mode = "stable"
     if d.get("panic"):
@@ -328,7 +328,8 @@ def _kpa_decision(
             mode = f"panic, since {_t(panic_since)} ({format_relative(panic_since, at)})"
     rows.append(("mode", mode))
     proposal = d.get("proposed")
-    rows.append(("proposal (`Scale`'s DesiredPodCount)", _cell(proposal) if valid else NO_DATA))
+    no_data = isinstance(proposal, int) and proposal < 0
+    rows.append(("proposal (`Scale`'s DesiredPodCount)", NO_DATA if no_data else _cell(proposal)))
     rule = d.get("rule")
     if rule:
         rows.append(("the decider's rule", f"{rule}: {DECIDER_RULES.get(rule, '')}".rstrip(": ")))
@@ -397,7 +398,7 @@ def _kpa_bounds(settings: dict[str, Any]) -> str:
 
 
 def _kpa_ebc(d: dict[str, Any], settings: dict[str, Any]) -> str:
-    """The excess burst capacity as `Scale` computes it: floor(ready x total - TBC - panic average)."""
+    """The excess burst capacity as `Scale` computes it (autoscaler.go): floor(ready x total - TBC - panic average)."""
     ebc = d.get("ebc")
     if ebc is None:
         return "- (no data this pass)"
@@ -416,7 +417,8 @@ def _kpa_ebc(d: dict[str, Any], settings: dict[str, Any]) -> str:
 
 
 def _kpa_activator(d: dict[str, Any]) -> str:
-    """The SKS mode the reconciler picked: Serve only when pods are wanted and the EBC is not negative."""
+    """The SKS mode the KPA reconciler's `ReconcileKind` picked: Serve only when pods are wanted and the EBC
+    is not negative, else Proxy (the activator in the request path)."""
     sks = d.get("sks")
     if sks is None:
         return "- (not recorded by this run)"
