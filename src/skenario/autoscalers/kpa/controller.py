@@ -44,7 +44,7 @@ from skenario.autoscalers.kpa.windows import MetricCollection
 from skenario.core.time import SECOND
 
 
-@dataclass
+@dataclass(slots=True)
 class KPADecision:
     """One tick (or poke): the decider's proposal, what it came from, and what the reconciler did with it.
 
