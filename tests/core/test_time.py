@@ -6,6 +6,7 @@ not computed with the module's own constants.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -246,6 +247,14 @@ def test_a_clock_time_that_is_not_one_is_refused_with_the_form(text: str) -> Non
 )
 def test_relative_times_by_hand(ns: int, reference: int, text: str) -> None:
     assert format_relative(ns, reference) == text
+
+
+def test_floats_and_numpy_values_are_read_as_nanoseconds_rounded() -> None:
+    """The report hands in means and pandas values: 47_149_999.6 ns is 47_150_000 ns, which is 47.2ms."""
+    assert format_human_duration(47_149_999.6) == "47.2ms"
+    assert format_human_duration(np.float64(1.5e9)) == "1.5s"
+    assert format_clock(np.int64(5 * NS_PER_MIN)) == format_clock(5 * NS_PER_MIN + 0.4) == "00:05:00"
+    assert format_relative(90e9, np.int64(180 * NS_PER_S)) == "-1m30s"
 
 
 durations = st.integers(min_value=0, max_value=400 * NS_PER_DAY)

@@ -96,6 +96,11 @@ def _decimal(ns: int, unit: int) -> str:
     return f"{whole}.{str(fraction).rjust(digits, '0').rstrip('0')}"
 
 
+def _whole(ns: float) -> int:
+    """Nanoseconds as a Python int: an int as it is (numpy's too), a float rounded to the nearest."""
+    return int(ns) if isinstance(ns, int) or float(ns).is_integer() else round(ns)
+
+
 def _round_half_up(ns: int, step: int) -> int:
     """`ns` (at least 0) rounded to a multiple of `step`, halves up."""
     return (ns + step // 2) // step * step
@@ -123,8 +128,10 @@ _COMPOUND_TIERS: tuple[tuple[int | None, str, str], ...] = (
 )
 
 
-def format_human_duration(ns: int) -> str:
+def format_human_duration(ns: float) -> str:
     """A duration rounded for reading: `407ms`, `2.3s`, `47s`, `6m47s`, `1h05m`, `2d03h`.
+
+    `ns` is nanoseconds; a float (a mean, a pandas value) is first rounded to the nanosecond.
 
     Three significant figures below a second (`47.1ms`, `2.35ms`), one decimal from 1 s to 10 s,
     whole seconds to an hour, whole minutes to a day, whole hours beyond; halves round up, and a
@@ -132,6 +139,7 @@ def format_human_duration(ns: int) -> str:
     duration `parse_duration` accepts, within 5% of `ns` (and within half the last digit). Not
     for files: `format_duration` is exact.
     """
+    ns = _whole(ns)
     if ns < 0:
         return "-" + format_human_duration(-ns)
     if ns == 0:
@@ -148,16 +156,17 @@ def format_human_duration(ns: int) -> str:
     raise AssertionError("the last tier has no limit")  # pragma: no cover
 
 
-def format_clock(ns: int, digits: int = 0) -> str:
-    """An instant of simulated time as a clock reading: `00:05:00`, `1d 02:00:00`.
+def format_clock(ns: float, digits: int = 0) -> str:
+    """An instant of simulated time (nanoseconds from 0) as a clock reading: `00:05:00`, `1d 02:00:00`.
 
     Rounded (halves up) to `digits` decimals of a second, 0 to 9: a decision at 60.000365104 s
     reads `00:01:00`, or `00:01:00.000365104` with digits 9. Hours run 00-23 after a day count
     (`1d 02:00:00`); an instant before 0 has a leading `-`. `parse_clock` reads it back, to the
-    nanosecond when digits is 9.
+    nanosecond when digits is 9. A float is first rounded to the nanosecond.
     """
     if not 0 <= digits <= 9:
         raise ValueError(f"digits must be 0 to 9, got {digits}")
+    ns = _whole(ns)
     if ns < 0:
         return "-" + format_clock(-ns, digits)
     step = 10 ** (9 - digits)
@@ -188,12 +197,12 @@ def parse_clock(text: str) -> int:
     return -ns if sign else ns
 
 
-def format_relative(ns: int, reference: int) -> str:
+def format_relative(ns: float, reference: float) -> str:
     """Instant `ns` against `reference`: `-1m30s` when 90 s before it, `+4s` after, `0s` at it.
 
     The magnitude is `format_human_duration`'s, so rounded for reading.
     """
-    delta = ns - reference
+    delta = _whole(ns) - _whole(reference)
     if delta == 0:
         return "0s"
     return ("-" if delta < 0 else "+") + format_human_duration(abs(delta))
