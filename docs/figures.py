@@ -22,6 +22,7 @@ its results for every figure drawn from it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -109,6 +110,7 @@ def seconds(ns: float | None) -> str:
 
 Figure = Callable[[Examples], str]
 FIGURES: dict[str, Figure] = {}
+"""Every figure's generator by name; the `figures_*.py` modules beside this one register theirs with `figure`."""
 
 
 def figure(name: str) -> Callable[[Figure], Figure]:
@@ -119,12 +121,6 @@ def figure(name: str) -> Callable[[Figure], Figure]:
     return register
 
 
-@figure("quickstart")
-def _quickstart(examples: Examples) -> str:
-    printed = examples.cli("run", "examples/quickstart.yaml", "--no-progress", "--store", str(examples.store / "q"))
-    return block(printed.replace(str(examples.store / "q"), ".skenario"))
-
-
 # -- reading and writing README.md ----------------------------------------------------------------
 
 
@@ -132,6 +128,16 @@ def _stable(text: str) -> str:
     for pattern in VOLATILE:
         text = pattern.sub(r"\1…\2", text)
     return text
+
+
+def load_generators() -> None:
+    """Import the `figures_*.py` modules beside this one: each registers its figures as it loads."""
+    here = Path(__file__).resolve().parent
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
+    sys.modules.setdefault("figures", sys.modules[__name__])  # run as a script, this module is __main__
+    for module in sorted(here.glob("figures_*.py")):
+        importlib.import_module(module.stem)
 
 
 def regenerate(readme: str, examples: Examples) -> tuple[str, list[str]]:
@@ -164,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a figure drifted")
     options = parser.parse_args(argv)
     readme = README.read_text(encoding="utf-8")
+    load_generators()
     with examples() as runs:
         written, changed = regenerate(readme, runs)
     if options.check:
