@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import html
 import os
@@ -22,7 +23,6 @@ from skenario.results.report import CHART_IDS, write_report
 from skenario.results.rundata import RunData
 
 HOSTILE = '<img src=x onerror="alert(1)">&</script>'
-CHROMIUM_TIMEOUT_S = 30
 
 
 @pytest.fixture
@@ -96,7 +96,10 @@ class _Charts(HTMLParser):
 
 
 def _chromium(*arguments: str, profile: Path) -> str:
-    """Run headless Chromium; on a timeout kill its whole process group, not just the browser process."""
+    """Run headless Chromium until it exits, then kill what is left of its process group (its helpers).
+
+    The page's own timers run on Chromium's virtual clock (`--virtual-time-budget`, 10 s of it),
+    which advances as fast as the machine can go: no wall-clock limit there either."""
     binary = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
     if binary is None:
         # Only where no Chromium is installed; CI installs it (.ci/run), so there this always runs.
@@ -120,11 +123,10 @@ def _chromium(*arguments: str, profile: Path) -> str:
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
-        stdout, stderr = process.communicate(timeout=CHROMIUM_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        pytest.fail(f"Chromium took over {CHROMIUM_TIMEOUT_S} s: {' '.join(command)}")
+        stdout, stderr = process.communicate()  # until it exits: no wall-clock limit (the suite's net ends a hang)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # its helpers too, whether it ended or the test did
+            os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 0, f"Chromium failed ({process.returncode}): {stderr[-2000:]}"
     return stdout
 
