@@ -38,6 +38,16 @@ def _name(node: ast.expr) -> str | None:
     return None
 
 
+def _imports_playwright(node: ast.AST) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] == "playwright" for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "playwright"
+
+
+def _imported_names(node: ast.AST) -> set[str]:
+    return {alias.name for alias in node.names} if isinstance(node, ast.Import | ast.ImportFrom) else set()
+
+
 def _no_limit(node: ast.expr) -> bool:
     """`None`, or 0 (Playwright's and a queue's "no limit" / "do not wait")."""
     return isinstance(node, ast.Constant) and node.value in (None, 0) and not isinstance(node.value, bool)
@@ -55,7 +65,17 @@ def wall_clock_uses(source: str, name: str, *, may_sleep: bool = False) -> list[
     def refuse(node: ast.AST, what: str) -> None:
         found.append(f"{name}:{getattr(node, 'lineno', '?')}: {what}")
 
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    called_names = {_name(call.func) for call in calls}
+    defaults_off = any(
+        _name(call.func) == "set_default_timeout" and call.args and _no_limit(call.args[0]) for call in calls
+    )
     for node in ast.walk(tree):
+        # Playwright waits 30 s for an action or a page, and 5 s for an `expect`, unless told otherwise.
+        if _imports_playwright(node) and not defaults_off:
+            refuse(node, "a browser test keeps Playwright's 30 s default: call set_default_timeout(0)")
+        if _imports_playwright(node) and "expect" in _imported_names(node) and "set_options" not in called_names:
+            refuse(node, "a browser test keeps Playwright's 5 s `expect`: call expect.set_options(timeout=...)")
         if isinstance(node, ast.ImportFrom) and node.module in ("time", "signal"):
             for alias in node.names:
                 if alias.name in CLOCK_READS | ALARMS | {"sleep"}:
@@ -113,6 +133,11 @@ def test_no_test_file_holds_a_wall_clock_limit() -> None:
         ("settings(max_examples=5, deadline=200)", "a Hypothesis deadline"),
         ("page.set_default_timeout(30_000)", "set_default_timeout"),
         ("import pytest\n@pytest.mark.timeout(5)\ndef test(): pass", "pytest.mark.timeout"),
+        ("from playwright.sync_api import sync_playwright", "Playwright's 30 s default"),
+        (
+            "from playwright.sync_api import expect, sync_playwright\npage.set_default_timeout(0)",
+            "Playwright's 5 s `expect`",
+        ),
     ],
 )
 def test_each_kind_of_limit_is_found(source: str, what: str) -> None:
@@ -130,6 +155,7 @@ def test_each_kind_of_limit_is_found(source: str, what: str) -> None:
         "process.communicate()",
         "', '.join(parts)",
         "page.set_default_timeout(0)",
+        "from playwright.sync_api import expect\ncontext.set_default_timeout(0)\nexpect.set_options(timeout=3_600_000)",
     ],
 )
 def test_what_is_no_wall_clock_limit_passes(source: str) -> None:
