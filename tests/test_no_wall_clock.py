@@ -2,7 +2,8 @@
 
 Every test file is read as Python and refused where it reads the clock, arms an alarm or a timer,
 sleeps (only tests/processes.py polls, at a pace), gives a wait a `timeout`, gives Hypothesis a
-`deadline` or Playwright a default timeout, or marks a test with its own pytest-timeout. A hang is
+`deadline`, keeps Playwright's default timeouts (a browser test takes conftest's `browser_page`,
+which turns them off), or marks a test with its own pytest-timeout. A hang is
 caught by a budget the simulation counts (`MovementBudget`), by waiting for the real event, and by
 the one net checked last here: pytest-timeout, generous, in its thread method.
 """
@@ -48,6 +49,25 @@ def _imported_names(node: ast.AST) -> set[str]:
     return {alias.name for alias in node.names} if isinstance(node, ast.Import | ast.ImportFrom) else set()
 
 
+def _takes_fixture(node: ast.AST, fixture: str) -> bool:
+    """Whether `node` is a test or a fixture (what pytest hands fixtures to) with a parameter `fixture`."""
+    if not isinstance(node, ast.FunctionDef) or fixture not in {a.arg for a in node.args.args}:
+        return False
+    decorators = {_name(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list}
+    return node.name.startswith("test") or "fixture" in decorators
+
+
+def _no_limits(scope: ast.AST) -> bool:
+    """Whether the code in `scope` turns Playwright's default timeouts off (`set_default_timeout(0)`)."""
+    return any(
+        isinstance(node, ast.Call)
+        and _name(node.func) == "set_default_timeout"
+        and len(node.args) == 1
+        and _no_limit(node.args[0])
+        for node in ast.walk(scope)
+    )
+
+
 def _no_limit(node: ast.expr) -> bool:
     """`None`, or 0 (Playwright's and a queue's "no limit" / "do not wait")."""
     return isinstance(node, ast.Constant) and node.value in (None, 0) and not isinstance(node.value, bool)
@@ -65,15 +85,13 @@ def wall_clock_uses(source: str, name: str, *, may_sleep: bool = False) -> list[
     def refuse(node: ast.AST, what: str) -> None:
         found.append(f"{name}:{getattr(node, 'lineno', '?')}: {what}")
 
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    called_names = {_name(call.func) for call in calls}
-    defaults_off = any(
-        _name(call.func) == "set_default_timeout" and call.args and _no_limit(call.args[0]) for call in calls
-    )
+    called_names = {_name(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
         # Playwright waits 30 s for an action or a page, and 5 s for an `expect`, unless told otherwise.
-        if _imports_playwright(node) and not defaults_off:
-            refuse(node, "a browser test keeps Playwright's 30 s default: call set_default_timeout(0)")
+        if _takes_fixture(node, "page") and not _no_limits(node):
+            refuse(node, "takes pytest-playwright's `page`, whose waits stop at 30 s: take `browser_page` (conftest)")
+        if isinstance(node, ast.Call) and _name(node.func) in ("new_page", "new_context") and not _no_limits(tree):
+            refuse(node, "a browser page with Playwright's 30 s waits: call set_default_timeout(0) on it")
         if _imports_playwright(node) and "expect" in _imported_names(node) and "set_options" not in called_names:
             refuse(node, "a browser test keeps Playwright's 5 s `expect`: call expect.set_options(timeout=...)")
         if isinstance(node, ast.ImportFrom) and node.module in ("time", "signal"):
@@ -133,11 +151,10 @@ def test_no_test_file_holds_a_wall_clock_limit() -> None:
         ("settings(max_examples=5, deadline=200)", "a Hypothesis deadline"),
         ("page.set_default_timeout(30_000)", "set_default_timeout"),
         ("import pytest\n@pytest.mark.timeout(5)\ndef test(): pass", "pytest.mark.timeout"),
-        ("from playwright.sync_api import sync_playwright", "Playwright's 30 s default"),
-        (
-            "from playwright.sync_api import expect, sync_playwright\npage.set_default_timeout(0)",
-            "Playwright's 5 s `expect`",
-        ),
+        ("def test_page(page):\n    page.goto('file:///x')", "takes pytest-playwright's `page`"),
+        ("@pytest.fixture\ndef drawn(page):\n    return page", "takes pytest-playwright's `page`"),
+        ("page = browser.new_page()", "a browser page with Playwright's 30 s waits"),
+        ("from playwright.sync_api import expect", "Playwright's 5 s `expect`"),
     ],
 )
 def test_each_kind_of_limit_is_found(source: str, what: str) -> None:
@@ -154,8 +171,11 @@ def test_each_kind_of_limit_is_found(source: str, what: str) -> None:
         "settings(max_examples=5, deadline=None)",
         "process.communicate()",
         "', '.join(parts)",
-        "page.set_default_timeout(0)",
-        "from playwright.sync_api import expect\ncontext.set_default_timeout(0)\nexpect.set_options(timeout=3_600_000)",
+        "def browser_page(page):\n    page.set_default_timeout(0)\n    return page",
+        "def test_chart(browser_page):\n    browser_page.goto('file:///x')",
+        "def _figure(page: str) -> str:\n    return page",  # a page of HTML, not a browser's
+        "context = browser.new_context()\ncontext.set_default_timeout(0)",
+        "from playwright.sync_api import expect\nexpect.set_options(timeout=3_600_000)",
     ],
 )
 def test_what_is_no_wall_clock_limit_passes(source: str) -> None:
