@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from skenario.cli import cli
+from skenario.scenario.build.prepare import prepare
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.preflight import LIMITS, estimate
 
@@ -33,7 +34,7 @@ def huge(duration: str = "1h", replicas: str = "2", interval: str = "10s") -> st
 
 def test_the_estimate_counts_requests_from_the_rates_and_rows_from_the_recording() -> None:
     """100/s for an hour is 360,000 requests; 360 intervals of 10 s, each a row plus one per replica."""
-    cost = estimate(parse_scenario(huge()).spec)
+    cost = estimate(prepare(parse_scenario(huge())))
     assert cost.requests == 360_000
     assert cost.rows == 360 * (1 + 2)
     assert cost.over() == []

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from skenario.scenario.build.plugins import unloaded
+from skenario.scenario.build.prepare import prepare
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.preflight import pitfalls
 from tests.scenario.build.test_placement import ZONE_SPREAD
@@ -13,8 +15,10 @@ from tests.scenario.build.test_placement import ZONE_SPREAD
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def _warnings(text: str, base_dir: Path | None = None) -> list[str]:
-    return pitfalls(parse_scenario(text, "s.yaml").spec, base_dir)
+def _warnings(text: str, base_dir: Path | None = None, source: str = "s.yaml") -> list[str]:
+    """The pitfalls of the scenario as `skenario check` reads it (plugins read, not run)."""
+    with unloaded():
+        return pitfalls(prepare(parse_scenario(text, source), base_dir=base_dir or Path(".")))
 
 
 def test_a_template_without_the_topology_key_is_named() -> None:
@@ -123,6 +127,6 @@ MEANT = {"cluster-autoscaler-zones.yaml": ["spec.cluster.nodeGroups.2 (unlabelle
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
 def test_the_examples_raise_no_false_alarm(example: str) -> None:
     text = (EXAMPLES / example).read_text()
-    warnings = pitfalls(parse_scenario(text, str(EXAMPLES / example)).spec, EXAMPLES)
+    warnings = _warnings(text, EXAMPLES, str(EXAMPLES / example))
     meant = MEANT.get(example, [])
     assert len(warnings) == len(meant) and all(w.startswith(m) for w, m in zip(warnings, meant, strict=True))

@@ -15,9 +15,10 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from skenario.errors import ScenarioError
+from skenario.errors import ScenarioError, SkenarioError
 
 M = TypeVar("M", bound=BaseModel)
+E = TypeVar("E", bound=SkenarioError)
 
 Rename = Callable[[list[int | str]], list[int | str]]
 """A field path of the document validated as the path the user wrote (a manifest converted from another version)."""
@@ -313,8 +314,9 @@ def _refuse_duplicate_keys(node: yaml.Node | None, path: list[str], source: str)
             stack.extend((item, [*path, str(i)]) for i, item in enumerate(node.value))
 
 
-def located(exc: ScenarioError, file: str, text: str) -> ScenarioError:
-    """`exc` with the scenario file and the line of its field, when it names neither file nor line."""
+def located(exc: E, file: str, text: str) -> E:
+    """`exc` with the scenario file and the line of its field, when it names neither file nor line (a trace
+    file's TraceError too: it names the field that names the file)."""
     if exc.file is not None or exc.field is None:
         return exc
     parts: list[int | str] = [int(p) if p.isdigit() else p for p in exc.field.split(" ")[0].split(".")]
