@@ -80,7 +80,7 @@ def preflight(file: Path, prepared: Prepared) -> None:
     cost = estimate(prepared)
     out.print(f"{file}: valid. A run would take about:", highlight=False)
     for line in cost.lines():
-        out.print(f"  {line}", highlight=False)
+        out.print(f"  {line}", highlight=False, soft_wrap=True)
     over = cost.over(LIMITS)
     for phrase in over:
         out.print(f"[bold yellow]over the limit:[/] {phrase}", highlight=False)

@@ -317,7 +317,7 @@ def run(
     cost = estimate(prepared)
     if (over := cost.over()) and not force:
         for line in cost.lines():
-            err.print(f"  {line}", highlight=False)
+            err.print(f"  {line}", highlight=False, soft_wrap=True)
         raise SkenarioError(
             f"refused: the run would take {'; '.join(over)}. Run it anyway with --force", file=str(file)
         )
