@@ -49,9 +49,12 @@ def _document(
     """A manifest named by path (relative to the scenario) or given inline (a document of a multi-document
     file): its data, its node tree (None inline) and how errors name it."""
     if isinstance(manifest, str):
-        path = str(base_dir / manifest)
+        path = base_dir / manifest
+        if not path.is_file():  # said at the scenario's field, which `located` places in its file
+            problem = "is a folder, not a manifest file" if path.is_dir() else "no such manifest file"
+            raise ScenarioError(f"{problem}: {str(path)!r}", field=field, value=manifest)
         data, root = read_document(path, shape)
-        return data, root, path
+        return data, root, str(path)
     return manifest, None, f"the manifest at {field}"
 
 
