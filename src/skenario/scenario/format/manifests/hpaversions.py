@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import yaml
 from pydantic import Field
@@ -60,6 +60,7 @@ DEFAULT_CPU_UTILIZATION = 80
 """`autoscaling.DefaultCPUUtilization`: v1's target when it names none (and v2beta1's, v2beta2's, v2's default)."""
 
 Path = tuple[int | str, ...]
+S = TypeVar("S", bound=Spec)
 
 
 class _Origins:
@@ -149,19 +150,13 @@ class _V1Spec(Spec):
     target_cpu_utilization_percentage: Any = Field(None, alias="targetCPUUtilizationPercentage")
 
 
-class _V2beta1(Spec):
-    api_version: Literal["autoscaling/v2beta1"]
+class _Older(Spec, Generic[S]):
+    """A whole document of an older version (its apiVersion checked before), with that version's spec."""
+
+    api_version: str
     kind: Literal["HorizontalPodAutoscaler"]
     metadata: Loose | None = None
-    spec: _V2beta1Spec
-    status: Loose | None = None
-
-
-class _V1(Spec):
-    api_version: Literal["autoscaling/v1"]
-    kind: Literal["HorizontalPodAutoscaler"]
-    metadata: Loose | None = None
-    spec: _V1Spec
+    spec: S
     status: Loose | None = None
 
 
@@ -455,7 +450,7 @@ def _from_v2beta1(document: dict[str, Any], root: yaml.Node | None, source: str)
     """`Convert_v2beta1_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler` after
     `SetDefaults_HorizontalPodAutoscaler` (v2beta1/defaults.go): each metric converted from v2beta1's
     shape, CPU at 80% when there are none, the behavior from its annotation."""
-    validate_node(document, root, _V2beta1, source, SHAPE)
+    validate_node(document, root, _Older[_V2beta1Spec], source, SHAPE)
     origins = _Origins()
     spec: dict[str, Any] = document["spec"]
     converted = _given(spec, "scaleTargetRef", "minReplicas", "maxReplicas")
@@ -475,7 +470,7 @@ def _from_v1(document: dict[str, Any], root: yaml.Node | None, source: str) -> t
     `Convert_v1_HorizontalPodAutoscalerSpec_To_autoscaling_HorizontalPodAutoscalerSpec`: the metrics
     annotation's metrics first, then the CPU target; with neither, CPU at 80% (the implicit default v1
     once applied in the controller); the behavior from its annotation."""
-    validate_node(document, root, _V1, source, SHAPE)
+    validate_node(document, root, _Older[_V1Spec], source, SHAPE)
     origins = _Origins()
     spec: dict[str, Any] = document["spec"]
     converted = _given(spec, "scaleTargetRef", "minReplicas", "maxReplicas")
