@@ -72,8 +72,8 @@ class Estimate:
     """What a run of the scenario should cost. `requests` is None when traces make it unknown.
 
     `replicas` is the most the scenario can have at once; when something has no bound (`unbounded`
-    says what), it is the count expected at the traffic's peak instead, or the initial count when
-    even that is unknown (`expected` is False then).
+    says what), it is the count expected at the traffic's peak instead, or what is known at the start
+    when even that is not (a plugin's count, a KPA's on a trace: `expected` is False then).
     """
 
     duration: int
@@ -101,8 +101,9 @@ class Estimate:
     def _replicas(self) -> str:
         if not self.unbounded:
             return f"{self.replicas:,}"
-        counted = "at the traffic's peak" if self.expected else "at the start; a plugin sets its own count"
-        return f"no bound ({'; '.join(self.unbounded)}): about {self.replicas:,} {counted}"
+        if self.expected:
+            return f"no bound ({'; '.join(self.unbounded)}): about {self.replicas:,} at the traffic's peak"
+        return f"no bound ({'; '.join(self.unbounded)}): {self.replicas:,} at the start, more as it scales"
 
     def over(self, limits: Limits = LIMITS) -> list[str]:
         """The limits this estimate passes, each as a phrase."""
@@ -189,26 +190,25 @@ def most_replicas(
             counts.append(patched)
     unbounded: list[str] = []
     peak: list[int] = []
+    known = True  # every unbounded autoscaler's count at the peak is known
     for field, autoscaler in autoscalers:
         if isinstance(autoscaler, HorizontalPodAutoscaler):
             counts.append(autoscaler.spec.max_replicas)
         elif isinstance(autoscaler, KnativePodAutoscaler):
             config = autoscaler.config
-            counts.append(max(config.min_scale, config.initial_scale if config.initial_scale > 1 else 0))
+            counts.append(max(config.min_scale, config.initial_scale))
             if config.max_scale > 0:
                 counts.append(config.max_scale)
                 continue
             unbounded.append(f"{field}: a KPA without max-scale")
             settled = _kpa_at_peak(workload.spec, config, end)
-            if settled is not None:
-                peak.append(settled)
+            known = known and settled is not None
+            peak += [settled] if settled is not None else []
         elif not isinstance(autoscaler, VerticalPodAutoscaler):  # a VPA changes no count
             unbounded.append(f"{field}: a plugin")
+            known = False
     if not unbounded:
         return MostReplicas(max(counts))
-    known = len(peak) == sum(1 for reason in unbounded if "KPA" in reason) and not any(
-        "plugin" in reason for reason in unbounded
-    )
     return MostReplicas(max([*counts, *peak]), tuple(unbounded), known)
 
 
