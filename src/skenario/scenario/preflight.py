@@ -193,12 +193,12 @@ def most_replicas(
     known = True  # every unbounded autoscaler's count at the peak is known
     for field, autoscaler in autoscalers:
         if isinstance(autoscaler, HorizontalPodAutoscaler):
-            counts.append(autoscaler.spec.max_replicas)
+            counts.append(autoscaler.max_replicas)
         elif isinstance(autoscaler, KnativePodAutoscaler):
             config = autoscaler.config
             counts.append(max(config.min_scale, config.initial_scale))
-            if config.max_scale > 0:
-                counts.append(config.max_scale)
+            if autoscaler.max_replicas is not None:
+                counts.append(autoscaler.max_replicas)
                 continue
             unbounded.append(f"{field}: a KPA without max-scale")
             settled = _kpa_at_peak(workload.spec, config, end)
