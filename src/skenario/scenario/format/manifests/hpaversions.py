@@ -167,15 +167,17 @@ def _given(source: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {key: source[key] for key in keys if key in source}
 
 
+def _set(**fields: Any) -> dict[str, Any]:
+    """The fields that are set (a Go pointer that is not nil)."""
+    return {key: value for key, value in fields.items() if value is not None}
+
+
 def _resource(source: dict[str, Any], at: Path, written: Path, origins: _Origins) -> dict[str, Any]:
     """`Convert_v2beta1_ResourceMetricSource_To_autoscaling_ResourceMetricSource` (and its ContainerResource
     and v1 twins): a utilization makes the target Utilization, else AverageValue."""
     utilization, value = source.get("targetAverageUtilization"), source.get("targetAverageValue")
-    target: dict[str, Any] = {"type": "AverageValue" if utilization is None else "Utilization"}
-    if utilization is not None:
-        target["averageUtilization"] = utilization
-    if value is not None:
-        target["averageValue"] = value
+    kind = "AverageValue" if utilization is None else "Utilization"
+    target = {"type": kind, **_set(averageUtilization=utilization, averageValue=value)}
     for part in ((*at, "target"), (*at, "target", "type")):
         origins.note(part, written)
     origins.note((*at, "target", "averageUtilization"), (*written, "targetAverageUtilization"))
@@ -210,10 +212,8 @@ def _object(source: dict[str, Any], at: Path, written: Path, origins: _Origins) 
     """`Convert_v2beta1_ObjectMetricSource_To_autoscaling_ObjectMetricSource`: AverageValue when an average
     value is given, else Value; the value is always set."""
     average = source.get("averageValue")
-    target: dict[str, Any] = {"type": "Value" if average is None else "AverageValue"}
-    target["value"] = source.get("targetValue")
-    if average is not None:
-        target["averageValue"] = average
+    kind = "Value" if average is None else "AverageValue"
+    target = {"type": kind, "value": source.get("targetValue"), **_set(averageValue=average)}
     origins.note((*at, "describedObject"), (*written, "target"))
     origins.note((*at, "target"), written)
     origins.note((*at, "target", "value"), (*written, "targetValue"))
@@ -228,11 +228,7 @@ def _external(source: dict[str, Any], at: Path, written: Path, origins: _Origins
     """`Convert_v2beta1_ExternalMetricSource_To_autoscaling_ExternalMetricSource`: Value when a value is
     given, else AverageValue."""
     value, average = source.get("targetValue"), source.get("targetAverageValue")
-    target: dict[str, Any] = {"type": "AverageValue" if value is None else "Value"}
-    if value is not None:
-        target["value"] = value
-    if average is not None:
-        target["averageValue"] = average
+    target = {"type": "AverageValue" if value is None else "Value", **_set(value=value, averageValue=average)}
     origins.note((*at, "target"), written)
     origins.note((*at, "target", "value"), (*written, "targetValue"))
     origins.note((*at, "target", "averageValue"), (*written, "targetAverageValue"))
