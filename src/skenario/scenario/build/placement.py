@@ -54,7 +54,7 @@ from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scheduling.analysis import SchedulingSummary, attempt_records, node_records, pod_records
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulingController, TimelineEvent
-from skenario.scheduling.framework import Framework
+from skenario.scheduling.framework import Framework, Profile
 from skenario.scheduling.nodelifecycle import no_schedule_tainting_pass
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
@@ -146,10 +146,11 @@ class ClusterPlacement:
         scheduler: SchedulerSpec,
         streams: RandomStreams,
         base_dir: Path,
+        profile: Profile | None = None,
     ) -> None:
         self.env = env
         self.snapshot = ClusterSnapshot(cluster.static_nodes())
-        profile = build_profile(scheduler, base_dir)
+        profile = profile or build_profile(scheduler, base_dir)  # given when `build.prepare` built it
         self.framework = Framework(profile, self.snapshot, streams.generator("scheduler.tie-break"))
         self.controller = SchedulingController(
             env, self.snapshot, self.framework, scheduler.settings(), streams.generator("scheduler.heartbeats")
