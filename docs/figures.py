@@ -22,10 +22,12 @@ its results for every figure drawn from it.
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,6 +55,8 @@ class Examples:
     store: Path
     work: Path
     printed: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # Files a figure made that the README shows as they are (a plot): README path -> where it was made.
+    files: dict[str, Path] = field(default_factory=dict)
 
     def cli(self, *args: str) -> str:
         """What `skenario ARGS` prints on a 120-column terminal, run from the repository's root."""
@@ -71,6 +75,13 @@ class Examples:
         document: dict[str, Any] = json.loads(self.cli("run", example, "--json", "--no-store", *options))
         return document
 
+    def series(self, example: str, *options: str) -> list[dict[str, Any]]:
+        """The time series `skenario run EXAMPLE --series FILE.csv` writes, as rows of numbers (None for empty)."""
+        path = self.work / f"series-{abs(hash((example, options))):x}.csv"
+        self.cli("run", example, "--no-store", "--no-progress", "--series", str(path), *options)
+        with path.open(newline="") as file:
+            return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(file)]
+
     def text_of(self, example: str, replace: tuple[tuple[str, str], ...] = ()) -> Path:
         """A copy of an example, with some text replaced, beside it (so its relative paths still resolve)."""
         text = (ROOT / example).read_text()
@@ -81,6 +92,25 @@ class Examples:
         path = (ROOT / example).with_name(f".figures-{abs(hash((example, replace))):x}.yaml")
         path.write_text(text)
         return path
+
+
+def _number(text: str) -> Any:
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def minutes(ns: float) -> str:
+    """A time in whole minutes and seconds, as the README writes them: `1m`, `16m`, `1m30s`."""
+    whole = round(ns / 1e9)
+    m, s = divmod(whole, 60)
+    return f"{m}m{s:02d}s" if s else f"{m}m"
 
 
 def block(text: str) -> str:
@@ -173,13 +203,15 @@ def main(argv: list[str] | None = None) -> int:
     load_generators()
     with examples() as runs:
         written, changed = regenerate(readme, runs)
-    if options.check:
-        if changed:
-            print("figures that differ from what the code gives now: " + ", ".join(changed))
-            print("run `python docs/figures.py` to write them anew")
-            return 1
-        print(f"all {len(MARK.findall(readme))} figures match")
-        return 0
+        if options.check:
+            if changed:
+                print("figures that differ from what the code gives now: " + ", ".join(changed))
+                print("run `python docs/figures.py` to write them anew")
+                return 1
+            print(f"all {len(MARK.findall(readme))} figures match")
+            return 0
+        for shown, made in runs.files.items():
+            shutil.copyfile(made, ROOT / shown)
     README.write_text(written, encoding="utf-8")
     print(f"wrote {len(MARK.findall(readme))} figures ({len(changed)} changed: {', '.join(changed) or 'none'})")
     return 0
