@@ -322,3 +322,28 @@ def _seed001_development(examples: Examples) -> str:
     mva = lines[first + 2].split()[-1]
     simulated = lines[first + 3].split()[-3]
     return f"the simulator says {simulated}, exact MVA with the shadow CPU {mva}"
+
+
+# -- clients -------------------------------------------------------------------------------------------
+
+STORM = "examples/retry-storm.yaml"
+RETRIES = "    retries:\n      attempts: 3\n      backoff: {base: 25ms, max: 250ms}\n"
+
+
+@figure("retry-storm")
+def _retry_storm(examples: Examples) -> str:
+    retried = examples.summary(STORM)
+    text = (ROOT / STORM).read_text()
+    alone = examples.summary(str(examples.text_of(STORM, (("  client:\n" + RETRIES, ""),))))
+    budget = examples.summary(str(examples.text_of(STORM, ((RETRIES, RETRIES + "      budget: 20%\n"),))))
+    assert RETRIES in text, "retry-storm.yaml's retries are not as this figure reads them"
+    sent = retried["clients"]["attempts"]
+    exhausted = retried["failures"].get("retries_exhausted", 0)
+    exhaustion = "all exhausted now" if exhausted == retried["requests_failed"] else f"{exhausted:,} exhausted"
+    return (
+        f"With 3 attempts per request the clients send {sent / retried['requests_arrived']:.2f} times as many "
+        f"attempts as requests ({sent:,} for {retried['requests_arrived']:,}) for "
+        f"{retried['requests_failed']:,} failures against {alone['requests_failed']:,} without retries "
+        f"({exhaustion}): the pods serve what they can, and the retries only add load; with `budget: 20%` "
+        f"they send {budget['clients']['attempts'] / budget['requests_arrived']:.2f} times as many"
+    )
