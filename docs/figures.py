@@ -189,10 +189,12 @@ def regenerate(readme: str, examples: Examples) -> tuple[str, list[str]]:
 
 @contextmanager
 def examples() -> Iterator[Examples]:
-    with tempfile.TemporaryDirectory(prefix="skenario-figures-") as folder:
-        yield Examples(Path(folder) / "store", Path(folder))
-    for leftover in ROOT.glob("examples/**/.figures-*.yaml"):
-        leftover.unlink()
+    try:
+        with tempfile.TemporaryDirectory(prefix="skenario-figures-") as folder:
+            yield Examples(Path(folder) / "store", Path(folder))
+    finally:  # the variants written beside the examples go, however the generators ended
+        for leftover in ROOT.glob("examples/**/.figures-*.yaml"):
+            leftover.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
