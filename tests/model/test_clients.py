@@ -7,11 +7,16 @@ import math
 
 import pytest
 
+from skenario.core.entity import Entity
+from skenario.core.movement import IgnoredMovement, Movement
+from skenario.core.random import Constant
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.model.clients import backoff_ceiling
-from skenario.model.config import RetryPolicy
+from skenario.model.cluster import ClusterModel
+from skenario.model.config import ClientSpec, RetryPolicy
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
+from tests.model import build_requests
 
 MS = MILLISECOND
 
@@ -135,3 +140,56 @@ spec:
     unbounded = Simulation(parse_scenario(text.replace(", budget: 20%, minRetryConcurrency: 1", ""))).run()
     assert unbounded.clients["retries"] >= 2 * unbounded.requests_arrived - 2  # the last ones' may fall after the end
     assert summary.clients["retries"] < unbounded.clients["retries"] / 2
+
+
+class Conservation:
+    """After every movement: each request arrived is completed, failed or still in flight, by the model's counts."""
+
+    def __init__(self, model: ClusterModel) -> None:
+        self.model = model
+        self.broken: list[tuple[int, str]] = []
+
+    def on_movement(self, movement: Movement, entity: Entity) -> None:
+        model = self.model
+        finished = model.requests_complete.count() + model.requests_failed.count()
+        if model.requests_arrived != finished + model.requests_in_flight:
+            self.broken.append((movement.occurs_at, movement.kind))
+
+    def on_ignored(self, ignored: IgnoredMovement) -> None:
+        pass
+
+
+@pytest.mark.parametrize("cancel", [False, True])
+def test_a_response_due_the_instant_a_timeout_fires_wins_if_it_was_due_first(cancel: bool) -> None:
+    """Two replicas of one core, 100 ms of CPU and a 100 ms timeout: A at 1 s and B at 1.05 s, one per
+    replica, each ends its CPU at its deadline. Ties run in the order they were scheduled:
+      A: its deadline's timer was armed as A arrived, before its CPU finish was: at 1.1 s the timer
+         runs first, and its client's giving up is scheduled before A's response: A times out.
+      B: its timer was armed at 1.1 s, when A's fired, after B's CPU finish (set at 1.05 s): at 1.15 s
+         B's response is due before its client gives up, so B completes in 100 ms, its timeout, and
+         there is nothing left to give up.
+    The same whether or not clients cancel; and every request is completed, failed or in flight
+    after every movement, those instants included."""
+    env, model, trace = build_requests(
+        arrivals=[1000 * MS, 1050 * MS],
+        cpu_time=Constant(100 * MS),
+        timeout=100 * MS,
+        replicas=2,
+        duration=2 * SECOND,
+        client=ClientSpec(cancel=cancel),
+    )
+    conservation = Conservation(model)
+    env.observe(conservation)
+    env.run()
+    assert model.requests_failed.reasons == {"timeout": 1}
+    (timed_out,) = trace.kind("request_timeout")
+    assert timed_out[0] == 1100 * MS
+    assert model.requests_complete.count() == 1
+    assert model.requests_complete.latency.max == 100 * MS
+    responses = [(at, e.arrived_at) for at, e, _, _ in trace.kind("complete_request")]
+    # Without cancel, A stayed on its replica to the end of its CPU, abandoned; B was never given up.
+    assert responses == ([] if cancel else [(1100 * MS, 1000 * MS)]) + [(1150 * MS, 1050 * MS)]
+    assert model.requests_in_flight == 0
+    assert model.clients.abandoned_total == (0 if cancel else 1)
+    assert model.requests_complete.abandoned_done == (0 if cancel else 1)
+    assert conservation.broken == []

@@ -12,6 +12,13 @@ request's own timeout) leaves it to the server, which keeps working on it unless
 `cancel` (real servers do not hear that the client went away): the attempt is *abandoned*; when it
 finishes it counts as neither completed nor failed. A retry of an abandoned attempt is a new
 attempt of the same request (same id, same arrival).
+
+Giving up takes effect as a movement, like every other step of a request: one that comes in the
+instant the attempt's response is due runs after that response's movement, already on the
+schedule, and then there is nothing left to give up (as with clients that cancel, whose failure
+movement finds the attempt gone). So a request whose response comes at the very instant its
+timeout fires completes if the response was due before the client's timer ran, and times out if
+the timer ran first.
 """
 
 from __future__ import annotations
@@ -36,6 +43,22 @@ def backoff_ceiling(policy: RetryPolicy, retry: int) -> int:
     return min(ceiling, policy.backoff_max)
 
 
+class RequestsGivenUp(Source[Request]):
+    """The next attempts of requests whose clients gave up on an attempt a server holds, each made as
+    its movement runs, if `let_go` (the clients) still has an attempt to give up then."""
+
+    __slots__ = ("let_go",)
+
+    def __init__(self, let_go: Callable[[Request], bool]) -> None:
+        super().__init__("RequestsGivenUp", "Request")
+        self.let_go = let_go
+
+    def remove(self, entity: Request | None = None) -> Request | None:
+        if entity is None or not self.let_go(entity):
+            return None
+        return super().remove(entity)
+
+
 class RequestsRetrying:
     """Failed attempts on their way to being retried or failed for good; the retries waiting out their back-off."""
 
@@ -46,6 +69,7 @@ class RequestsRetrying:
         "_in_flight",
         "_per_try",
         "_prune_at",
+        "_replaced",
         "_routing",
         "_timer_armed",
         "_uniform",
@@ -88,8 +112,9 @@ class RequestsRetrying:
         self.items: dict[Request, None] = {}
         self.attempt_of: dict[Request, int] = {}  # attempts past the first, by entity
         self.successor: dict[Request, Request] = {}  # an abandoned attempt's next attempt
+        self._replaced: dict[Request, Request] = {}  # next attempts not yet moved: the attempt each replaces
         # Where the next attempt of an abandoned one comes from.
-        self.gave_up = Source[Request]("RequestsGivenUp", "Request")
+        self.gave_up = RequestsGivenUp(self._let_go)
         self.retries = 0  # retries sent
         self._per_try: deque[tuple[int, Request]] = deque()  # (deadline, attempt), in send order
         self._timer_armed = False
@@ -188,11 +213,10 @@ class RequestsRetrying:
         retried = cause in self.policy.retry_on  # then it passes through here, else it fails at once
         kind = "request_timeout" if cause == "timeout" else cause
         if request.stage in (CPU, IO) and not self.spec.cancel:
-            self.abandoned.add(request)
-            self.abandoned_total += 1
             attempt = Request(request.id, request.arrived_at, request.cls)
             self.attempt_of[attempt] = self.attempt_of.get(request, 1)
             self.successor[request] = attempt
+            self._replaced[attempt] = request
             attempt.failure = cause
             attempt.stage = ROUTING  # nowhere yet: it comes from the clients
             env.schedule(kind, env.now(), self.gave_up, self if retried else self._failed, attempt)
@@ -206,6 +230,22 @@ class RequestsRetrying:
         else:
             stock = self._buffer
         env.schedule(kind, env.now(), stock, self if retried else self._failed, request)  # type: ignore[arg-type]
+
+    def _let_go(self, attempt: Request) -> bool:
+        """The movement of `attempt`, next after one given up on a server, runs: the old one is abandoned
+        to its server now if it is still there. If it left in this instant first (its response was due
+        before its client gave up, or it failed), there is no next attempt: it is over, failing, or
+        waiting to be retried, and then that retry is given up."""
+        request = self._replaced.pop(attempt)
+        if request.stage in (CPU, IO) and request not in self.items:  # still on its server
+            self.abandoned.add(request)
+            self.abandoned_total += 1
+            return True
+        attempt.stage = DONE
+        del self.successor[request]
+        if request.stage == RETRYING:
+            self.give_up(request, attempt.failure or "timeout")
+        return False
 
     def current(self, request: Request) -> Request:
         """The request's live attempt: a given-up attempt's retry, or itself."""
