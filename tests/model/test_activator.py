@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, RandomStreams
 from skenario.core.time import MILLISECOND, MINUTE, SECOND
-from skenario.model.activator import Activator
+from skenario.model.activator import Activator, dest
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import ActivatorSpec, ClusterSpec, LaunchStage, ReplicaSpec, RequestSpec, RoutingSpec
 
@@ -97,14 +97,14 @@ def test_above_three_slots_the_activator_goes_round_robin_over_pods_with_a_free_
     ten = [i * 10 * MS for i in range(1, 11)]
     env, model = knative_model(ten, 4, cpu_time=10 * SECOND, initial=3)
     env.run(until=SECOND)
-    by_id = sorted(model.replicas_active, key=lambda r: r.id)
-    assert [r.processing.arrived for r in by_id] == [4, 3, 3]
+    in_order = sorted(model.replicas_active, key=dest)
+    assert [r.processing.arrived for r in in_order] == [4, 3, 3]
     assert model.requests_buffered.count() == 0
 
     env, model = knative_model(ten, 3, cpu_time=10 * SECOND, initial=3)
     env.run(until=SECOND)
-    by_id = sorted(model.replicas_active, key=lambda r: r.id)
-    assert [r.processing.arrived for r in by_id] == [3, 3, 3]
+    in_order = sorted(model.replicas_active, key=dest)
+    assert [r.processing.arrived for r in in_order] == [3, 3, 3]
     assert model.requests_buffered.count() == 1
 
 

@@ -68,6 +68,7 @@ class Replica(Entity):
 
     __slots__ = (
         "activated_at",
+        "address",
         "capacity_core_ns",
         "capacity_since",
         "cpu_limit",
@@ -115,6 +116,7 @@ class Replica(Entity):
         self.restarts = 0  # times its container was killed and started again
         self.killed_at: int | None = None  # when its container was last killed
         self.last_run: tuple[int, int] | None = None  # (started, killed) of the container's last killed run
+        self.address = ""  # its pod IP (model/addresses.py), when the model gives one
 
     @property
     def millicores(self) -> int:
