@@ -39,7 +39,14 @@ def pod_at_two_seconds(
     served: list[tuple[int, Sample]] = []
     sink.subscribe(lambda sample: served.append((env.now(), sample)))
     server = MetricsServer(
-        env, RESOLUTION, HOUSEKEEPING, lambda: scrape_duration, lambda replica: phase, model._running, sink, first_scrape
+        env,
+        RESOLUTION,
+        HOUSEKEEPING,
+        lambda: scrape_duration,
+        lambda replica: phase,
+        model._running,
+        sink,
+        first_scrape,
     )
     model.replicas_active.on_activate.append(server.started)
     return env, model, served
