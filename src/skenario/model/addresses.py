@@ -28,18 +28,22 @@ def dotted(address: int) -> str:
 
 
 class PodAddresses:
-    """Hands out pod IPs at random from the pod network; `release` returns one when its pod is gone."""
+    """Hands out pod IPs at random from `network` (its first address and size, neither end given out);
+    `release` returns one when its pod is gone."""
 
-    __slots__ = ("_live", "_rng")
+    __slots__ = ("_live", "_network", "_rng")
 
-    def __init__(self, rng: np.random.Generator) -> None:
+    def __init__(self, rng: np.random.Generator, network: tuple[int, int] = NETWORK) -> None:
         self._rng = rng
+        self._network = network
         self._live: set[str] = set()
 
     def allocate(self) -> str:
-        first, size = NETWORK
-        while True:  # a clash is rare: a few hundred live pods in 16 million addresses
-            address = dotted(first + 1 + int(self._rng.integers(size - 2)))  # not the network's first or last
+        first, size = self._network
+        if len(self._live) >= size - 2:
+            raise RuntimeError(f"all {size - 2} addresses of the pod network are taken")
+        while True:  # a clash is rare: hundreds of live pods in 16 million addresses
+            address = dotted(first + 1 + int(self._rng.integers(size - 2)))
             if address not in self._live:
                 self._live.add(address)
                 return address
