@@ -78,7 +78,7 @@ def test_a_point_ten_seconds_into_the_container_is_served_at_the_first_scrape() 
 
 def test_later_scrapes_rate_the_last_two_points() -> None:
     """Scrapes at 15, 30, 45 s read the points of 13, 23 and 43 s: windows 11, 10 and 20 s, each
-    served when its scrape ends (2 s after the aligned instant here)."""
+    served when its scrape ends (2 s after the scrape's instant here)."""
     env, _, served = pod_at_two_seconds(phase=3 * SECOND, scrape_duration=2 * SECOND)
     env.run(until=50 * SECOND)
     assert [(when // SECOND, s.at // SECOND, round(s.window / SECOND)) for when, s in served] == [

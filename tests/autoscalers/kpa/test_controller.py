@@ -246,23 +246,9 @@ def test_the_scraper_prefers_pods_older_than_the_stable_window() -> None:
 
 # A long steady run with one slot per pod: 100/s of 200 ms from a cold start, so pods come and go
 # (a young pod beside old ones) while the load stays put.
-STEADY = """\
-apiVersion: skenario.dev/v1alpha1
-kind: Scenario
-metadata: {name: steady}
-spec:
-  duration: 10m
-  seed: 3
-  workload:
-    replicas: 0
-    resources: {requests: {cpu: 1000m}}
-    request: {cpuTime: 200ms, timeout: 120s}
-    launch: {scheduling: 500ms, imagePull: 0s, containerStart: {distribution: lognormal, mean: 3s, stddev: 500ms},
-             readiness: 1s}
-  traffic: {type: poisson, rate: 100/s, start: 30s}
-  autoscalers:
-    - {type: kpa, containerConcurrency: 1}
-"""
+STEADY = BURST.replace("duration: 4m", "duration: 10m").replace(
+    "rate: 50/s, start: 30s, stop: 3m", "rate: 100/s, start: 30s"
+)
 
 
 def test_with_one_slot_per_pod_the_scraped_figures_are_unbiased_and_the_count_settles_where_the_formula_says(
