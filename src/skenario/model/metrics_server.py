@@ -66,7 +66,6 @@ class MetricsServer(KeyedStock[Sample]):
     __slots__ = (
         "_env",
         "_last",
-        "_offset",
         "_pending",
         "_phase",
         "_prev",
@@ -74,6 +73,7 @@ class MetricsServer(KeyedStock[Sample]):
         "_scrape_duration",
         "_sink",
         "_started",
+        "_tick",
         "down",
         "housekeeping",
         "lost",
@@ -114,12 +114,13 @@ class MetricsServer(KeyedStock[Sample]):
         self.lost = 0  # samples a down server did not serve
         self.scrapes = 0
         self.served = 0
-        self._offset = phase % resolution  # every scrape's instant, modulo the resolution
+        self._tick = phase  # the instant of the last scrape scheduled
         self._schedule_scrape(phase)
 
     def _schedule_scrape(self, at: int) -> None:
         """The scrape of the instant `at` (a tick); it serves after its duration."""
         env = self._env
+        self._tick = at
         served = at + self._scrape_duration()
         if served < env.halt_at:
             for replica in self._running():  # first, so a read at the scrape's instant comes before it
@@ -134,7 +135,7 @@ class MetricsServer(KeyedStock[Sample]):
         """
         self._started[replica] = self._point(replica)
         now = self._env.now()
-        scrape = now + self.resolution - (now - self._offset) % self.resolution  # the next tick after now
+        scrape = self._tick if self._tick > now else self._tick + self.resolution  # the next tick after now
         self._read_before(replica, scrape)
 
     def _read_before(self, replica: Replica, scrape: int) -> None:
