@@ -96,7 +96,7 @@ def run_reference(hours: float, nodes: bool = False) -> dict[str, Any]:
         "failed": summary.requests_failed,
         "latency_p50_ms": (summary.latency_p50_ns or 0) / 1e6,
         "latency_p99_ms": (summary.latency_p99_ns or 0) / 1e6,
-        "cpu_utilisation": summary.cpu_utilisation,
+        "cpu_request_utilisation": summary.cpu_request_utilisation,
         "rows": len(simulation.recorder),
         "digest": summary.digest,
     }
@@ -228,7 +228,7 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "wall_s": statistics.median(r["wall_s"] for r in one_hour),
             "latency_p50_ms": one_hour[0]["latency_p50_ms"],
             "latency_p99_ms": one_hour[0]["latency_p99_ms"],
-            "cpu_utilisation": one_hour[0]["cpu_utilisation"],
+            "cpu_request_utilisation": one_hour[0]["cpu_request_utilisation"],
             "failed": one_hour[0]["failed"],
             "digest": one_hour[0]["digest"],
         },
@@ -330,7 +330,7 @@ def print_table(summary: dict[str, Any]) -> None:
     console.print(table)
     console.print(
         f"1 h: p50 {one['latency_p50_ms']:.1f} ms, p99 {one['latency_p99_ms']:.1f} ms, "
-        f"CPU {one['cpu_utilisation']:.1%}, failed {one['failed']:,}, digest {one['digest']}"
+        f"CPU of request {one['cpu_request_utilisation']:.1%}, failed {one['failed']:,}, digest {one['digest']}"
     )
     for target, ok in summary["targets"].items():
         console.print(f"{'met    ' if ok else 'MISSED '} {target}")

@@ -36,7 +36,7 @@ def test_a_short_reference_run_serves_about_the_expected_number_of_requests() ->
     record = reference.run_reference(0.01)
     assert 0.9 * 275 * 36 < record["units"] < 1.2 * 275 * 36
     assert record["failed"] == 0  # 40 cores against at most ~25 busy: nothing times out
-    assert 0 < record["cpu_utilisation"] < 1
+    assert 0 < record["cpu_request_utilisation"] < 1
     assert record["rows"] == 4  # 36 s recorded every 10 s: 10, 20, 30 and the halt
 
 

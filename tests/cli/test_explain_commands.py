@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,8 @@ from click.testing import CliRunner
 
 from skenario.cli import cli
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +49,14 @@ def test_decisions_as_csv_and_json_are_the_same_rows(store: Path) -> None:
 def test_explain_names_the_conditions_and_the_rule(store: Path) -> None:
     code, text = _invoke("explain", "latest", "--at", "6m", "--store", str(store))
     assert code == 0
-    for word in ("AbleToScale", "ScalingActive", "ScalingLimited", "rule", "conditions at 5m"):  # the last sync by 6m
+    for word in ("AbleToScale", "ScalingActive", "ScalingLimited", "rule", "conditions at 00:06:00"):
         assert word in text
+
+
+def test_explain_at_takes_the_clock_time_its_tables_print(store: Path) -> None:
+    assert _invoke("explain", "latest", "--at", "00:06:00", "--store", str(store)) == _invoke(
+        "explain", "latest", "--at", "6m", "--store", str(store)
+    )
 
 
 @pytest.mark.parametrize(
@@ -55,6 +64,7 @@ def test_explain_names_the_conditions_and_the_rule(store: Path) -> None:
     [
         (("explain", "latest", "--autoscaler", "kpa"), "kpa"),
         (("explain", "latest", "--at", "soon"), "--at"),
+        (("explain", "latest", "--at", "6:00"), "hh:mm:ss"),
         (("decisions", "latest", "--autoscaler", "nope"), "nope"),
         (("explain", "999"), "999"),
     ],
@@ -63,3 +73,21 @@ def test_mistakes_are_one_line_and_exit_2(store: Path, args: tuple[str, ...], wo
     code, text = _invoke(*args, "--store", str(store))
     assert code == 2
     assert len(text.strip().splitlines()) == 1 and words in text and "Traceback" not in text
+
+
+def test_the_readme_example_is_what_explain_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's explain section shows commands and their output: run them, and the output is the
+    block, line for line (trailing blanks aside). Regenerate the block by running the commands."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### Why a replica count is what it is") : text.index("`skenario decisions RUN` is")]
+    blocks = re.findall(r"```(\w*)\n(.*?)```", section, re.S)
+    commands = next(body for lang, body in blocks if lang == "sh").splitlines()
+    shown = next(body for lang, body in blocks if not lang)
+    monkeypatch.chdir(ROOT)
+    output = ""
+    for command in commands:
+        words = shlex.split(command)
+        assert words[0] == "skenario"
+        code, output = _invoke(*words[1:], "--store", str(tmp_path))
+        assert code == 0, output
+    assert [line.rstrip() for line in output.splitlines()] == shown.splitlines()

@@ -4,16 +4,15 @@ browser), a study extended by running it again, and one line for every bad optio
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from playwright.sync_api import Page
 
 from skenario.cli import cli
 from skenario.scenario.loader import parse_scenario
-from tests.results.test_report import _chromium
 from tests.sweeps.test_runner import SCENARIO
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,14 +55,14 @@ def test_tune_prints_the_front_and_writes_its_files(scenario: Path, tmp_path: Pa
     assert [(s["kind"], s["name"], s["points"], s["runs"]) for s in json.loads(out)] == [("study", "small", 6, 12)]
 
 
-def test_the_reports_pareto_plot_renders_in_a_browser(scenario: Path, tmp_path: Path) -> None:
+def test_the_reports_pareto_plot_renders_in_a_browser(scenario: Path, tmp_path: Path, browser_page: Page) -> None:
     folder = tmp_path / "out"
     code, _, err = invoke("tune", str(scenario), *SPACE, *GOALS, "--trials", "3", "--seeds", "2", "--out", str(folder))
     assert code == 0, err
-    dom = _chromium("--dump-dom", (folder / "report.html").as_uri(), profile=tmp_path / "profile")
-    chart = dom[dom.index('id="chart-pareto"') :]
-    assert re.search(r"<svg[^>]*class=\"main-svg\"", chart), "plotly drew no SVG for the Pareto front"
-    assert "Pareto front" in dom and "best.yaml" in dom
+    browser_page.goto((folder / "report.html").as_uri())
+    browser_page.locator("#chart-pareto svg.main-svg").first.wait_for(state="attached")  # plotly drew the front
+    text = browser_page.locator("body").inner_text()
+    assert "Pareto front" in text and "best.yaml" in text
 
 
 @pytest.mark.parametrize(

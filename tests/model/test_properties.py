@@ -326,7 +326,7 @@ def check_replicas(model: ClusterModel, tracker: Tracker) -> None:
 
 
 def check_cpu(model: ClusterModel, tracker: Tracker, now: int) -> None:
-    """(d) busy core-time within cores x time held, per replica and overall."""
+    """(d) busy core-time within cores x time held, per replica, and within the nodes' allocatable core-time."""
     for replica in tracker.replicas:
         busy = replica.processing.cpu.busy_core_ns()
         assert busy >= 0
@@ -335,7 +335,9 @@ def check_cpu(model: ClusterModel, tracker: Tracker, now: int) -> None:
             continue
         end = replica.terminated_at if replica.terminated_at is not None else now
         assert busy <= replica.processing.cpu.cores * (end - replica.activated_at) * (1 + 1e-12) + 1e-6
-    assert model.busy_core_ns() <= model.capacity_core_ns() * (1 + 1e-12) + 1e-6
+    busy, allocatable = model.node_cpu_core_ns()
+    assert busy == model.busy_core_ns()  # without a cluster, every pod's node is its own
+    assert busy <= allocatable * (1 + 1e-12) + 1e-6
 
 
 def check_memory(model: ClusterModel, tracker: Tracker, config: Config) -> None:
@@ -454,9 +456,12 @@ def run_checked(
     assert model.desired == last
     running = model.replicas_launching.count() + model.replicas_active.count() + model.replicas_restarting.count()
     assert running == last
-    # (d) the recorder's utilisation column.
-    for value in recorder.columns["cpu_utilisation"]:
+    # (d) the recorder's utilisation columns: the nodes never give more than they have; a pod may use
+    # more than it requested (up to its node), never less than nothing.
+    for value in recorder.columns["node_cpu_utilisation"]:
         assert value is None or 0 <= value <= 1 + 1e-9, value
+    for value in recorder.columns["cpu_request_utilisation"]:
+        assert value is None or value >= 0, value
     # The recorder's rows add up to the model's counts.
     assert sum(recorder.columns["requests_arrived"]) == model.requests_arrived
     assert sum(recorder.columns["requests_completed"]) == model.requests_complete.count()

@@ -108,11 +108,13 @@ def arrivals_every_100ms(duration: int) -> list[int]:
 
 
 def test_cpu_utilisation_for_constant_load() -> None:
-    # Two replicas (active from 1 ns), round robin, a request every 100 ms needing 30 ms of CPU
-    # and 20 ms of IO: 100 requests per 10 s row, 3 s of busy core time. Row 1 covers (0, 10 s]
-    # with both replicas held from 1 ns: 3 s / (2 x (10 s - 1 ns)). At 15.08 s (both replicas
-    # idle) the scale-down stops replica-1, which terminates at once: row 2 holds 10 s + 5.08 s
-    # of replica time for the same 3 s busy; row 3 holds one replica for 10 s: 3 s / 10 s.
+    # Two replicas (active from 1 ns) requesting one core each, round robin, a request every 100 ms
+    # needing 30 ms of CPU and 20 ms of IO: 100 requests per 10 s row, 3 s of busy core time. Row 1
+    # covers (0, 10 s] with both replicas requesting from 1 ns: 3 s / (2 x (10 s - 1 ns)). At 15.08 s
+    # (both replicas idle) the scale-down stops replica-1, which terminates at once: row 2 holds
+    # 10 s + 5.08 s of requested core time for the same 3 s busy; row 3 one core for 10 s: 3 s / 10 s.
+    # Without spec.cluster each pod has a 4-core node to itself from its binding (1 ns): the nodes'
+    # utilisation is the same busy time over four times the cores.
     duration = 30 * SECOND
     env, model = build(duration=duration, arrivals=arrivals_every_100ms(duration), replicas=2)
     env.call_at(15080 * MS, lambda: model.scale_to(1))
@@ -124,15 +126,17 @@ def test_cpu_utilisation_for_constant_load() -> None:
     assert columns["requests_arrived"] == [100, 100, 100]
     assert columns["requests_completed"] == [100, 100, 100]
     expected = [3 * SECOND / (2 * (10 * SECOND - 1)), 3 / 15.08, 0.3]
-    assert columns["cpu_utilisation"] == pytest.approx(expected)
+    assert columns["cpu_request_utilisation"] == pytest.approx(expected)
+    assert columns["node_cpu_utilisation"] == pytest.approx([share / 4 for share in expected])
     assert columns["replicas_active"] == [2, 1, 1]
     assert columns["replicas_terminated"] == [0, 1, 1]
     # Every latency is exactly 50 ms, so every percentile is too.
     for name in ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_mean_ms"):
         assert columns[name] == [50.0, 50.0, 50.0]
-    assert model.busy_core_ns() / model.capacity_core_ns() == pytest.approx(
-        9 * SECOND / (2 * (15080 * MS - 1) + (30 * SECOND - 15080 * MS))
-    )
+    held = 2 * (15080 * MS - 1) + (30 * SECOND - 15080 * MS)
+    assert model.busy_core_ns() / model.requested_core_ns() == pytest.approx(9 * SECOND / held)
+    busy, nodes = model.node_cpu_core_ns()
+    assert busy == model.busy_core_ns() and nodes == pytest.approx(4 * held)
 
 
 def test_a_row_with_no_replica_held_has_no_utilisation() -> None:
@@ -140,7 +144,8 @@ def test_a_row_with_no_replica_held_has_no_utilisation() -> None:
     recorder = Recorder(env, model, 10 * SECOND)
     env.run()
     recorder.record()
-    assert recorder.columns["cpu_utilisation"] == [None, None, None]
+    assert recorder.columns["cpu_request_utilisation"] == [None, None, None]
+    assert recorder.columns["node_cpu_utilisation"] == [None, None, None]
     assert recorder.columns["latency_p50_ms"] == [None, None, None]
 
 

@@ -5,10 +5,12 @@ The hand-made RunData has every number written out.
 Six intervals: five of 10 s and a last of 5 s (the run halts at 55 s). Replicas change only at
 interval ends, so the counts sampled at each end hold for the whole of the next interval:
 
-    r0  created 0,  active 0,             alive at the end   (500m)  55 s
-    r1  created 0,  active 0,  terminating 30, gone at 40   (500m)  40 s
-    r2  created 20, active 30,            alive at the end   (1000m) 35 s
-    r3  created 30, never active,         gone at 50         (1000m) 20 s
+    r0  created 0,  bound 0,  active 0,  alive at the end               (500m)  55 s billed
+    r1  created 0,  bound 0,  active 0,  terminating 30, gone at 40     (500m)  40 s billed
+    r2  created 20, bound 20, active 30, alive at the end               (1000m) 35 s billed
+    r3  created 30, Pending (no node took it), gone at 50               (1000m)  0 s billed
+
+The autoscalers allow at most 4 replicas, asked for at 30 s only.
 """
 
 from __future__ import annotations
@@ -33,26 +35,49 @@ MI = 2**20
 GI = 2**30
 TIMES_S = [10, 20, 30, 40, 50, 55]
 
-# time: desired, launching, active, terminating, terminated, buffered, processing,
-#       arrived, completed, failed timeout, failed overload, cpu, cpu request, p50, p95, p99, mean
+ROW_NAMES = (
+    "replicas_desired",
+    "replicas_pending",
+    "replicas_launching",
+    "replicas_active",
+    "replicas_terminating",
+    "replicas_terminated",
+    "requests_buffered",
+    "requests_processing",
+    "requests_arrived",
+    "requests_completed",
+    "failed_timeout",
+    "failed_overload",
+    "cpu_request_utilisation",
+    "node_cpu_utilisation",
+    "cpu_request_millicores",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_mean_ms",
+)
+# time: desired, pending, launching, active, terminating, terminated, buffered, processing, arrived, completed,
+#       failed timeout, failed overload, cpu of request, cpu of nodes, cpu request, p50, p95, p99, mean
 ROWS: list[tuple[Any, ...]] = [
-    (2, 0, 2, 0, 0, 0, 3, 100, 100, 0, 0, 0.5, 500, 20.0, 40.0, 50.0, 25.0),
-    (3, 1, 2, 0, 0, 1, 4, 200, 190, 5, 5, 0.4, 1000, 30.0, 70.0, 80.0, 35.0),
-    (4, 1, 2, 1, 0, 0, 2, 20, 0, 20, 0, 0.1, 1000, None, None, None, None),
-    (3, 1, 2, 0, 1, 2, 6, 300, 280, 10, 10, 0.4, 1000, 100.0, 300.0, 400.0, 150.0),
-    (2, 0, 2, 0, 2, 0, 1, 200, 210, 0, 0, 0.3, 1000, 30.0, 60.0, 90.0, 40.0),
-    (2, 0, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0.15, 1000, None, None, None, None),
+    (2, 0, 0, 2, 0, 0, 0, 3, 100, 100, 0, 0, 0.5, 0.125, 500, 20.0, 40.0, 50.0, 25.0),
+    (3, 0, 1, 2, 0, 0, 1, 4, 200, 190, 5, 5, 0.4, 0.1, 1000, 30.0, 70.0, 80.0, 35.0),
+    (4, 1, 0, 2, 1, 0, 0, 2, 20, 0, 20, 0, 0.1, 0.025, 1000, None, None, None, None),
+    (3, 1, 0, 2, 0, 1, 2, 6, 300, 280, 10, 10, 0.4, 0.1, 1000, 100.0, 300.0, 400.0, 150.0),
+    (2, 0, 0, 2, 0, 2, 0, 1, 200, 210, 0, 0, 0.3, 0.075, 1000, 30.0, 60.0, 90.0, 40.0),
+    (2, 0, 0, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0.15, 0.0375, 1000, None, None, None, None),
 ]
+REPLICAS_MAX = 4  # the autoscalers' bound, a gauge of every row
 
 # Live replicas (launching + active + terminating) at the start of the run, before the first sample.
 INITIAL_LIVE = 2
 
-# replica, created, activated, terminated, cpu request, cpu limit, busy core-ns, memory request, restarts
+# replica, created, bound, activated, terminated, cpu request, cpu limit, busy core-ns, memory request, restarts
+# (r0 uses 0.6 cores on average, above its 500m request: OpenCost charges it what it used)
 LIFECYCLES = [
-    (0, 0, 0, None, 500, 1000, 12 * S, 512 * MI, 0),
-    (1, 0, 0, 40 * S, 500, 1000, 8 * S, 512 * MI, 2),
-    (2, 20 * S, 30 * S, None, 1000, 1000, 10 * S, 2 * GI, 0),
-    (3, 30 * S, None, 50 * S, 1000, 1000, 0, None, 0),
+    (0, 0, 0, 0, None, 500, 1000, 33 * S, 512 * MI, 0),
+    (1, 0, 0, 0, 40 * S, 500, 1000, 8 * S, 512 * MI, 2),
+    (2, 20 * S, 20 * S, 30 * S, None, 1000, 1000, 10 * S, 2 * GI, 0),
+    (3, 30 * S, None, None, 50 * S, 1000, 1000, 0, None, 0),
 ]
 
 # time: [(replica, state, utilisation, held)]
@@ -73,7 +98,16 @@ def hpa(at_s: int, current: int, desired: int, utilization: int) -> dict[str, An
         "proposed": desired,
         "desired": desired,
         "reason": "ScaleUp" if desired > current else "Stable",
-        "metrics": {"cpu": {"replicas": desired, "usage": 400, "utilization": utilization, "usage_ratio": 1.2}},
+        "metrics": {
+            "cpu": {
+                "replicas": desired,
+                "usage": 400,
+                "utilization": utilization,
+                "usage_ratio": utilization / 100,
+                "target_type": "Utilization",
+                "target": 100,
+            }
+        },
         "error": None,
     }
 
@@ -109,10 +143,12 @@ def summary() -> dict[str, Any]:
         latency_p95_ns=200 * MILLISECOND,
         latency_p99_ns=350 * MILLISECOND,
         latency_mean_ns=60.5 * MILLISECOND,
-        cpu_utilisation=0.33,
+        cpu_request_utilisation=0.33,
+        node_cpu_utilisation=0.0825,
         replicas_desired=2,
         replicas_active=2,
-        replicas_started=4,
+        replicas_pending=0,
+        replicas_started=3,
         replicas_terminated=2,
         movements_completed=5000,
         movements_ignored=0,
@@ -124,12 +160,12 @@ def summary() -> dict[str, Any]:
 def build_run(*, name: str = "hand-made", timeline: list[tuple[Any, ...]] | None = None) -> RunData:
     records = []
     for t, row in zip(TIMES_S, ROWS, strict=True):
-        # Set apart: columns these rows do not exercise (no metrics in transit, no memory modelled).
-        apart = {"metrics_in_transit": 0, "replicas_restarting": 0, "memory_working_set_bytes": None}
-        names = [name for name in COLUMNS[1:] if name not in apart]
-        values = dict(zip(names, (*row[:9], row[9] + row[10], *row[11:]), strict=True)) | apart
-        records.append({"time_ns": t * S, **values, "failed_overload": row[10], "failed_timeout": row[9]})
-    series = pd.DataFrame(records, columns=[*COLUMNS, "failed_overload", "failed_timeout"])
+        values = dict(zip(ROW_NAMES, row, strict=True))
+        values["requests_failed"] = values["failed_timeout"] + values["failed_overload"]
+        # Columns these rows do not exercise (no metrics in transit, no memory modelled).
+        values |= {"metrics_in_transit": 0, "replicas_restarting": 0, "memory_working_set_bytes": None}
+        records.append({"time_ns": t * S, **values, "replicas_max": REPLICAS_MAX})
+    series = pd.DataFrame(records, columns=[*COLUMNS, "replicas_max", "failed_overload", "failed_timeout"])
     series.index = pd.Index(series["time_ns"] / S, name="time_s")
     replica_series = pd.DataFrame(
         [
@@ -155,6 +191,7 @@ def build_run(*, name: str = "hand-made", timeline: list[tuple[Any, ...]] | None
             columns=[
                 "replica",
                 "created_ns",
+                "bound_ns",
                 "activated_ns",
                 "terminated_ns",
                 "cpu_request",

@@ -14,6 +14,7 @@ from skenario.results import analysis
 from skenario.results.rundata import RunData
 
 S = SECOND
+GI = 2**30
 TIMES_S = [10, 20, 30, 40, 50, 55]  # the hand-made run's interval ends (conftest)
 INITIAL_LIVE = 2  # replicas it starts with
 
@@ -34,7 +35,8 @@ def test_every_frame_is_indexed_by_the_interval_ends_in_seconds(run: RunData) ->
 
 def test_stocks_and_replicas_read_the_counts(run: RunData) -> None:
     stocks = analysis.stocks(run)
-    assert list(stocks["replicas_launching"]) == [0, 1, 1, 1, 0, 0]
+    assert list(stocks["replicas_pending"]) == [0, 0, 1, 1, 0, 0]
+    assert list(stocks["replicas_launching"]) == [0, 1, 0, 0, 0, 0]
     assert list(stocks["replicas_terminating"]) == [0, 0, 1, 0, 0, 0]
     assert list(stocks["replicas_terminated"]) == [0, 0, 0, 1, 2, 2]
     assert list(stocks["requests_buffered"]) == [0, 1, 0, 2, 0, 0]
@@ -43,8 +45,9 @@ def test_stocks_and_replicas_read_the_counts(run: RunData) -> None:
     assert stocks["requests_completed"].iloc[-1] == run.summary["requests_completed"]
     assert stocks["requests_failed"].iloc[-1] == run.summary["requests_failed"]
     replicas = analysis.replicas(run)
-    assert list(replicas.columns) == ["desired", "launching", "active", "restarting", "terminating"]
+    assert list(replicas.columns) == ["desired", "pending", "launching", "active", "restarting", "terminating", "max"]
     assert list(replicas["desired"]) == [2, 3, 4, 3, 2, 2]
+    assert list(replicas["max"]) == [4] * 6
 
 
 def test_request_rates_are_counts_over_each_intervals_length(run: RunData) -> None:
@@ -68,7 +71,9 @@ def test_latency_and_cpu_are_numbers_with_nan_where_nothing_was_measured(run: Ru
     assert latency["p50_ms"].isna().tolist() == [False, False, True, False, False, True]
     cpu = analysis.cpu(run)
     assert list(cpu["request_millicores"]) == [500, 1000, 1000, 1000, 1000, 1000]
-    assert cpu["utilisation"].iloc[-1] == pytest.approx(0.15)
+    assert list(cpu.columns) == ["of_request", "of_nodes", "request_millicores"]
+    assert cpu["of_request"].iloc[-1] == pytest.approx(0.15)
+    assert cpu["of_nodes"].iloc[-1] == pytest.approx(0.0375)
 
 
 def test_cpu_per_replica_has_a_column_per_replica_and_nan_where_it_did_not_serve(run: RunData) -> None:
@@ -160,30 +165,69 @@ def test_slo_rejects_targets_it_cannot_judge(run: RunData, kwargs: dict[str, flo
 
 def test_cost_from_the_lifecycles(run: RunData) -> None:
     result = analysis.cost(run)
-    assert result["replicas"] == 4
-    assert result["replica_hours"] == pytest.approx((55 + 40 + 35 + 20) / 3600)
-    assert result["cpu_hours_requested"] == pytest.approx((0.5 * 55 + 0.5 * 40 + 1.0 * 35 + 1.0 * 20) / 3600)
-    assert result["cpu_hours_used"] == pytest.approx((12 + 8 + 10) / 3600)
-    assert result["cpu_efficiency"] == pytest.approx(30 / 102.5)
+    # r3 never left Pending: it ran nowhere and costs nothing.
+    assert result["replicas"] == 3 and result["pods_never_bound"] == 1
+    assert result["replica_hours"] == pytest.approx((55 + 40 + 35) / 3600)
+    assert result["cpu_core_request_hours"] == pytest.approx((0.5 * 55 + 0.5 * 40 + 1.0 * 35) / 3600)
+    assert result["cpu_core_usage_hours"] == pytest.approx((33 + 8 + 10) / 3600)
+    # OpenCost's cpuCoreHours: each pod the larger of its request and its mean use (r0 used 0.6 of 0.5).
+    assert result["cpu_core_hours"] == pytest.approx((0.6 * 55 + 0.5 * 40 + 1.0 * 35) / 3600)
+    assert result["cpu_core_request_average"] == pytest.approx(82.5 / 55)
+    assert result["cpu_core_usage_average"] == pytest.approx(51 / 55)
+    assert result["cpu_efficiency"] == pytest.approx(51 / 82.5)
     # 0.5 GiB for 55 s and 40 s, 2 GiB for 35 s; the replica without a request costs no memory.
-    assert result["memory_gib_hours_requested"] == pytest.approx((0.5 * 55 + 0.5 * 40 + 2 * 35) / 3600)
+    assert result["ram_byte_hours"] == pytest.approx((0.5 * 55 + 0.5 * 40 + 2 * 35) * GI / 3600)
     assert result["container_restarts"] == 2
-    assert result["replica_cost"] is None and result["cpu_cost"] is None and result["total_cost"] is None
-    assert result["memory_cost"] is None
+    assert result["node_hours"] is None  # no spec.cluster: no nodes table
+    for key in ("replica_cost", "cpu_cost", "ram_cost", "node_cost", "total_cost"):
+        assert result[key] is None
     priced = analysis.cost(run, price_per_replica_hour=3.6, price_per_cpu_hour=36.0)
-    assert priced["replica_cost"] == pytest.approx(150 * 3.6 / 3600)
-    assert priced["cpu_cost"] == pytest.approx(102.5 * 36 / 3600)
+    assert priced["replica_cost"] == pytest.approx(130 * 3.6 / 3600)
+    assert priced["cpu_cost"] == pytest.approx(88 * 36 / 3600)
     assert priced["total_cost"] == pytest.approx(priced["replica_cost"] + priced["cpu_cost"])
-    assert analysis.cost(run, price_per_cpu_hour=1.0)["total_cost"] == pytest.approx(102.5 / 3600)
     memory_priced = analysis.cost(run, price_per_cpu_hour=1.0, price_per_gib_hour=2.0)
-    assert memory_priced["memory_cost"] == pytest.approx(117.5 * 2 / 3600)
-    assert memory_priced["total_cost"] == pytest.approx((102.5 + 235) / 3600)
+    assert memory_priced["ram_cost"] == pytest.approx(117.5 * 2 / 3600)
+    assert memory_priced["total_cost"] == pytest.approx((88 + 235) / 3600)
+
+
+def test_node_cost_from_the_nodes_table(run: RunData) -> None:
+    # Two 4-core nodes from the start, one of 2 cores from 20 s to 50 s: 55 + 55 + 30 node-seconds.
+    nodes = [
+        {"node": "a", "added_s": 0.0, "removed_s": None, "cpu_millicores": 4000},
+        {"node": "b", "added_s": 0.0, "removed_s": None, "cpu_millicores": 4000},
+        {"node": "c", "added_s": 20.0, "removed_s": 50.0, "cpu_millicores": 2000},
+    ]
+    with_nodes = dataclasses.replace(run, documents={"nodes": nodes})
+    result = analysis.cost(with_nodes, price_per_node_hour=0.36)
+    assert result["node_hours"] == pytest.approx(140 / 3600)
+    assert result["node_cpu_core_hours"] == pytest.approx((4 * 55 * 2 + 2 * 30) / 3600)
+    assert result["node_cost"] == result["total_cost"] == pytest.approx(140 * 0.36 / 3600)
+
+
+def test_limits_are_shares_of_the_run_time(run: RunData) -> None:
+    # At its bound of 4 only at the 30 s sample: one 10 s interval of 55 s. No cluster: the rest cannot apply.
+    assert analysis.limits(run) == {
+        "at_max_replicas": pytest.approx(10 / 55),
+        "pods_pending": None,
+        "cluster_full": None,
+    }
+    series = run.series.assign(nodes=2, pods_pending=[0, 0, 1, 1, 0, 0], cluster_full=[0, 0, 0, 1, 0, 0])
+    series["replicas_pending"] = series["pods_pending"]
+    on_nodes = dataclasses.replace(run, series=series)
+    assert analysis.limits(on_nodes) == {
+        "at_max_replicas": pytest.approx(10 / 55),
+        "pods_pending": pytest.approx(20 / 55),
+        "cluster_full": pytest.approx(10 / 55),
+    }
+    unbounded = dataclasses.replace(run, series=run.series.assign(replicas_max=None))
+    assert analysis.limits(unbounded)["at_max_replicas"] is None
 
 
 def test_replica_hours_equal_the_integral_of_live_replicas(run: RunData) -> None:
     # Replicas change only at interval ends here, so the live count sampled at one end holds
     # throughout the next interval: the integral is a left Riemann sum of the series.
     stocks = analysis.stocks(run)
+    # Pending replicas are not billed: only bound ones (launching, active, terminating) count.
     live = (stocks["replicas_launching"] + stocks["replicas_active"] + stocks["replicas_terminating"]).tolist()
     widths = analysis.interval_seconds(run).tolist()
     integral_s = sum(n * w for n, w in zip([INITIAL_LIVE, *live[:-1]], widths, strict=True))
@@ -219,14 +263,18 @@ def test_a_real_runs_series_adds_up_to_its_summary(real_run: RunData) -> None:
 
 
 def test_a_real_runs_cpu_use_agrees_with_its_summary(real_run: RunData) -> None:
-    # The summary's utilisation is busy core-time over the core-time active replicas held (their
-    # limit, from activation to termination): the lifecycles give the second, cost the first.
+    # The summary's CPU of request is busy core-time over the core-time serving replicas requested (from
+    # activation to termination); its CPU of the nodes the same busy time over the 4-core node each pod
+    # has to itself from its binding. The lifecycles give the second and third, cost the first.
     lives = real_run.replicas
-    activated = lives["activated_ns"].astype(float)
     ended = lives["terminated_ns"].astype(float).fillna(real_run.simulated_ns)
-    held_core_ns = ((lives["cpu_limit"].astype(float) / 1000) * (ended - activated)).sum()  # NaN (never active) skipped
-    busy_core_ns = analysis.cost(real_run)["cpu_hours_used"] * 3600 * S
-    assert busy_core_ns / held_core_ns == pytest.approx(real_run.summary["cpu_utilisation"], rel=1e-9)
+    request = lives["cpu_request"].astype(float) / 1000
+    requested_core_ns = (request * (ended - lives["activated_ns"].astype(float))).sum()  # NaN (never active) skipped
+    node_core_ns = (4 * (ended - lives["bound_ns"].astype(float))).sum()
+    busy_core_ns = analysis.cost(real_run)["cpu_core_usage_hours"] * 3600 * S
+    summary = real_run.summary
+    assert busy_core_ns / requested_core_ns == pytest.approx(summary["cpu_request_utilisation"], rel=1e-9)
+    assert busy_core_ns / node_core_ns == pytest.approx(summary["node_cpu_utilisation"], rel=1e-9)
 
 
 def test_a_real_runs_desired_replicas_follow_its_hpa_decisions(real_run: RunData) -> None:

@@ -10,7 +10,7 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 
-from skenario.results.plot import plot_run
+from skenario.results.plot import _hh_mm, plot_run
 from skenario.results.rundata import RunData
 
 
@@ -69,3 +69,8 @@ def test_a_real_run_plots(real_run: RunData, tmp_path: Path) -> None:
 def test_a_run_with_nothing_recorded_still_plots(empty_run: RunData, tmp_path: Path) -> None:
     plot_run(empty_run, tmp_path / "empty.png")
     assert imread(tmp_path / "empty.png").shape[:2] == (1100, 1400)
+
+
+@pytest.mark.parametrize(("seconds", "tick"), [(0, "00:00"), (300, "00:05"), (3599.6, "01:00"), (93_600, "1d 02:00")])
+def test_the_time_axis_reads_hh_mm_from_the_start(seconds: float, tick: str) -> None:
+    assert _hh_mm(seconds) == tick

@@ -76,7 +76,9 @@ class PodCounters:
 
     request_ns: int
     requests: int
-    started_at: int = 0  # when the pod started (its age decides whether Knative's scraper prefers it)
+    started_at: int = (
+        0  # `status.startTime`: when its kubelet took it (its age decides whether Knative's scraper prefers it)
+    )
     proxied_request_ns: int = 0
     proxied_requests: int = 0
 
@@ -401,7 +403,7 @@ class ClusterContext:
             replica.id: PodCounters(
                 (processing := replica.processing).in_flight_area(),
                 processing.arrived,
-                replica.created_at,
+                replica.bound_at if replica.bound_at is not None else replica.created_at,  # its kubelet's startTime
                 processing.proxied_area(),
                 processing.proxied,
             )

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skenario.cli.common import out, print_document, store_option, user_errors
-from skenario.core.time import parse_duration
+from skenario.core.time import format_clock, parse_clock, parse_duration
 from skenario.errors import SkenarioError
 from skenario.results.store import RunStore
 
@@ -18,7 +18,10 @@ from skenario.results.store import RunStore
 @click.command()
 @click.argument("run")
 @click.option(
-    "--at", "at", default=None, help="Explain as of this simulated time (a duration such as 12m30s); default the end."
+    "--at",
+    "at",
+    default=None,
+    help="Explain as of this simulated time (12m30s or 00:12:30, as the tables print it); default the end.",
 )
 @click.option(
     "--autoscaler", default=None, help="Only this autoscaler (its name in the scenario, or cluster-autoscaler)."
@@ -37,7 +40,7 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
     when = None
     if at is not None:
         try:
-            when = parse_duration(at)
+            when = parse_clock(at) if ":" in at else parse_duration(at)
         except ValueError as exc:
             raise SkenarioError(str(exc), field="--at", value=at) from None
     explanations = explain_run(data, when, autoscaler)
@@ -46,7 +49,8 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
         return
     for explanation in explanations:
         out.print(
-            f"[bold]{escape(explanation.autoscaler)}[/] ({explanation.kind}) in run {data.id}, {escape(data.name)}"
+            f"[bold]{escape(explanation.autoscaler)}[/] ({explanation.kind}) in run {data.id}, {escape(data.name)}, "
+            f"as of {format_clock(explanation.at)}"
         )
         if not explanation.sections:
             out.print("  no decision yet at that time")

@@ -36,6 +36,7 @@ from skenario.cli.tables import class_table, ignored_table, summary_table, workl
 from skenario.core.time import SECOND, format_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.results.files import atomic_path
+from skenario.results.readout import node_cpu_rows
 from skenario.results.store import RunStore, RunWriter, check_label
 from skenario.scenario.build.plugins import refused
 from skenario.scenario.format.scenario import MAX_SEED
@@ -380,6 +381,7 @@ def run(
         out.print(classes)
     if placement is not None:
         extra = [(k, f"{v:,}") for k, v in placement.autoscaler_figures().items()]
+        extra += node_cpu_rows(placement.node_cpu_utilisation().values())
         out.print(scheduling_table(placement.summary(), extra=extra))
     out.print(f"digest: [bold]{summary.digest}[/]", highlight=False)
     if simulation.phase is not Phase.COMPLETED:

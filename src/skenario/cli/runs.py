@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from skenario.cli.common import out, output_option, print_document, store_option, user_errors
 from skenario.cli.scheduling import scheduling_table
@@ -25,6 +26,7 @@ from skenario.cli.tables import class_table, runs_table, summary_table, workload
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
 from skenario.recording.summary import Summary
+from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import RunStore
 from skenario.scenario.simulation import Phase
@@ -165,7 +167,7 @@ def show(
     if output == "wide":
         out.print(_wide_line(runs_store.record(run_id)), highlight=False, soft_wrap=True)
     if data.summary:
-        summary = Summary(**data.summary)
+        summary = Summary.from_dict(data.summary)
         out.print(summary_table(summary, wall=None))
         if (workloads := workloads_table(summary)) is not None:
             out.print(workloads)
@@ -175,15 +177,11 @@ def show(
         placed = SchedulingSummary.from_dict(scheduling)
         known = set(placed.as_dict())  # the rest are the cluster autoscaler's counts
         extra = [(k, f"{v:,}") for k, v in scheduling.items() if k not in known and isinstance(v, int)]
+        extra += node_cpu_rows(node.get("cpu_utilisation") for node in data.documents.get("nodes", []))
         out.print(scheduling_table(placed, extra=extra))
     if verdict is not None:
         out.print(_slo_line(verdict))
-    memory = spend["memory_gib_hours_requested"]
-    out.print(
-        f"cost: {spend['replica_hours']:.2f} replica-hours, {spend['cpu_hours_requested']:.2f} CPU-hours requested, "
-        f"{spend['cpu_hours_used']:.2f} used" + (f", {memory:.2f} GiB-hours of memory requested" if memory else ""),
-        highlight=False,
-    )
+    out.print(_rows_table("cost (OpenCost's terms) and limits", cost_rows(spend) + limit_rows(analysis.limits(data))))
     if len(events):
         table = Table(title="events")
         for column in ("time", "id", "operation", "target", "what happened"):
@@ -207,6 +205,15 @@ def _wide_line(record: dict[str, Any]) -> str:
         f"wall {'-' if not isinstance(wall, int | float) else f'{wall:.2f} s'}",
     ]
     return escape("; ".join(parts))
+
+
+def _rows_table(title: str, rows: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    for what, value in rows:
+        table.add_row(Text(what), Text(value))
+    return table
 
 
 def _slo_line(result: dict[str, Any]) -> str:
@@ -254,16 +261,26 @@ def compare(
     add("failed", [f"{s.get('requests_failed', 0):,} ({_rate(s)})" for s in summaries])
     for p in (50, 95, 99):
         add(f"latency p{p}", [_ms(s.get(f"latency_p{p}_ns")) for s in summaries])
-    add(
-        "CPU utilisation",
-        ["-" if s.get("cpu_utilisation") is None else f"{s['cpu_utilisation']:.1%}" for s in summaries],
-    )
-    add("replicas started", [f"{s.get('replicas_started', 0):,}" for s in summaries])
+    add("CPU of request (HPA's view)", [_share(s.get("cpu_request_utilisation")) for s in summaries])
+    add("CPU of nodes' allocatable", [_share(s.get("node_cpu_utilisation")) for s in summaries])
+    add("replicas started (bound)", [f"{s.get('replicas_started', 0):,}" for s in summaries])
     costs = [analysis.cost(data) for data in datas]
-    add("replica-hours", [f"{c['replica_hours']:.2f}" for c in costs])
-    add("CPU-hours requested / used", [f"{c['cpu_hours_requested']:.2f} / {c['cpu_hours_used']:.2f}" for c in costs])
-    if any(c["memory_gib_hours_requested"] for c in costs):
-        add("memory GiB-hours requested", [f"{c['memory_gib_hours_requested']:.2f}" for c in costs])
+    add("pod-hours (billed from binding)", [f"{c['replica_hours']:.2f}" for c in costs])
+    add(
+        "CPU core-hours (requested / used)",
+        [
+            f"{c['cpu_core_hours']:.2f} ({c['cpu_core_request_hours']:.2f} / {c['cpu_core_usage_hours']:.2f})"
+            for c in costs
+        ],
+    )
+    if any(c["ram_byte_hours"] for c in costs):
+        add("memory GiB-hours requested", [f"{c['ram_byte_hours'] / 2**30:.2f}" for c in costs])
+    if any(c["node_hours"] is not None for c in costs):
+        add("node-hours", ["-" if c["node_hours"] is None else f"{c['node_hours']:.2f}" for c in costs])
+    limited = [analysis.limits(data) for data in datas]
+    for key, label in (("at_max_replicas", "time at maxReplicas"), ("pods_pending", "time with pods Pending")):
+        if any(figures[key] for figures in limited):
+            add(label, [_share(figures[key]) for figures in limited])
     verdicts = []
     for data in datas:
         judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
@@ -281,6 +298,10 @@ def compare(
     for label, values in rows:
         table.add_row(label, *values)
     out.print(table)
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
 
 
 def _rate(summary: dict[str, Any]) -> str:

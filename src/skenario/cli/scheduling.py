@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.table import Table
 
 from skenario.results.files import atomic_path
+from skenario.results.readout import wait
 from skenario.scheduling.analysis import SchedulingSummary, pod_table
 from skenario.scheduling.controller import SchedulingController
 
@@ -27,8 +28,8 @@ def scheduling_table(
         ("pods pending at the end", f"{summary.pending:,}"),
         ("pods preempted", f"{summary.preempted:,}"),
         ("unschedulable attempts", f"{summary.unschedulable_attempts:,}"),
-        ("wait for a node, mean (all pods)", f"{summary.mean_wait_s:,.2f} s"),
-        ("wait for a node, p99 / longest", f"{summary.p99_wait_s:,.2f} s / {summary.max_wait_s:,.2f} s"),
+        ("wait for a node, mean (all pods)", wait(summary.mean_wait_s)),
+        ("wait for a node, p99 / longest", f"{wait(summary.p99_wait_s)} / {wait(summary.max_wait_s)}"),
     ]
     for resource, mean in summary.allocation_mean.items():
         peak = summary.allocation_peak.get(resource, 0.0)

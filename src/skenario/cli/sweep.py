@@ -63,8 +63,14 @@ class Interruption:
 
 
 def price_options(command: Any) -> Any:
-    """`--price-per-replica-hour`, `--price-per-cpu-hour` and `--price-per-gib-hour`: what `cost` counts."""
-    for kind, what in (("gib", "requested GiB of memory"), ("cpu", "requested CPU core"), ("replica", "replica")):
+    """`--price-per-replica-hour`, `--price-per-cpu-hour`, `--price-per-gib-hour` and `--price-per-node-hour`:
+    what `cost` counts (`analysis.cost`)."""
+    for kind, what in (
+        ("node", "node (with spec.cluster)"),
+        ("gib", "requested GiB of memory"),
+        ("cpu", "CPU core (the larger of request and use, as OpenCost's cpuCoreHours)"),
+        ("replica", "replica (a pod bound to a node)"),
+    ):
         command = click.option(
             f"--price-per-{kind}-hour",
             type=click.FloatRange(0),
@@ -131,6 +137,7 @@ def sweep(
     price_per_replica_hour: float | None,
     price_per_cpu_hour: float | None,
     price_per_gib_hour: float | None,
+    price_per_node_hour: float | None,
     parquet: Path | None,
     as_json: bool,
     name: str | None,
@@ -156,7 +163,7 @@ def sweep(
             pool,
             store=None if no_store else RunStore(store),
             name=name,
-            prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour),
+            prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour, price_per_node_hour),
             progress=_counting(update, len(prepared.plan.points), len(prepared.plan.seeds)),
         )
     table = _tables(result, baseline, parquet)

@@ -22,11 +22,22 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("p99_ms", "p99 ms"),
     ("error_rate", "error rate"),
     ("replica_hours", "replica-h"),
-    ("cpu_hours", "CPU-h"),
+    ("cpu_core_hours", "CPU core-h"),
+    ("node_hours", "node-h"),
     ("cost", "cost"),
-    ("slo_compliance", "SLO met"),
+    ("slo_met", "SLO"),
+    ("slo_compliance", "in SLO"),
+    ("at_max_replicas", "at max"),
+    ("pods_pending", "pending"),
+    ("cluster_full", "cluster full"),
 )
 """Each figure's column and its heading, in the order the tables show them."""
+
+SHARES = frozenset({"slo_compliance", "at_max_replicas", "pods_pending", "cluster_full"})
+"""Figures that are shares (of intervals, of the run's time): shown as percentages."""
+
+VERDICT = "slo_met"
+"""The figure that is a verdict per run (1 met, 0 missed): a point shows met, missed or how many seeds met."""
 
 FIXED = ("point", "runs", "failed")
 
@@ -64,6 +75,37 @@ def with_interval(mean: Any, low: Any, high: Any) -> str:
     return f"{mean:,.{places}f} ± {half:,.{places}f}"
 
 
+def percent(mean: Any, low: Any, high: Any) -> str:
+    """A share as `62% ± 4%` (its 95% interval's half-width), `62%` without an interval; `-` for none."""
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    if low is None or high is None or math.isnan(low) or math.isnan(high) or high == low:
+        return f"{mean:.0%}"  # one seed, or every seed the same
+    half = (high - low) / 2
+    places = max(0, decimals(half * 100) - 1)
+    return f"{mean * 100:.{places}f}% ± {half * 100:.{places}f}%"
+
+
+def verdict(mean: Any, runs: int) -> str:
+    """A point's SLO verdict over its seeds: met (every run), missed (none), else `met 3/5`."""
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    met = round(mean * runs)
+    if met >= runs:
+        return "met"
+    return "missed" if met == 0 else f"met {met}/{runs}"
+
+
+def figure_cell(metric: str, record: Mapping[str, Any]) -> str:
+    """One figure of a point as the tables show it: a verdict, a percentage or a number, each with its interval."""
+    mean, low, high = record[metric], record[f"{metric}_low"], record[f"{metric}_high"]
+    if metric == VERDICT:
+        return verdict(mean, int(record["runs"]) - int(record.get("failed") or 0))
+    if metric in SHARES:
+        return percent(mean, low, high)
+    return with_interval(mean, low, high)
+
+
 def signed(text: str) -> str:
     """A difference with its sign always shown: `+8.0`, `-20.6`, `0`."""
     return text if text.startswith(("-", "0 ")) or text == "0" else f"+{text}"
@@ -87,9 +129,30 @@ def headings(paths: Sequence[str]) -> dict[str, str]:
     return {path: short if counts[short] == 1 else path for path, short in last.items()}
 
 
+LIMITS = ("at_max_replicas", "pods_pending", "cluster_full")
+"""What kept a setting from acting: shown only where some point was held back by it."""
+
+
 def _present(frame: pd.DataFrame) -> list[tuple[str, str]]:
-    """The figures some point has a value of (cost needs prices, SLO needs objectives)."""
-    return [(m, h) for m, h in FIGURES if m in frame.columns and frame[m].notna().any()]
+    """The figures some point has a value of (cost needs prices, SLO needs objectives, node-hours a
+    cluster), and of the limits only those that held some point back."""
+    shown = []
+    for metric, heading in FIGURES:
+        if metric not in frame.columns or not frame[metric].notna().any():
+            continue
+        if metric in LIMITS and not (frame[metric].fillna(0) > 0).any():
+            continue
+        shown.append((metric, heading))
+    return shown
+
+
+def unlimited(frame: pd.DataFrame) -> list[str]:
+    """The limits the sweep could judge that held no point back at any time: said under the table."""
+    return [
+        metric
+        for metric in LIMITS
+        if metric in frame.columns and frame[metric].notna().any() and not (frame[metric].fillna(0) > 0).any()
+    ]
 
 
 def points_table(frame: pd.DataFrame, title: str, baseline: int | None = None) -> list[Table]:
@@ -107,8 +170,12 @@ def points_table(frame: pd.DataFrame, title: str, baseline: int | None = None) -
     for record in frame.to_dict("records"):
         runs = f"{record['runs']}" + (f" ({record['failed']} failed)" if record["failed"] else "")
         cells = [number(record["point"]), *(number(record[p]) for p in paths), runs]
-        cells += [with_interval(record[m], record[f"{m}_low"], record[f"{m}_high"]) for m, _ in figures]
+        cells += [figure_cell(m, record) for m, _ in figures]
         table.add_row(*cells)
+    quiet = unlimited(frame)
+    if quiet:
+        said = {"at_max_replicas": "at maxReplicas", "pods_pending": "pods Pending", "cluster_full": "cluster full"}
+        table.caption = "no point was ever " + ", ".join(said[m] for m in quiet)
     tables = [table]
     if baseline is not None:
         tables.append(_differences(frame, paths, names, figures, baseline))
@@ -131,7 +198,9 @@ def _differences(
             if record["point"] == baseline or mean is None or math.isnan(mean):
                 cells.append("-")
                 continue
-            shown = signed(with_interval(mean, low, high))
+            shown = signed(
+                percent(mean, low, high) if metric in SHARES or metric == VERDICT else with_interval(mean, low, high)
+            )
             cells.append(Text(shown, style="bold" if low > 0 or high < 0 else ""))
         table.add_row(*cells)
     return table

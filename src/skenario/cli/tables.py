@@ -13,34 +13,15 @@ from rich.text import Text
 from skenario.core.environment import Environment
 from skenario.core.time import SECOND, format_duration
 from skenario.recording.summary import Summary
-
-
-def _ms(ns: int | float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e6:,.1f} ms"
+from skenario.results.readout import ms, summary_rows
 
 
 def summary_table(summary: Summary, wall: float | None) -> Table:
     table = Table(title=f"scenario {summary.scenario} (seed {summary.seed})", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")
-    failed = f"{summary.requests_failed:,}"
-    if summary.failures:
-        failed += " (" + ", ".join(f"{reason}: {n:,}" for reason, n in summary.failures.items()) + ")"
-    rows = [
-        ("simulated time", format_duration(summary.simulated_ns)),
-        ("requests arrived", f"{summary.requests_arrived:,}"),
-        ("requests completed", f"{summary.requests_completed:,}"),
-        ("requests failed", failed),
-        ("requests in flight at halt", f"{summary.requests_in_flight:,}"),
-        ("latency p50", _ms(summary.latency_p50_ns)),
-        ("latency p95", _ms(summary.latency_p95_ns)),
-        ("latency p99", _ms(summary.latency_p99_ns)),
-        ("latency mean", _ms(summary.latency_mean_ns)),
-        ("CPU utilisation (of capacity)", "-" if summary.cpu_utilisation is None else f"{summary.cpu_utilisation:.1%}"),
-        ("replicas desired / active at halt", f"{summary.replicas_desired:,} / {summary.replicas_active:,}"),
-        ("replicas started / terminated", f"{summary.replicas_started:,} / {summary.replicas_terminated:,}"),
-        *_memory_rows(summary),
-        *_client_rows(summary),
+    rows = summary_rows(summary)
+    rows += [
         ("movements completed", f"{summary.movements_completed:,}"),
         ("movements ignored", f"{summary.movements_ignored:,}"),
     ]
@@ -50,28 +31,6 @@ def summary_table(summary: Summary, wall: float | None) -> Table:
     for what, value in rows:
         table.add_row(what, value)
     return table
-
-
-def _client_rows(summary: Summary) -> list[tuple[str, str]]:
-    clients = summary.clients
-    if not clients:
-        return []
-    amplification = clients["attempts"] / summary.requests_arrived if summary.requests_arrived else 1.0
-    return [
-        ("attempts (retries)", f"{clients['attempts']:,} ({clients['retries']:,}): {amplification:.2f}x the requests"),
-        ("attempts abandoned to servers", f"{clients['abandoned']:,}"),
-    ]
-
-
-def _memory_rows(summary: Summary) -> list[tuple[str, str]]:
-    memory = summary.memory
-    if not memory:
-        return []
-    return [
-        ("OOM kills / container restarts", f"{memory['oom_kills']:,} / {memory['container_restarts']:,}"),
-        ("evictions (node memory pressure)", f"{memory['evictions']:,}"),
-        ("largest working set", f"{memory['working_set_peak_bytes'] / 2**20:,.0f} Mi"),
-    ]
 
 
 def workloads_table(summary: Summary) -> Table | None:
@@ -88,8 +47,8 @@ def workloads_table(summary: Summary) -> Table | None:
             f"{figures['requests_arrived']:,}",
             f"{figures['requests_completed']:,}",
             f"{figures['requests_failed']:,}",
-            _ms(figures["latency_p50_ns"]),
-            _ms(figures["latency_p99_ns"]),
+            ms(figures["latency_p50_ns"]),
+            ms(figures["latency_p99_ns"]),
             f"{figures['replicas_desired']:,} / {figures['replicas_active']:,}",
         )
     return table
@@ -110,10 +69,10 @@ def class_table(summary: Summary) -> Table | None:
             f"{c['arrived']:,}",
             f"{c['completed']:,}",
             f"{c['failed']:,}",
-            _ms(c["latency_p50_ns"]),
-            _ms(c["latency_p95_ns"]),
-            _ms(c["latency_p99_ns"]),
-            _ms(c["latency_mean_ns"]),
+            ms(c["latency_p50_ns"]),
+            ms(c["latency_p95_ns"]),
+            ms(c["latency_p99_ns"]),
+            ms(c["latency_mean_ns"]),
         )
     return table
 

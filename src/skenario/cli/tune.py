@@ -35,7 +35,8 @@ from skenario.sweeps.extra import require_sweep_extra
     "objectives",
     multiple=True,
     metavar="min|max:FIGURE",
-    help="What to make small or large: p99, error_rate, replica_hours, cpu_hours, cost, slo_compliance.",
+    help="What to make small or large: p99, error_rate, replica_hours, cpu_core_hours, node_hours, cost, "
+    "slo_compliance, slo_met.",
 )
 @click.option(
     "--constraint",
@@ -83,6 +84,7 @@ def tune(
     price_per_replica_hour: float | None,
     price_per_cpu_hour: float | None,
     price_per_gib_hour: float | None,
+    price_per_node_hour: float | None,
     as_json: bool,
     store: Path | None,
     no_store: bool,
@@ -103,7 +105,7 @@ def tune(
         seeds=seeds,
         seed=seed,
         batch=batch,
-        prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour),
+        prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour, price_per_node_hour),
         study=study_name,
     )
     folder = folder or Path(f"tune-{prepared.template.name}")

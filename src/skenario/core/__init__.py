@@ -16,7 +16,11 @@ from skenario.core.time import (
     MINUTE,
     NANOSECOND,
     SECOND,
+    format_clock,
     format_duration,
+    format_human_duration,
+    format_relative,
+    parse_clock,
     parse_duration,
 )
 
@@ -45,6 +49,10 @@ __all__ = [
     "Stock",
     "ThroughStock",
     "Timer",
+    "format_clock",
     "format_duration",
+    "format_human_duration",
+    "format_relative",
+    "parse_clock",
     "parse_duration",
 ]

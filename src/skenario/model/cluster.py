@@ -199,7 +199,9 @@ class ClusterModel:
 
         # Accounts that outlive replicas, for cluster-wide CPU utilisation.
         self._retired_busy_core_ns = 0.0
-        self._retired_capacity_core_ns = 0.0
+        self._retired_requested_core_ns = 0.0
+        self._retired_node_core_ns = 0.0
+        self._retired_bound = 0  # terminated replicas whose pods had been bound
 
         self.replicas_active.on_activate.append(self._activated)
         self.replicas_terminated.on_terminated.append(self._terminated)
@@ -370,7 +372,10 @@ class ClusterModel:
         del self.replicas[replica.id]
         self.metrics_sink.forget(replica)
         self._retired_busy_core_ns += replica.processing.cpu.busy_core_ns()
-        self._retired_capacity_core_ns += self._capacity_core_ns(replica)
+        self._retired_requested_core_ns += self._requested_core_ns(replica)
+        self._retired_node_core_ns += self._node_core_ns(replica)
+        if replica.bound_at is not None:
+            self._retired_bound += 1
 
     def _expire(self, request: Request) -> None:
         """A request's timeout passed: its client gives up on its live attempt (model/clients.py)."""
@@ -386,13 +391,22 @@ class ClusterModel:
     def _attempts_in_flight(self) -> int:
         return self.requests_routing.count() + self.requests_buffered.count() + self.requests_processing
 
-    def _capacity_core_ns(self, replica: Replica) -> float:
-        """Core-ns of CPU the replica held: from activation until it terminated (or now)."""
+    def _requested_core_ns(self, replica: Replica) -> float:
+        """Core-ns of CPU the replica requested while serving: from activation until it terminated (or now)."""
         if replica.activated_at is None:
             return 0.0
         end = replica.terminated_at if replica.terminated_at is not None else self.env.now()
-        since = replica.capacity_since if replica.capacity_since is not None else replica.activated_at
-        return replica.capacity_core_ns + replica.processing.cpu.millicores / 1000 * (end - since)
+        since = replica.request_since if replica.request_since is not None else replica.activated_at
+        return replica.requested_core_ns + replica.cpu_request / 1000 * (end - since)
+
+    def _node_core_ns(self, replica: Replica) -> float:
+        """Core-ns of the implicit node the replica's pod had to itself, from binding until it terminated (or now)."""
+        if replica.bound_at is None:
+            return 0.0
+        end = replica.terminated_at if replica.terminated_at is not None else self.env.now()
+        return (
+            implicit_node_millicores(replica.cpu_request, self.spec.replica.node_cpu) / 1000 * (end - replica.bound_at)
+        )
 
     # -- accounts ------------------------------------------------------------------------------
 
@@ -400,9 +414,24 @@ class ClusterModel:
         """Integral of CPU in use over every replica, ever, up to now."""
         return self._retired_busy_core_ns + sum(r.processing.cpu.busy_core_ns() for r in self.replicas.values())
 
-    def capacity_core_ns(self) -> float:
-        """Integral of CPU held by active and terminating replicas, up to now."""
-        return self._retired_capacity_core_ns + sum(self._capacity_core_ns(r) for r in self.replicas.values())
+    def requested_core_ns(self) -> float:
+        """Integral of the CPU requested by serving replicas (active, restarting, terminating), up to now:
+        `busy_core_ns() / requested_core_ns()` is CPU utilisation as the HPA reads it, of the request."""
+        return self._retired_requested_core_ns + sum(self._requested_core_ns(r) for r in self.replicas.values())
+
+    def node_cpu_core_ns(self) -> tuple[float, float]:
+        """CPU in use on the nodes and the nodes' allocatable CPU, both integrated up to now; their ratio is
+        node CPU utilisation. With a cluster, its nodes with every workload's pods on them; without one,
+        the implicit nodes this workload's pods each have to themselves, from binding to termination."""
+        placement = self.replicas_launching.placement
+        if placement is not None:
+            return placement.node_cpu_core_ns()
+        held = self._retired_node_core_ns + sum(self._node_core_ns(r) for r in self.replicas.values())
+        return self.busy_core_ns(), held
+
+    def replicas_started(self) -> int:
+        """Replicas whose pods were bound to a node, ever: a pod that stayed Pending never started."""
+        return self._retired_bound + sum(1 for r in self.replicas.values() if r.bound_at is not None)
 
     def scale_to(self, desired: int) -> None:
         self.replica_set.scale_to(desired)
@@ -469,8 +498,8 @@ class ClusterModel:
         now = self.env.now()
         cpu = replica.processing.cpu
         if replica.activated_at is not None:
-            replica.capacity_core_ns = self._capacity_core_ns(replica)
-            replica.capacity_since = now
+            replica.requested_core_ns = self._requested_core_ns(replica)
+            replica.request_since = now
         replica.cpu_request, replica.cpu_limit = request, limit
         if not isinstance(cpu, ProcessorSharingCPU):
             return  # a priority CPU keeps its cores (pods under priority scheduling sit alone on a node)

@@ -45,6 +45,10 @@ class Placement(Protocol):
         """The replica's node has pulled the workload's image: later pods there need not pull it."""
         ...
 
+    def node_cpu_core_ns(self) -> tuple[float, float]:
+        """CPU in use on the cluster's nodes (every workload's) and their allocatable CPU, integrated up to now."""
+        ...
+
 
 class ResizeOutcome(StrEnum):
     """What the kubelet makes of an in-place resize (KEP-1287, the pod's resize conditions)."""
@@ -69,8 +73,7 @@ class Replica(Entity):
     __slots__ = (
         "activated_at",
         "address",
-        "capacity_core_ns",
-        "capacity_since",
+        "bound_at",
         "cpu_limit",
         "cpu_request",
         "created_at",
@@ -81,6 +84,8 @@ class Replica(Entity):
         "memory_request",
         "processing",
         "ready_since",
+        "request_since",
+        "requested_core_ns",
         "restarts",
         "stage",
         "state",
@@ -105,9 +110,11 @@ class Replica(Entity):
         self.cpu_limit = cpu_limit
         self.memory_request = memory_request  # bytes
         self.memory_limit = memory_limit
+        # When its pod was bound to a node (None while Pending): it is billed, and counts as started, from then.
+        self.bound_at: int | None = None
         self.activated_at: int | None = None  # when it first became active
-        self.capacity_core_ns = 0.0  # CPU held before `capacity_since` (a resize changed it then)
-        self.capacity_since: int | None = None
+        self.requested_core_ns = 0.0  # CPU requested while serving, before `request_since` (a resize then)
+        self.request_since: int | None = None
         self.ready_since: int | None = None  # when it last became active (after a restart, later)
         self.terminated_at: int | None = None
         self.state = ReplicaState.LAUNCHING
@@ -150,10 +157,13 @@ class ReplicasLaunching(KeyedStock[Replica]):
 
     With a `placement` (a scheduler), a new replica first waits, Pending, until its pod is bound;
     those in `instant` (the initial replicas of a run that starts ready) then skip the stages.
+    Without one, its pod is bound when its `scheduling` stage ends (at once when there is none).
+    Until it is bound a replica is Pending: not started, and not billed (`Replica.bound_at`).
     """
 
     __slots__ = (
         "_active",
+        "_bound_after",
         "_env",
         "_killing",
         "_stages",
@@ -169,6 +179,8 @@ class ReplicasLaunching(KeyedStock[Replica]):
         super().__init__("ReplicasLaunching", "Replica")
         self._env = env
         self._stages = stages
+        names = [name for name, _ in stages]
+        self._bound_after = names.index("scheduling") if "scheduling" in names else -1  # the stage binding ends
         self._active = active
         self.placement: Placement | None = None
         self.instant: set[int] = set()
@@ -193,6 +205,7 @@ class ReplicasLaunching(KeyedStock[Replica]):
     def _placed(self, entity: Replica) -> None:
         if entity not in self._items or entity.stage != PENDING:
             return  # stopped while it waited
+        entity.bound_at = self._env.now()
         if entity.id in self.instant:
             self.instant.discard(entity.id)
             env = self._env
@@ -205,6 +218,8 @@ class ReplicasLaunching(KeyedStock[Replica]):
         entity.stage += 1
         stages = self._stages
         env = self._env
+        if entity.bound_at is None and entity.stage > self._bound_after:
+            entity.bound_at = env.now()
         if entity.stage >= len(stages):  # no stages at all
             at = env.now() if self.probe is None else ready_at(env.now(), 0, self.probe)
             env.schedule("finish_launching", at, self, self._active, entity)
@@ -258,6 +273,10 @@ class ReplicasLaunching(KeyedStock[Replica]):
             return None
         return self._stages[min(replica.stage, len(self._stages) - 1)][0]
 
+    def pending(self) -> int:
+        """Replicas whose pods are not bound to a node yet."""
+        return sum(1 for replica in self._items if replica.bound_at is None)
+
     def newest(self) -> Replica | None:
         """The replica that started launching last (the one a scale-down stops first)."""
         # Not the dict's last entry: each stage's self-loop re-adds a replica at the end.
@@ -281,6 +300,8 @@ class ReplicasActive(FifoStock[Replica]):
         now = self._env.now()
         if entity.activated_at is None:
             entity.activated_at = now
+        if entity.bound_at is None:  # an initial replica, up from the start
+            entity.bound_at = now
         entity.ready_since = now
         for hook in self.on_activate:
             hook(entity)

@@ -2,9 +2,13 @@
 
 Recording is an observer on the clock rather than inside the run loop, so the per-request path
 pays nothing for it. Each row holds the stocks' counts at the end of its interval and what
-happened during it: arrivals, completions, failures by reason, the exact CPU utilisation (busy
-core-ns over held core-ns) and latency percentiles from that interval's streaming histogram.
-Memory grows with the number of intervals only, never with requests.
+happened during it: arrivals, completions, failures by reason, the exact CPU utilisation two
+ways and latency percentiles from that interval's streaming histogram. CPU utilisation is exact
+integrals over the interval: `cpu_request_utilisation` is CPU used over CPU requested by the
+serving replicas (what the HPA reads), `node_cpu_utilisation` CPU used on the nodes over their
+allocatable CPU (a cluster's nodes, or without one the node each pod has to itself). Pending
+replicas (pods not bound to a node) are counted apart from launching ones. Memory grows with the
+number of intervals only, never with requests.
 
 Beside the cluster-wide rows it keeps one row per replica per interval (its own CPU utilisation
 and requests held) and a lifecycle record of every replica, for per-replica views and cost.
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
 COLUMNS = (
     "time_ns",
     "replicas_desired",
+    "replicas_pending",
     "replicas_launching",
     "replicas_active",
     "replicas_terminating",
@@ -39,7 +44,8 @@ COLUMNS = (
     "requests_arrived",
     "requests_completed",
     "requests_failed",
-    "cpu_utilisation",
+    "cpu_request_utilisation",
+    "node_cpu_utilisation",
     "cpu_request_millicores",
     "memory_working_set_bytes",
     "latency_p50_ms",
@@ -52,10 +58,12 @@ COLUMNS = (
 REPLICA_COLUMNS = ("time_ns", "replica", "state", "cpu_utilisation", "requests_held")
 _STATE_NAMES = {state: state.name.lower() for state in ReplicaState}  # one string each, shared by every row
 
-# One record per replica ever made; times in ns, None while it has not happened yet.
+# One record per replica ever made; times in ns, None while it has not happened yet (bound_ns: never for a
+# replica whose pod stayed Pending).
 LIFECYCLE_COLUMNS = (
     "replica",
     "created_ns",
+    "bound_ns",
     "activated_ns",
     "terminated_ns",
     "cpu_request",
@@ -91,7 +99,8 @@ class Recorder:
         self._last_completed = 0
         self._last_failures: Counter[str] = Counter()
         self._last_busy = 0.0
-        self._last_capacity = 0.0
+        self._last_requested = 0.0
+        self._last_node = (0.0, 0.0)  # (busy, allocatable) core-ns on the nodes
         self.replica_columns: dict[str, list[Any]] = {name: [] for name in REPLICA_COLUMNS}
         self._replica_last: dict[int, tuple[int, float]] = {}  # id -> (time, busy core-ns) at its last row
         self._lifecycles: list[tuple[Any, ...]] = []  # of terminated replicas; live ones are read at the end
@@ -120,13 +129,15 @@ class Recorder:
         reasons = model.requests_failed.reasons
         failures = {reason: n - self._last_failures[reason] for reason, n in reasons.items()}
         busy = model.busy_core_ns()
-        capacity = model.capacity_core_ns()
-        held = capacity - self._last_capacity
+        requested = model.requested_core_ns()
+        node = model.node_cpu_core_ns()
+        pending = model.replicas_launching.pending()
         latency = model.requests_complete.take_window()
         row: dict[str, Any] = {
             "time_ns": now,
             "replicas_desired": model.desired,
-            "replicas_launching": states[ReplicaState.LAUNCHING],
+            "replicas_pending": pending,
+            "replicas_launching": states[ReplicaState.LAUNCHING] - pending,
             "replicas_active": states[ReplicaState.ACTIVE],
             "replicas_terminating": states[ReplicaState.TERMINATING],
             "replicas_terminated": model.replicas_terminated.count(),
@@ -137,7 +148,8 @@ class Recorder:
             "requests_arrived": arrived - self._last_arrived,
             "requests_completed": completed - self._last_completed,
             "requests_failed": sum(failures.values()),
-            "cpu_utilisation": (busy - self._last_busy) / held if held > 0 else None,
+            "cpu_request_utilisation": _ratio(busy - self._last_busy, requested - self._last_requested),
+            "node_cpu_utilisation": _ratio(node[0] - self._last_node[0], node[1] - self._last_node[1]),
             "cpu_request_millicores": model.cpu_request,
             "memory_working_set_bytes": model.memory_working_set(),
             "latency_p50_ms": _ms(latency.percentile(50)),
@@ -157,7 +169,8 @@ class Recorder:
         self._last_completed = completed
         self._last_failures = Counter(reasons)
         self._last_busy = busy
-        self._last_capacity = capacity
+        self._last_requested = requested
+        self._last_node = node
 
     def _replica_row(self, replica: Replica, now: int) -> None:
         """The replica's CPU utilisation since its previous row (or activation); None before it serves."""
@@ -214,6 +227,7 @@ def _lifecycle(replica: Replica) -> tuple[Any, ...]:
     return (
         replica.id,
         replica.created_at,
+        replica.bound_at,
         replica.activated_at,
         replica.terminated_at,
         replica.cpu_request,
@@ -222,6 +236,11 @@ def _lifecycle(replica: Replica) -> tuple[Any, ...]:
         replica.memory_request,
         replica.restarts,
     )
+
+
+def _ratio(used: float, held: float) -> float | None:
+    """Used over held; None when nothing was held (no replica served, no node stood)."""
+    return used / held if held > 0 else None
 
 
 def _ms(value: float | None) -> float | None:

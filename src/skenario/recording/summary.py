@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from skenario.core.environment import Environment
 from skenario.model.cluster import ClusterModel
+
+# Ratios of floats left out of the digest (their exact integrals, or the counts they come from, are in it).
+_NOT_DIGESTED = ("latency_mean_ns", "cpu_request_utilisation", "node_cpu_utilisation")
 
 
 @dataclass(frozen=True)
@@ -30,10 +33,15 @@ class Summary:
     latency_p95_ns: int | None
     latency_p99_ns: int | None
     latency_mean_ns: float | None
-    cpu_utilisation: float | None
+    # CPU used over CPU requested by serving replicas: utilisation as the HPA reads it, of the request.
+    cpu_request_utilisation: float | None
+    # CPU used on the nodes over their allocatable CPU: a cluster's nodes (every workload's pods on
+    # them), or without spec.cluster the node each pod has to itself.
+    node_cpu_utilisation: float | None
     replicas_desired: int
     replicas_active: int
-    replicas_started: int
+    replicas_pending: int  # at halt: pods not bound to a node
+    replicas_started: int  # pods bound to a node, ever (a pod that stayed Pending never started)
     replicas_terminated: int
     movements_completed: int
     movements_ignored: int
@@ -51,6 +59,14 @@ class Summary:
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> Summary:
+        """A summary as stored, including one an older skenario kept: fields it lacks are None, and
+        fields this one no longer has are left out."""
+        names = [f.name for f in fields(cls)]
+        values: dict[str, Any] = {name: stored.get(name) for name in names if name in stored or _required(cls, name)}
+        return cls(**values)
+
 
 def summarize(
     name: str, seed: int, env: Environment, model: ClusterModel, others: dict[str, Summary] | None = None
@@ -59,6 +75,8 @@ def summarize(
     digests the digest covers."""
     latency = model.requests_complete.latency
     busy = model.busy_core_ns()
+    requested = model.requested_core_ns()
+    node_busy, node_held = model.node_cpu_core_ns()
     facts: dict[str, Any] = {
         "scenario": name,
         "seed": seed,
@@ -72,17 +90,19 @@ def summarize(
         "latency_p95_ns": latency.percentile(95),
         "latency_p99_ns": latency.percentile(99),
         "latency_mean_ns": latency.mean(),
-        "cpu_utilisation": busy / capacity if (capacity := model.capacity_core_ns()) > 0 else None,
+        "cpu_request_utilisation": busy / requested if requested > 0 else None,
+        "node_cpu_utilisation": node_busy / node_held if node_held > 0 else None,
         "replicas_desired": model.desired,
         "replicas_active": model.replicas_active.count(),
-        "replicas_started": model.replica_source.emitted,
+        "replicas_pending": model.replicas_launching.pending(),
+        "replicas_started": model.replicas_started(),
         "replicas_terminated": model.replicas_terminated.count(),
         "movements_completed": env.movements_completed,
         "movements_ignored": env.movements_ignored,
         "ignored": {str(reason): n for reason, n in env.ignored_counts.items() if n},
     }
     material = {
-        **{k: v for k, v in facts.items() if k not in ("latency_mean_ns", "cpu_utilisation")},
+        **{k: v for k, v in facts.items() if k not in _NOT_DIGESTED},
         "busy_core_ns": round(busy),
         "latency_total_ns": latency.total,
         "latency_buckets": list(latency.buckets()),
@@ -150,3 +170,9 @@ def class_figures(model: ClusterModel) -> dict[str, dict[str, Any]]:
             "latency_mean_ns": latency.mean(),
         }
     return figures
+
+
+def _required(cls: type[Summary], name: str) -> bool:
+    """Whether the field has no default: a stored summary without it gets None."""
+    spec = cls.__dataclass_fields__[name]
+    return spec.default is MISSING and spec.default_factory is MISSING

@@ -7,7 +7,7 @@ run store reads the new ones in batches (`since(n)`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, is_dataclass
+from dataclasses import fields, is_dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
@@ -45,9 +45,13 @@ class Timeline:
 
 
 def as_detail(record: object) -> dict[str, Any]:
-    """A decision record (a dataclass, a mapping or anything else) as a plain JSON-ready dict."""
+    """A decision record (a dataclass, a mapping or anything else) as a plain JSON-ready dict.
+
+    Field by field rather than `asdict`, which deep-copies every value first: a third of the time
+    for a KPA's record (about 28 us against 80), one per decider tick.
+    """
     if is_dataclass(record) and not isinstance(record, type):
-        data = asdict(record)
+        data = {f.name: getattr(record, f.name) for f in fields(record)}
     elif isinstance(record, dict):
         data = dict(record)
     else:
@@ -58,6 +62,8 @@ def as_detail(record: object) -> dict[str, Any]:
 def _plain(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.value
+    if is_dataclass(value) and not isinstance(value, type):
+        return as_detail(value)
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

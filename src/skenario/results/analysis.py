@@ -63,6 +63,7 @@ def stocks(run: RunData) -> pd.DataFrame:
     frame = _counts(
         series,
         {
+            "replicas_pending": "replicas_pending",
             "replicas_launching": "replicas_launching",
             "replicas_active": "replicas_active",
             "replicas_restarting": "replicas_restarting",
@@ -78,18 +79,29 @@ def stocks(run: RunData) -> pd.DataFrame:
 
 
 def replicas(run: RunData) -> pd.DataFrame:
-    """What the autoscalers asked for against what the cluster had: columns desired, launching, active,
-    restarting (a killed container waiting to start again) and terminating."""
-    return _counts(
+    """What the autoscalers asked for against what the cluster had: columns desired, pending (pods no node
+    took yet), launching (bound, not ready), active, restarting (a killed container waiting to start
+    again), terminating, and max, the most the autoscalers allowed (NaN where none set a bound)."""
+    frame = _counts(
         run.series,
         {
             "replicas_desired": "desired",
+            "replicas_pending": "pending",
             "replicas_launching": "launching",
             "replicas_active": "active",
             "replicas_restarting": "restarting",
             "replicas_terminating": "terminating",
         },
     )
+    frame["max"] = _column(run.series, "replicas_max").to_numpy()
+    return frame
+
+
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A column as floats, NaN where empty, all NaN where a run stored before it existed lacks it."""
+    if name not in frame:
+        return pd.Series(np.nan, index=frame.index, dtype=float)
+    return pd.to_numeric(frame[name], errors="coerce").astype(float)
 
 
 def request_outcomes(run: RunData) -> pd.DataFrame:
@@ -123,9 +135,19 @@ def latency(run: RunData) -> pd.DataFrame:
 
 
 def cpu(run: RunData) -> pd.DataFrame:
-    """Cluster CPU per interval: utilisation (busy over held core-time, NaN when no replica served) and the
+    """CPU per interval, used over held core-time two ways: of_request, over what the serving replicas
+    requested (what the HPA reads; NaN when no replica served), and of_nodes, over the nodes' allocatable
+    CPU (a cluster's nodes, or the node each pod has to itself; NaN when no node stood); and the
     template's request_millicores (which a VPA moves)."""
-    return _numbers(run.series, {"cpu_utilisation": "utilisation", "cpu_request_millicores": "request_millicores"})
+    series = run.series
+    return pd.DataFrame(
+        {
+            "of_request": _column(series, "cpu_request_utilisation").to_numpy(),
+            "of_nodes": _column(series, "node_cpu_utilisation").to_numpy(),
+            "request_millicores": _column(series, "cpu_request_millicores").to_numpy(),
+        },
+        index=_time_index(series),
+    )
 
 
 def cpu_per_replica(run: RunData) -> pd.DataFrame:
@@ -284,11 +306,27 @@ def slo_summary(run: RunData, *, latency_ms: float, percentile: int = 99, error_
 
 
 def replica_lifetimes_ns(run: RunData) -> pd.Series:
-    """Each replica's life, from creation to termination or (still alive) the end of the run, in ns."""
+    """Each replica's billed life, from its pod's binding to a node to its termination or (still alive) the end
+    of the run, in ns; 0 for a replica whose pod never left Pending (a pod no node took costs nothing).
+
+    A run stored before skenario kept the binding time counts a replica that became ready from its creation.
+    """
     frame = run.replicas
-    created = pd.to_numeric(frame["created_ns"], errors="coerce").astype(float)
-    ended = pd.to_numeric(frame["terminated_ns"], errors="coerce").astype(float).fillna(float(run.simulated_ns))
-    return pd.Series((ended - created).clip(lower=0).to_numpy(), index=pd.Index(frame["replica"], name="replica"))
+    created = _times(frame, "created_ns")
+    activated = _times(frame, "activated_ns")
+    bound = _times(frame, "bound_ns")
+    bound = np.where(np.isnan(bound) & ~np.isnan(activated), created, bound)
+    ended = np.nan_to_num(_times(frame, "terminated_ns"), nan=float(run.simulated_ns))
+    lives = np.where(np.isnan(bound), 0.0, np.clip(ended - bound, 0, None))
+    return pd.Series(lives, index=pd.Index(frame["replica"], name="replica"))
+
+
+def _times(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A lifecycle time column as floats, NaN where it has not happened (or a stored run lacks it)."""
+    if column not in frame:
+        return np.full(len(frame), np.nan)
+    times: np.ndarray = pd.to_numeric(frame[column], errors="coerce").astype(float).to_numpy()
+    return times
 
 
 def cost(
@@ -297,42 +335,112 @@ def cost(
     price_per_replica_hour: float | None = None,
     price_per_cpu_hour: float | None = None,
     price_per_gib_hour: float | None = None,
+    price_per_node_hour: float | None = None,
 ) -> dict[str, Any]:
-    """What the run's replicas would cost, as a dict (one row of totals; `pd.DataFrame([cost(run)])` tabulates it).
+    """What the run's pods and nodes would cost, in OpenCost's allocation vocabulary, as a dict of totals
+    (`pd.DataFrame([cost(run)])` tabulates it).
 
-    A replica costs from creation (its node slot is reserved while it launches) to termination.
-    Keys: replicas, replica_hours, cpu_hours_requested (the request in cores times lifetime: what
-    a scheduler reserves and most clouds bill), cpu_hours_used (busy core-time), cpu_efficiency
-    (used over requested; None when nothing was requested), memory_gib_hours_requested (the
-    memory request in GiB times lifetime; 0 for replicas without one), container_restarts, and
-    replica_cost, cpu_cost, memory_cost (from requested CPU and memory) and total_cost, each None
-    when its price is not given.
+    A pod is billed from its binding to a node to its termination (OpenCost counts a pod's running
+    minutes); a pod that stayed Pending costs nothing. As OpenCost's `cpuCoreHours`, each pod is
+    charged the larger of its CPU request and its mean usage, times its hours: a pod using more than
+    it requested pays for what it used.
+
+    Keys:
+    - replicas: pods that were bound (ran); pods_never_bound: pods that stayed Pending;
+    - replica_hours: the pods' billed hours, summed;
+    - cpu_core_hours (OpenCost's cpuCoreHours), cpu_core_request_hours and cpu_core_usage_hours;
+      cpu_core_request_average and cpu_core_usage_average (cores over the run, OpenCost's
+      cpuCoreRequestAverage and cpuCoreUsageAverage); cpu_efficiency (usage over request, None when
+      nothing was requested: OpenCost's cpuEfficiency);
+    - ram_byte_hours: memory requested times hours (skenario keeps no per-pod mean working set);
+    - container_restarts;
+    - node_hours and node_cpu_core_hours (allocatable) with spec.cluster, else None;
+    - replica_cost, cpu_cost (cpu_core_hours at the CPU price), ram_cost, node_cost and total_cost,
+      each None when its price is not given. Per-pod prices suit billing by the pod (Fargate, Cloud
+      Run); a node price suits billing by the machine, where a pod's share is OpenCost's business.
     """
     frame = run.replicas
     lifetimes = replica_lifetimes_ns(run).to_numpy()
     request_cores = _lifecycle_values(frame, "cpu_request") / 1000
     busy = _lifecycle_values(frame, "busy_core_ns")
-    memory_gib = _lifecycle_values(frame, "memory_request") / 2**30
+    memory_bytes = _lifecycle_values(frame, "memory_request")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        usage_cores = np.where(lifetimes > 0, busy / np.maximum(lifetimes, 1), 0.0)
     replica_hours = float(lifetimes.sum()) / HOUR_NS
     requested = float((request_cores * lifetimes).sum()) / HOUR_NS
-    memory = float((memory_gib * lifetimes).sum()) / HOUR_NS
     used = float(busy.sum()) / HOUR_NS
+    core_hours = float((np.maximum(request_cores, usage_cores) * lifetimes).sum()) / HOUR_NS
+    ram = float((memory_bytes * lifetimes).sum()) / HOUR_NS
+    run_hours = run.simulated_ns / HOUR_NS
+    nodes = node_hours(run)
     replica_cost = None if price_per_replica_hour is None else replica_hours * price_per_replica_hour
-    cpu_cost = None if price_per_cpu_hour is None else requested * price_per_cpu_hour
-    memory_cost = None if price_per_gib_hour is None else memory * price_per_gib_hour
-    costs = [c for c in (replica_cost, cpu_cost, memory_cost) if c is not None]
+    cpu_cost = None if price_per_cpu_hour is None else core_hours * price_per_cpu_hour
+    ram_cost = None if price_per_gib_hour is None else ram / 2**30 * price_per_gib_hour
+    node_cost = None if price_per_node_hour is None or nodes is None else nodes[0] * price_per_node_hour
+    costs = [c for c in (replica_cost, cpu_cost, ram_cost, node_cost) if c is not None]
     return {
-        "replicas": len(frame),
+        "replicas": int((lifetimes > 0).sum()),
+        "pods_never_bound": int(np.isnan(_times(frame, "bound_ns")).sum()) if "bound_ns" in frame else 0,
         "replica_hours": replica_hours,
-        "cpu_hours_requested": requested,
-        "cpu_hours_used": used,
+        "cpu_core_hours": core_hours,
+        "cpu_core_request_hours": requested,
+        "cpu_core_usage_hours": used,
+        "cpu_core_request_average": requested / run_hours if run_hours > 0 else None,
+        "cpu_core_usage_average": used / run_hours if run_hours > 0 else None,
         "cpu_efficiency": used / requested if requested > 0 else None,
-        "memory_gib_hours_requested": memory,
+        "ram_byte_hours": ram,
         "container_restarts": int(_lifecycle_values(frame, "restarts").sum()),
+        "node_hours": None if nodes is None else nodes[0],
+        "node_cpu_core_hours": None if nodes is None else nodes[1],
         "replica_cost": replica_cost,
         "cpu_cost": cpu_cost,
-        "memory_cost": memory_cost,
+        "ram_cost": ram_cost,
+        "node_cost": node_cost,
         "total_cost": sum(costs) if costs else None,
+    }
+
+
+def node_hours(run: RunData) -> tuple[float, float] | None:
+    """The cluster's node-hours and allocatable CPU core-hours, from the run's nodes table; None without
+    spec.cluster. A node counts from joining the cluster to leaving it (or the end of the run)."""
+    records = run.documents.get("nodes")
+    if records is None:
+        return None
+    end = run.simulated_ns / SECOND
+    hours = core_hours = 0.0
+    for node in records:
+        left = end if node.get("removed_s") is None else float(node["removed_s"])
+        held = max(0.0, left - float(node.get("added_s") or 0.0)) / 3600
+        hours += held
+        core_hours += held * float(node.get("cpu_millicores") or 0) / 1000
+    return hours, core_hours
+
+
+def limits(run: RunData) -> dict[str, float | None]:
+    """What kept the autoscalers from acting, as shares of the run's recorded time (each interval counts by
+    its length, judged at its end): at_max_replicas, the workload at its autoscalers' maxReplicas (or
+    max-scale) with the desired count there; pods_pending, some of the workload's pods waiting for a
+    node; cluster_full, pods waiting while no node group could grow (every group at its maxSize, or
+    no cluster autoscaler). Each is None where the run has nothing to judge it by (no bound, no
+    cluster), so a table can tell "never" from "not applicable"."""
+    series = run.series
+    if series.empty:
+        return {"at_max_replicas": None, "pods_pending": None, "cluster_full": None}
+    weights = interval_seconds(run).to_numpy()
+    total = float(weights.sum())
+
+    def share(flags: np.ndarray) -> float | None:
+        return float(weights[flags].sum()) / total if total > 0 else None
+
+    bound = _column(series, "replicas_max").to_numpy()
+    desired = _column(series, "replicas_desired").to_numpy()
+    pending = _column(series, "replicas_pending").to_numpy()
+    full = _column(series, "cluster_full").to_numpy()
+    has_cluster = "nodes" in series and not np.isnan(full).all()
+    return {
+        "at_max_replicas": None if np.isnan(bound).all() else share(~np.isnan(bound) & (desired >= bound)),
+        "pods_pending": share(np.nan_to_num(pending) > 0) if has_cluster else None,
+        "cluster_full": share(np.nan_to_num(full) > 0) if has_cluster else None,
     }
 
 

@@ -12,9 +12,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import PercentFormatter
+from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-from skenario.core.time import SECOND
+from skenario.core.time import SECOND, format_clock
 from skenario.results import analysis
 from skenario.results.files import atomic_path
 from skenario.results.rundata import RunData
@@ -42,6 +42,11 @@ def _mark_events(ax: Axes, events: pd.DataFrame) -> None:
         )
 
 
+def _hh_mm(seconds: float, _position: object = None) -> str:
+    """An axis tick as a clock reading from the run's start, to the minute: `00:05`, `1d 02:00`."""
+    return format_clock(round(seconds * SECOND))[:-3]
+
+
 def plot_run(run: RunData, path: Path) -> None:
     """Write `run` as a PNG of WIDTH_PX × HEIGHT_PX: replicas, request rates, latency and CPU, events on each."""
     figure = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI, layout="constrained")
@@ -53,6 +58,10 @@ def plot_run(run: RunData, path: Path) -> None:
     replicas = analysis.replicas(run)
     ax = axes[0]
     ax.plot(replicas.index, replicas["desired"], drawstyle="steps-post", color="black", label="desired")
+    if replicas["max"].notna().any():
+        ax.plot(replicas.index, replicas["max"], drawstyle="steps-post", color="0.6", linestyle="--", label="max")
+    if replicas["pending"].any():
+        ax.plot(replicas.index, replicas["pending"], color="tab:red", label="Pending (no node)")
     ax.plot(replicas.index, replicas["launching"], color="tab:orange", label="launching")
     ax.plot(replicas.index, replicas["active"], color="tab:green", label="active")
     ax.set_ylabel("replicas")
@@ -75,12 +84,14 @@ def plot_run(run: RunData, path: Path) -> None:
 
     cpu = analysis.cpu(run)
     ax = axes[3]
-    ax.plot(cpu.index, cpu["utilisation"], color="tab:purple", label="utilisation")
+    ax.plot(cpu.index, cpu["of_request"], color="tab:purple", label="of request (HPA's view)")
+    ax.plot(cpu.index, cpu["of_nodes"], color="tab:blue", label="of the nodes' allocatable")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_ylabel("CPU")
+    ax.set_ylabel("CPU used")
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("time (s)")
+    ax.set_xlabel("time from the start (hh:mm)")
     ax.set_xlim(0, max(run.simulated_ns / SECOND, 1.0))
+    ax.xaxis.set_major_formatter(FuncFormatter(_hh_mm))
 
     events = analysis.events(run)
     for ax in axes:

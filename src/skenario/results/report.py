@@ -1,59 +1,64 @@
-"""One run as a single self-contained HTML page: its summary and interactive charts that work offline.
+"""One run as a single self-contained HTML page: what happened first, in charts, then the figures in tables.
 
-plotly.js is inlined rather than loaded from a CDN, so the page can be archived as a CI artefact,
-mailed or opened on a machine with no network, and show the same thing in a year. Every chart
-shares the time axis and marks the scenario events, so a cause and its effects line up.
+The page reads top down as an operator asks: did the run meet its objectives, what did it cost,
+and what did the autoscalers and the cluster do. Charts come first; every one shares a time axis
+in hh:mm from the run's start and marks the scenario events, so a cause and its effects line up:
+
+    replicas        desired, Pending, launching, active, terminating, and the autoscalers' max
+    requests        arrived, completed and failed per second
+    latency         p50 / p95 / p99 per interval, against the objective
+    CPU             used over request (what the HPA reads) and over the nodes' allocatable
+    HPA <name>      each metric the HPA read against its target       (one chart per HPA)
+    KPA <name>      observed concurrency against the pods' capacity, panic shaded (per KPA)
+    cluster         nodes and pods waiting for one                     (with spec.cluster)
+    decisions       every autoscaler decision, its inputs on hover
+
+The tables below use the labels and units `skenario run` and `show` print (`results.readout`).
+plotly.js is inlined rather than loaded from a CDN, so the page can be archived, mailed or opened
+offline and show the same thing in a year. Each trace is thinned to at most `MAX_POINTS` points
+(bucket means; maxima for latency), so a day of 10-second intervals stays a few megabytes.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go  # type: ignore[import-untyped]
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
 
-from skenario.core.time import MILLISECOND, SECOND
+from skenario.core.time import DAY, SECOND, format_clock, format_duration
+from skenario.recording.summary import Summary
 from skenario.results import analysis
 from skenario.results.files import atomic_path
+from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows, slo_rows, summary_rows
 from skenario.results.rundata import RunData, stated_objectives
 
 CHART_IDS = ("chart-replicas", "chart-requests", "chart-latency", "chart-cpu", "chart-decisions")
+"""The charts every report has; HPA, KPA and cluster charts come as the run has them (`chart_ids`)."""
+MAX_POINTS = 1500
+"""The most points a trace keeps: beyond a screen's width, more only makes the page heavier."""
+EPOCH = np.datetime64("1970-01-01T00:00:00", "ms")  # the run's start on plotly's date axis
 # Fields a decision without `desired` (a VPA's, a CPU plugin's) is drawn by, in CPU millicores.
 CPU_FIELDS = ("target", "cpu_request", "template_request")
 
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1300px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1300px; color: #222; padding: 0 1rem; }
 table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; font-weight: 600; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
-.chart { height: 420px; margin-bottom: 1.5rem; }
+.chart { height: 400px; margin-bottom: 1rem; }
+.verdict { font-size: 1.2rem; padding: 0.4rem 0.8rem; display: inline-block; border-radius: 4px; }
+.met { background: #e3f4e3; } .missed { background: #fbe3e3; }
+.tables { display: flex; flex-wrap: wrap; gap: 0 2.5rem; }
 pre { background: #f7f7f7; padding: 1rem; overflow-x: auto; }
 """
-
-
-def _text(value: Any) -> str:
-    """A value as plain text for a table cell or a hover label (escape it afterwards)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) or "—"
-    return str(value)
-
-
-def _summary_text(key: str, value: Any) -> str:
-    """Nanosecond fields also in ms or s: a reader should not count digits."""
-    if key.endswith("_ns") and isinstance(value, int | float) and not isinstance(value, bool):
-        unit, scale = ("ms", MILLISECOND) if key.startswith("latency") else ("s", SECOND)
-        return f"{_text(value)} ({value / scale:.6g} {unit})"
-    return _text(value)
 
 
 def _label(text: str) -> str:
@@ -66,159 +71,356 @@ def _table(rows: Iterable[tuple[str, str]], css: str) -> str:
     return f'<table class="{css}">{body}</table>'
 
 
+def _clock(seconds: float) -> str:
+    return format_clock(round(seconds * SECOND))
+
+
+def _times(seconds: Sequence[float] | np.ndarray | pd.Index) -> np.ndarray:
+    """Seconds from the run's start as instants on plotly's date axis (read as hh:mm)."""
+    return EPOCH + (np.asarray(seconds, dtype=float) * 1000).round().astype("timedelta64[ms]")
+
+
+def _values(column: pd.Series | np.ndarray) -> list[float | None]:
+    """Plotly wants None, not NaN, for a gap; four significant figures are plenty on a chart."""
+    return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(f"{v:.4g}") for v in column]
+
+
+def thin(frame: pd.DataFrame, peaks: Iterable[str] = ()) -> pd.DataFrame:
+    """At most MAX_POINTS rows: consecutive rows bucketed, each bucket its mean (its maximum for the
+    `peaks` columns, so a spike is never averaged away), indexed by its last row's time."""
+    if len(frame) <= MAX_POINTS:
+        return frame
+    size = math.ceil(len(frame) / MAX_POINTS)
+    buckets = np.arange(len(frame)) // size
+    numeric = frame.apply(pd.to_numeric, errors="coerce")
+    grouped = numeric.groupby(buckets)
+    thinned = grouped.mean()
+    for column in peaks:
+        if column in thinned:
+            thinned[column] = grouped[column].max()
+    last = np.minimum((np.arange(len(thinned)) + 1) * size, len(frame)) - 1
+    thinned.index = pd.Index(frame.index.to_numpy()[last], name=frame.index.name)
+    return thinned
+
+
+class _Charts:
+    """The report's figures, each on the run's time axis with its events marked."""
+
+    def __init__(self, run: RunData, events: pd.DataFrame) -> None:
+        self.run = run
+        self.events = events
+        self.long = run.simulated_ns > DAY
+
+    def figure(self, title: str, y_title: str) -> go.Figure:
+        figure = go.Figure()
+        end = _times([max(self.run.simulated_ns / SECOND, 1.0)])[0]
+        axis_title = (
+            "time from the start (day, hh:mm; day 1 is the first)" if self.long else "time from the start (hh:mm)"
+        )
+        figure.update_layout(
+            title={"text": _label(title)},
+            xaxis={
+                "title": {"text": axis_title},
+                "type": "date",
+                "range": [str(EPOCH), str(end)],
+                "tickformat": "day %-d, %H:%M" if self.long else "%H:%M",
+                "hoverformat": "%H:%M:%S",
+            },
+            yaxis={"title": {"text": _label(y_title)}, "rangemode": "tozero"},
+            template="plotly_white",
+            hovermode="x unified",
+            margin={"l": 70, "r": 30, "t": 60, "b": 50},
+            legend={"orientation": "h", "y": -0.22},
+        )
+        shapes, notes = [], []
+        for time_s, event_id in zip(self.events.index, self.events["id"], strict=True):
+            at = str(_times([time_s])[0])
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": at,
+                    "x1": at,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"dash": "dot", "color": "#777", "width": 1},
+                }
+            )
+            notes.append(
+                {
+                    "x": at,
+                    "xref": "x",
+                    "y": 1,
+                    "yref": "paper",
+                    "text": _label(str(event_id)),
+                    "textangle": -90,
+                    "showarrow": False,
+                    "xanchor": "right",
+                    "yanchor": "top",
+                    "font": {"size": 10, "color": "#555"},
+                }
+            )
+        figure.update_layout(shapes=shapes, annotations=notes)
+        return figure
+
+    @staticmethod
+    def line(frame: pd.DataFrame, column: str, name: str, **kwargs: Any) -> go.Scatter:
+        return go.Scatter(x=_times(frame.index), y=_values(frame[column]), name=_label(name), mode="lines", **kwargs)
+
+    def replicas(self) -> go.Figure:
+        figure = self.figure("Replicas: what the autoscalers asked for, and what the cluster had", "replicas")
+        frame = thin(analysis.replicas(self.run), peaks=("desired", "pending", "max"))
+        figure.add_trace(self.line(frame, "desired", "desired", line={"shape": "hv", "color": "black"}))
+        if frame["max"].notna().any():
+            figure.add_trace(
+                self.line(frame, "max", "max (autoscalers)", line={"shape": "hv", "dash": "dash", "color": "#999"})
+            )
+        for column, colour in (
+            ("pending", "#d62728"),
+            ("launching", "#ff7f0e"),
+            ("active", "#2ca02c"),
+            ("terminating", "#9467bd"),
+        ):
+            if column != "pending" or frame[column].any():
+                figure.add_trace(
+                    self.line(
+                        frame, column, "Pending (no node)" if column == "pending" else column, line={"color": colour}
+                    )
+                )
+        if frame["restarting"].any():  # containers killed and waiting to start again (memory modelled)
+            figure.add_trace(self.line(frame, "restarting", "restarting", line={"color": "#8c564b"}))
+        return figure
+
+    def requests(self) -> go.Figure:
+        figure = self.figure("Requests", "requests / s")
+        frame = thin(analysis.request_outcomes(self.run))
+        for column, colour in (("arrived", "#1f77b4"), ("completed", "#2ca02c"), ("failed", "#d62728")):
+            figure.add_trace(self.line(frame, f"{column}_per_s", column, line={"color": colour}))
+        for reason in analysis.failure_reasons(self.run):
+            figure.add_trace(
+                self.line(
+                    frame, f"failed_{reason}_per_s", f"failed: {reason}", visible="legendonly", line={"dash": "dot"}
+                )
+            )
+        return figure
+
+    def latency(self, objectives: Mapping[str, Any] | None) -> go.Figure:
+        figure = self.figure("Latency of the requests completed in each interval", "ms")
+        frame = thin(analysis.latency(self.run), peaks=("p50_ms", "p95_ms", "p99_ms", "mean_ms"))
+        for column, colour in (("p50_ms", "#2ca02c"), ("p95_ms", "#ff7f0e"), ("p99_ms", "#d62728")):
+            figure.add_trace(self.line(frame, column, column.removesuffix("_ms"), line={"color": colour}))
+        figure.add_trace(self.line(frame, "mean_ms", "mean", visible="legendonly", line={"dash": "dash"}))
+        if objectives is not None:
+            figure.add_hline(
+                y=objectives["latency_ms"],
+                line={"dash": "dash", "color": "#d62728", "width": 1},
+                annotation={"text": f"p{objectives['percentile']} objective", "font": {"size": 10}},
+                annotation_position="top right",
+            )
+        return figure
+
+    def cpu(self) -> go.Figure:
+        figure = self.figure(
+            "CPU used: of the pods' request (what the HPA reads) and of the nodes' allocatable", "CPU used"
+        )
+        figure.update_yaxes(tickformat=".0%")
+        frame = thin(analysis.cpu(self.run))
+        figure.add_trace(
+            self.line(frame, "of_request", "of request (HPA's view)", line={"width": 3, "color": "#6a3d9a"})
+        )
+        figure.add_trace(
+            self.line(frame, "of_nodes", "of the nodes' allocatable", line={"width": 3, "color": "#1f77b4"})
+        )
+        return figure
+
+    def hpa(self, autoscaler: str, decisions: pd.DataFrame) -> go.Figure:
+        """Each metric an HPA read, against its target: utilisation in % of request, or usage in its units."""
+        figure = self.figure(f"HPA {autoscaler}: each metric against its target", "% of request, or usage")
+        metrics = sorted({c.split(".")[1] for c in decisions.columns if c.startswith("metrics.") and c.count(".") >= 2})
+        for index, metric in enumerate(metrics):
+            colour = _PALETTE[index % len(_PALETTE)]
+            value, target = _metric_and_target(decisions, metric)
+            if value is None:
+                continue
+            frame = thin(pd.DataFrame({"value": value, "target": target}, index=decisions.index))
+            figure.add_trace(self.line(frame, "value", metric, line={"color": colour}))
+            figure.add_trace(
+                self.line(frame, "target", f"{metric}: target", line={"color": colour, "dash": "dash", "shape": "hv"})
+            )
+        return figure
+
+    def kpa(self, autoscaler: str, decisions: pd.DataFrame) -> go.Figure:
+        """A KPA's observed concurrency (or RPS) against what its ready pods take at the target; panic shaded."""
+        settings = _kpa_settings(self.run, autoscaler)
+        metric = str(settings.get("metric") or "concurrency")
+        figure = self.figure(
+            f"KPA {autoscaler}: observed {metric} against the ready pods' target, panic shaded", metric
+        )
+        target = settings.get("target")
+        columns = {"observed_stable": "stable window", "observed_panic": "panic window"}
+        frame = decisions[[c for c in (*columns, "ready", "panic") if c in decisions.columns]].apply(
+            pd.to_numeric, errors="coerce"
+        )
+        if "ready" in frame and target is not None:
+            frame["capacity"] = frame["ready"] * float(target)
+            columns["capacity"] = f"ready pods × target ({float(target):g})"
+        thinned = thin(frame, peaks=("observed_panic", "panic"))
+        for (column, name), colour in zip(columns.items(), ("#1f77b4", "#ff7f0e", "#2ca02c"), strict=False):
+            if column in thinned:
+                dash = "dash" if column == "capacity" else None
+                figure.add_trace(self.line(thinned, column, name, line={"color": colour, "dash": dash}))
+        if "panic" in frame:
+            for start, stop in _spans(frame["panic"].fillna(0).to_numpy() > 0, frame.index.to_numpy()):
+                figure.add_vrect(
+                    x0=str(_times([start])[0]),
+                    x1=str(_times([stop])[0]),
+                    fillcolor="#d62728",
+                    opacity=0.12,
+                    line_width=0,
+                )
+        return figure
+
+    def cluster(self) -> go.Figure:
+        figure = self.figure("Cluster: nodes, and pods waiting for one", "count")
+        series = self.run.series
+        frame = thin(
+            pd.DataFrame(
+                {c: pd.to_numeric(series[c], errors="coerce") for c in ("nodes", "pods_pending") if c in series},
+                index=series.index,
+            ),
+            peaks=("nodes", "pods_pending"),
+        )
+        for column, name, colour in (("nodes", "nodes", "#1f77b4"), ("pods_pending", "pods Pending", "#d62728")):
+            if column in frame:
+                figure.add_trace(self.line(frame, column, name, line={"color": colour, "shape": "hv"}))
+        return figure
+
+    def decisions(self) -> go.Figure:
+        """What each autoscaler asked for, as markers whose hover shows the inputs it decided from; of a long
+        run only the decisions that changed what it asked for (the rest lie on the line)."""
+        figure = self.figure("Autoscaler decisions (hover for their inputs)", "desired replicas")
+        replicas = thin(analysis.replicas(self.run), peaks=("desired",))
+        figure.add_trace(self.line(replicas, "desired", "cluster desired", line={"shape": "hv", "color": "#bbb"}))
+        figure.update_layout(hovermode="closest")
+        frame = analysis.decisions(self.run)
+        cpu_axis = False
+        for autoscaler in pd.unique(frame["autoscaler"]) if not frame.empty else []:
+            rows = frame[frame["autoscaler"] == autoscaler].dropna(axis=1, how="all")
+            column = "desired" if "desired" in rows.columns else next((c for c in CPU_FIELDS if c in rows.columns), "")
+            if not column:
+                continue  # nothing to draw it by; its decisions are still in analysis.decisions
+            if len(rows) > MAX_POINTS:
+                changed = rows[column].ne(rows[column].shift())
+                rows = rows[changed.to_numpy()].iloc[:MAX_POINTS]
+            axis = "y" if column == "desired" else "y2"
+            cpu_axis |= axis == "y2"
+            hover = [_hover(t, str(autoscaler), row) for t, row in rows.iterrows()]
+            name = str(autoscaler) if axis == "y" else f"{autoscaler} ({column}, m)"
+            figure.add_trace(
+                go.Scatter(
+                    x=_times(rows.index),
+                    y=_values(rows[column]),
+                    name=_label(name),
+                    mode="markers",
+                    yaxis=axis,
+                    marker={"size": 7, "symbol": "circle" if axis == "y" else "diamond"},
+                    hovertext=hover,
+                    hovertemplate="%{hovertext}<extra></extra>",
+                )
+            )
+        if cpu_axis:
+            axis_layout = {
+                "title": {"text": "CPU (millicores)"},
+                "side": "right",
+                "rangemode": "tozero",
+                "showgrid": False,
+            }
+            figure.update_layout(yaxis2={**axis_layout, "overlaying": "y"})
+            cpu = thin(analysis.cpu(self.run))
+            line = {"shape": "hv", "color": "#9ecae1", "dash": "dash"}
+            figure.add_trace(self.line(cpu, "request_millicores", "template CPU request (m)", yaxis="y2", line=line))
+        return figure
+
+
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+
+
+def _metric_and_target(decisions: pd.DataFrame, metric: str) -> tuple[np.ndarray | None, np.ndarray]:
+    """A metric's reading at each sync and its target, in the target's terms: utilisation in percent of
+    request for a Utilization target, else usage in milli-units (a record from before skenario kept
+    the target has none)."""
+
+    def column(field: str) -> np.ndarray:
+        name = f"metrics.{metric}.{field}"
+        if name not in decisions:
+            return np.full(len(decisions), np.nan)
+        values: np.ndarray = pd.to_numeric(decisions[name], errors="coerce").to_numpy(dtype=float)
+        return values
+
+    utilization, usage, target = column("utilization"), column("usage"), column("target")
+    value = utilization if not np.isnan(utilization).all() else usage
+    return (None if np.isnan(value).all() else value), target
+
+
+def _kpa_settings(run: RunData, autoscaler: str) -> Mapping[str, Any]:
+    """A KPA's settings, which its first decision carries."""
+    timeline = run.timeline
+    for detail in timeline[(timeline["operation"] == analysis.DECISION) & (timeline["source"] == autoscaler)]["detail"]:
+        settings = detail.get("settings") if isinstance(detail, Mapping) else None
+        if isinstance(settings, Mapping):
+            return settings
+    return {}
+
+
+def _spans(flags: np.ndarray, times: np.ndarray) -> list[tuple[float, float]]:
+    """The stretches where `flags` holds, as (first time, first time after) pairs (the last to the end)."""
+    spans = []
+    start = None
+    for flag, time in zip(flags, times, strict=True):
+        if flag and start is None:
+            start = time
+        elif not flag and start is not None:
+            spans.append((float(start), float(time)))
+            start = None
+    if start is not None:
+        spans.append((float(start), float(times[-1])))
+    return spans
+
+
+def _hover(time_s: float, autoscaler: str, row: pd.Series) -> str:
+    fields = [f"{_label(autoscaler)} at {_clock(time_s)}"]
+    for key, value in row.items():
+        if key != "autoscaler" and not (value is None or (isinstance(value, float) and math.isnan(value))):
+            shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+            fields.append(f"{_label(str(key))}: {_label(shown)}")
+    return "<br>".join(fields)
+
+
+def _kinds(run: RunData) -> dict[str, list[str]]:
+    """The run's HPAs and KPAs by name, known by what their decisions record."""
+    frame = analysis.decisions(run)
+    kinds: dict[str, list[str]] = {"hpa": [], "kpa": []}
+    for autoscaler in pd.unique(frame["autoscaler"]) if not frame.empty else []:
+        rows = frame[frame["autoscaler"] == autoscaler]
+        if any(str(c).startswith("metrics.") for c in rows.dropna(axis=1, how="all").columns):
+            kinds["hpa"].append(str(autoscaler))
+        elif "panic" in rows.columns and rows["panic"].notna().any():
+            kinds["kpa"].append(str(autoscaler))
+    return kinds
+
+
 def _events_table(events: pd.DataFrame) -> str:
     if events.empty:
         return "<p>No scenario events.</p>"
-    head = "<tr><th>time (s)</th><th>id</th><th>operation</th><th>target</th><th>message</th></tr>"
+    head = "<tr><th>time</th><th>id</th><th>operation</th><th>target</th><th>what happened</th></tr>"
     rows = "".join(
-        f'<tr><td class="number">{t:.6g}</td>'
-        + "".join(f"<td>{html.escape(_text(row[c]))}</td>" for c in ("id", "operation", "target", "message"))
+        f'<tr><td class="number">{_clock(t)}</td>'
+        + "".join(f"<td>{html.escape(str(row[c]))}</td>" for c in ("id", "operation", "target", "message"))
         + "</tr>"
         for t, row in events.iterrows()
     )
     return f'<table class="events">{head}{rows}</table>'
-
-
-def _values(column: pd.Series) -> list[float | None]:
-    """Plotly wants None, not NaN, for a gap."""
-    return [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in column.tolist()]
-
-
-def _figure(run: RunData, title: str, y_title: str, events: pd.DataFrame) -> go.Figure:
-    figure = go.Figure()
-    figure.update_layout(
-        title={"text": title},
-        xaxis={"title": {"text": "time (s)"}, "range": [0, run.simulated_ns / SECOND]},
-        yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
-        template="plotly_white",
-        hovermode="closest",
-        margin={"l": 70, "r": 30, "t": 60, "b": 50},
-        legend={"orientation": "h", "y": -0.2},
-    )
-    for time_s, event_id in zip(events.index, events["id"], strict=True):
-        figure.add_vline(
-            x=time_s,
-            line={"dash": "dot", "color": "#777", "width": 1},
-            annotation={"text": _label(str(event_id)), "textangle": -90, "font": {"size": 10, "color": "#555"}},
-            annotation_position="top left",
-        )
-    return figure
-
-
-def _line(frame: pd.DataFrame, column: str, name: str, **kwargs: Any) -> go.Scatter:
-    return go.Scatter(x=frame.index.tolist(), y=_values(frame[column]), name=name, mode="lines", **kwargs)
-
-
-def _replicas_chart(run: RunData, events: pd.DataFrame) -> go.Figure:
-    figure = _figure(run, "Replicas", "replicas", events)
-    frame = analysis.replicas(run)
-    figure.add_trace(_line(frame, "desired", "desired", line={"shape": "hv", "color": "black"}))
-    for column, colour in (("launching", "#ff7f0e"), ("active", "#2ca02c"), ("terminating", "#9467bd")):
-        figure.add_trace(_line(frame, column, column, line={"color": colour}))
-    if frame["restarting"].any():  # containers killed and waiting to start again (memory modelled)
-        figure.add_trace(_line(frame, "restarting", "restarting", line={"color": "#d62728"}))
-    return figure
-
-
-def _requests_chart(run: RunData, events: pd.DataFrame) -> go.Figure:
-    figure = _figure(run, "Requests", "requests / s", events)
-    frame = analysis.request_outcomes(run)
-    for column, colour in (("arrived", "#1f77b4"), ("completed", "#2ca02c"), ("failed", "#d62728")):
-        figure.add_trace(_line(frame, f"{column}_per_s", column, line={"color": colour}))
-    for reason in analysis.failure_reasons(run):
-        name = _label(f"failed: {reason}")
-        figure.add_trace(_line(frame, f"failed_{reason}_per_s", name, visible="legendonly", line={"dash": "dot"}))
-    return figure
-
-
-def _latency_chart(run: RunData, events: pd.DataFrame, objectives: Mapping[str, Any] | None) -> go.Figure:
-    figure = _figure(run, "Latency of the requests completed in each interval", "ms", events)
-    frame = analysis.latency(run)
-    for column, colour in (("p50_ms", "#2ca02c"), ("p95_ms", "#ff7f0e"), ("p99_ms", "#d62728")):
-        figure.add_trace(_line(frame, column, column.removesuffix("_ms"), line={"color": colour}))
-    figure.add_trace(_line(frame, "mean_ms", "mean", visible="legendonly", line={"dash": "dash"}))
-    if objectives is not None:
-        figure.add_hline(
-            y=objectives["latency_ms"],
-            line={"dash": "dash", "color": "#d62728", "width": 1},
-            annotation={"text": f"p{objectives['percentile']} objective", "font": {"size": 10}},
-            annotation_position="top right",
-        )
-    return figure
-
-
-def _cpu_chart(run: RunData, events: pd.DataFrame) -> go.Figure:
-    """Overall utilisation, and every replica's in one trace (gaps between replicas) so thousands stay cheap."""
-    figure = _figure(run, "CPU utilisation (busy over held core-time)", "utilisation", events)
-    figure.update_yaxes(tickformat=".0%")
-    wide = analysis.cpu_per_replica(run)
-    xs: list[float | None] = []
-    ys: list[float | None] = []
-    ids: list[Any] = []
-    for replica in wide.columns:
-        column = wide[replica].dropna()
-        xs += [*column.index.tolist(), None]
-        ys += [*column.tolist(), None]
-        ids += [replica] * len(column) + [None]
-    figure.add_trace(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            customdata=ids,
-            name="per replica",
-            mode="lines+markers",
-            marker={"size": 3},
-            line={"width": 1, "color": "rgba(120, 120, 200, 0.45)"},
-            hovertemplate="replica %{customdata}<br>%{x} s: %{y:.1%}<extra></extra>",
-        )
-    )
-    figure.add_trace(_line(analysis.cpu(run), "utilisation", "overall", line={"width": 3, "color": "#6a3d9a"}))
-    return figure
-
-
-def _hover(time_s: float, autoscaler: str, row: pd.Series) -> str:
-    fields = [f"{_label(autoscaler)} at {time_s:.6g} s"]
-    for key, value in row.items():
-        if key != "autoscaler" and not (value is None or (isinstance(value, float) and math.isnan(value))):
-            fields.append(f"{_label(str(key))}: {_label(_text(value))}")
-    return "<br>".join(fields)
-
-
-def _decisions_chart(run: RunData, events: pd.DataFrame) -> go.Figure:
-    """What each autoscaler asked for, as markers whose hover shows the inputs it decided from."""
-    figure = _figure(run, "Autoscaler decisions", "desired replicas", events)
-    replicas = analysis.replicas(run)
-    figure.add_trace(_line(replicas, "desired", "cluster desired", line={"shape": "hv", "color": "#bbb"}))
-    frame = analysis.decisions(run)
-    cpu_axis = False
-    for autoscaler in pd.unique(frame["autoscaler"]) if not frame.empty else []:
-        rows = frame[frame["autoscaler"] == autoscaler].dropna(axis=1, how="all")
-        column = "desired" if "desired" in rows.columns else next((c for c in CPU_FIELDS if c in rows.columns), "")
-        if not column:
-            continue  # nothing to draw it by; its decisions are still in analysis.decisions
-        axis = "y" if column == "desired" else "y2"
-        cpu_axis |= axis == "y2"
-        hover = [_hover(t, str(autoscaler), row) for t, row in rows.iterrows()]
-        name = _label(str(autoscaler) if axis == "y" else f"{autoscaler} ({column}, m)")
-        figure.add_trace(
-            go.Scatter(
-                x=rows.index.tolist(),
-                y=_values(rows[column]),
-                name=name,
-                mode="markers",
-                yaxis=axis,
-                marker={"size": 8, "symbol": "circle" if axis == "y" else "diamond"},
-                hovertext=hover,
-                hovertemplate="%{hovertext}<extra></extra>",
-            )
-        )
-    if cpu_axis:
-        axis_layout = {"title": {"text": "CPU (millicores)"}, "side": "right", "rangemode": "tozero", "showgrid": False}
-        figure.update_layout(yaxis2={**axis_layout, "overlaying": "y"})
-        cpu = analysis.cpu(run)
-        line = {"shape": "hv", "color": "#9ecae1", "dash": "dash"}
-        figure.add_trace(_line(cpu, "request_millicores", "template CPU request (m)", yaxis="y2", line=line))
-    return figure
 
 
 def _objectives_html(run: RunData, objectives: Mapping[str, Any] | None) -> str:
@@ -226,8 +428,14 @@ def _objectives_html(run: RunData, objectives: Mapping[str, Any] | None) -> str:
         return "<p>No objectives: the scenario states no <code>spec.slo</code>.</p>"
     result = analysis.slo_summary(run, **objectives)
     verdict = "met" if result["met"] else "missed"
-    rows = [("verdict", verdict), *((key, _text(value)) for key, value in result.items())]
-    return _table(rows, f"objectives {verdict}")
+    return _table(slo_rows(result), f"objectives {verdict}")
+
+
+def _verdict_html(run: RunData, objectives: Mapping[str, Any] | None) -> str:
+    if objectives is None:
+        return ""
+    verdict = "met" if analysis.slo_summary(run, **objectives)["met"] else "missed"
+    return f'<p class="verdict {verdict}">objectives {verdict}</p>'
 
 
 def _chart_html(figure: go.Figure, div_id: str) -> str:
@@ -236,27 +444,41 @@ def _chart_html(figure: go.Figure, div_id: str) -> str:
     return f'<div class="chart">{div}</div>'
 
 
+def charts(run: RunData, objectives: Mapping[str, Any] | None = None) -> list[tuple[str, go.Figure]]:
+    """The report's charts as (div id, figure), in the order the page shows them."""
+    events = analysis.events(run)
+    make = _Charts(run, events)
+    shown = [
+        ("chart-replicas", make.replicas()),
+        ("chart-requests", make.requests()),
+        ("chart-latency", make.latency(objectives)),
+        ("chart-cpu", make.cpu()),
+    ]
+    kinds = _kinds(run)
+    decisions = analysis.decisions(run)
+    for index, name in enumerate(kinds["hpa"]):
+        shown.append((f"chart-hpa-{index}", make.hpa(name, decisions[decisions["autoscaler"] == name])))
+    for index, name in enumerate(kinds["kpa"]):
+        shown.append((f"chart-kpa-{index}", make.kpa(name, decisions[decisions["autoscaler"] == name])))
+    if "nodes" in run.series:
+        shown.append(("chart-cluster", make.cluster()))
+    shown.append(("chart-decisions", make.decisions()))
+    return shown
+
+
 def render_report(run: RunData, objectives: Mapping[str, Any] | None = None) -> str:
     """The page's HTML (write_report writes it)."""
     objectives = stated_objectives(run) if objectives is None else objectives
     events = analysis.events(run)
-    charts = (
-        _replicas_chart(run, events),
-        _requests_chart(run, events),
-        _latency_chart(run, events, objectives),
-        _cpu_chart(run, events),
-        _decisions_chart(run, events),
+    head = f"seed {run.seed} · {format_duration(run.simulated_ns)} simulated · {run.phase}"
+    if run.message:
+        head += f": {run.message}"
+    facts = [("run", "-" if run.id is None else str(run.id)), ("digest", run.digest or "-")]
+    summary = (
+        summary_rows(Summary.from_dict(run.summary)) if run.summary else [("summary", "none: the run did not start")]
     )
-    facts = [
-        ("phase", _text(run.phase)),
-        ("message", _text(run.message)),
-        ("seed", _text(run.seed)),
-        ("digest", _text(run.digest)),
-        ("run id", _text(run.id)),
-        ("simulated", f"{run.simulated_ns / SECOND:.6g} s"),
-    ]
-    costs = [(key, _text(value)) for key, value in analysis.cost(run).items() if value is not None]
-    summary = [(str(key), _summary_text(str(key), value)) for key, value in run.summary.items()]
+    spend = analysis.cost(run)
+    cluster = node_cpu_rows(node.get("cpu_utilisation") for node in run.documents.get("nodes", []))
     name = html.escape(run.name)
     parts = [
         "<!DOCTYPE html>",
@@ -267,22 +489,24 @@ def render_report(run: RunData, objectives: Mapping[str, Any] | None = None) -> 
         f'<script type="text/javascript">{get_plotlyjs()}</script>',
         "</head><body>",
         f"<h1>{name}</h1>",
-        _table(facts, "run"),
-        "<h2>Summary</h2>",
-        _table(summary, "summary"),
-        "<h2>Objectives</h2>",
+        f"<p>{html.escape(head)}</p>",
+        _verdict_html(run, objectives),
+        *(_chart_html(figure, div_id) for div_id, figure in charts(run, objectives)),
+        '<div class="tables">',
+        "<div><h2>What happened</h2>",
+        _table([*summary, *cluster, *facts], "summary"),
+        "</div><div><h2>Objectives</h2>",
         _objectives_html(run, objectives),
-        "<h2>Cost</h2>",
-        _table(costs, "cost"),
-        "<h2>Charts</h2>",
-        *(_chart_html(figure, div_id) for figure, div_id in zip(charts, CHART_IDS, strict=True)),
+        "<h2>Cost and limits</h2>",
+        _table(cost_rows(spend) + limit_rows(analysis.limits(run)), "cost"),
+        "</div></div>",
         "<h2>Scenario events</h2>",
         _events_table(events),
         "<h2>Scenario</h2>",
         f"<details><summary>YAML</summary><pre>{html.escape(run.scenario)}</pre></details>",
         "</body></html>",
     ]
-    return "\n".join(parts)
+    return "\n".join(part for part in parts if part)
 
 
 def write_report(run: RunData, path: Path, *, objectives: Mapping[str, Any] | None = None) -> None:

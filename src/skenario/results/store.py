@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS replica_series (
 CREATE INDEX IF NOT EXISTS replica_series_run ON replica_series (run_id);
 CREATE TABLE IF NOT EXISTS replicas (
     run_id INTEGER NOT NULL REFERENCES runs(id), replica INTEGER NOT NULL, created_ns INTEGER NOT NULL,
-    activated_ns INTEGER, terminated_ns INTEGER, cpu_request INTEGER NOT NULL, cpu_limit INTEGER,
+    bound_ns INTEGER, activated_ns INTEGER, terminated_ns INTEGER, cpu_request INTEGER NOT NULL, cpu_limit INTEGER,
     busy_core_ns REAL NOT NULL, memory_request INTEGER, restarts INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (run_id, replica)
 ) WITHOUT ROWID;
@@ -737,7 +737,7 @@ class RunStore:
 
 _ADDED_COLUMNS = {
     "runs": {"run_name": "TEXT", "tags": "TEXT", "sweep_id": "INTEGER"},
-    "replicas": {"memory_request": "INTEGER", "restarts": "INTEGER NOT NULL DEFAULT 0"},
+    "replicas": {"memory_request": "INTEGER", "restarts": "INTEGER NOT NULL DEFAULT 0", "bound_ns": "INTEGER"},
 }
 """Columns added to tables since the first store: a store made before them gains them when opened."""
 
@@ -799,11 +799,14 @@ def _tags(stored: Any) -> list[str]:
 
 
 def _series_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The recorder's frame again: its columns in order, failure reasons after, missing counts as 0."""
+    """The recorder's frame again: its columns in order, then its gauges (the cluster's, the autoscalers'
+    bound), failure reasons last, missing counts as 0."""
     import pandas as pd
 
     reasons = sorted({key for row in rows for key in row if key.startswith("failed_")})
-    frame = pd.DataFrame(rows, columns=[*COLUMNS, *reasons])
+    known = {*COLUMNS, *reasons}
+    gauges = list(dict.fromkeys(key for row in rows for key in row if key not in known))
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, *gauges, *reasons])
     if reasons:
         frame[reasons] = frame[reasons].fillna(0).astype("int64")
     frame.index = pd.Index(frame["time_ns"] / SECOND, name="time_s")

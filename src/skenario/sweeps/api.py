@@ -28,6 +28,7 @@ study, pareto = skenario.tune(
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -293,12 +294,15 @@ def _check_figure(metric: str, template: Template, prices: Prices) -> None:
     """A figure the runs will not give is a mistake in the options: cost needs a price, SLO compliance a spec.slo."""
     if metric == "cost" and prices == Prices():
         raise SweepError(
-            "cost needs a price: give --price-per-replica-hour, --price-per-cpu-hour or --price-per-gib-hour"
+            "cost needs a price: give --price-per-replica-hour, --price-per-cpu-hour, --price-per-gib-hour "
+            "or --price-per-node-hour"
         )
-    if metric == "slo_compliance" and template.scenario.spec.slo is None:
+    if metric in ("slo_met", "slo_compliance") and template.scenario.spec.slo is None:
         raise SweepError(
-            f"slo_compliance needs objectives: {template.source} has no spec.slo (latency, percentile, errorRate)"
+            f"{metric} needs objectives: {template.source} has no spec.slo (latency, percentile, errorRate)"
         )
+    if metric in ("node_hours", "cluster_full", "pods_pending") and template.scenario.spec.cluster is None:
+        raise SweepError(f"{metric} needs nodes: {template.source} has no spec.cluster")
 
 
 def _end(dimension: Range | Setting, end: str) -> Any:
@@ -374,4 +378,4 @@ def _scalar_text(value: Any) -> str:
 
 def _prices(prices: Prices | None) -> dict[str, float | None]:
     prices = prices or Prices()
-    return {"replica_hour": prices.replica_hour, "cpu_hour": prices.cpu_hour, "gib_hour": prices.gib_hour}
+    return dataclasses.asdict(prices)

@@ -36,9 +36,14 @@ LABELS = {
     "p99_ms": "p99 latency (ms)",
     "error_rate": "error rate",
     "replica_hours": "replica-hours",
-    "cpu_hours": "requested CPU-hours",
+    "cpu_core_hours": "CPU core-hours (request or use, the larger)",
+    "node_hours": "node-hours",
     "cost": "cost",
+    "slo_met": "share of seeds meeting the SLO",
     "slo_compliance": "share of intervals meeting the SLO",
+    "at_max_replicas": "share of time at maxReplicas",
+    "pods_pending": "share of time with pods Pending",
+    "cluster_full": "share of time with the cluster full",
 }
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skenario.core.time import MILLISECOND
-from skenario.results.analysis import cost, slo_summary
+from skenario.results.analysis import cost, limits, slo_summary
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import FinishedRun
 from skenario.scenario.loader import parse_scenario
@@ -36,20 +36,28 @@ METRICS = (
     "p99_ms",
     "error_rate",
     "replica_hours",
-    "cpu_hours",
+    "cpu_core_hours",
+    "node_hours",
     "cost",
+    "slo_met",
     "slo_compliance",
+    "at_max_replicas",
+    "pods_pending",
+    "cluster_full",
 )
-"""The figures of every run, in the order tables show them."""
+"""The figures of every run, in the order tables show them: outcomes, costs, the SLO's verdict (1 met,
+0 missed) and compliant share, then what kept the autoscalers from acting, as shares of the run's time:
+at the autoscalers' maxReplicas, with the workload's pods Pending, with the cluster full."""
 
 
 @dataclass(frozen=True)
 class Prices:
-    """What a replica-hour, a requested CPU-hour and a requested GiB-hour cost; None: not counted."""
+    """What a replica-hour, a CPU core-hour, a requested GiB-hour and a node-hour cost; None: not counted."""
 
     replica_hour: float | None = None
     cpu_hour: float | None = None
     gib_hour: float | None = None
+    node_hour: float | None = None
 
 
 @dataclass(frozen=True)
@@ -98,8 +106,9 @@ def run_job(job: Job) -> Outcome:
 
 
 def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A run's METRICS. slo_compliance is the share of recording intervals that met the objectives
-    (`analysis.slo`), None without objectives; cost is None without prices."""
+    """A run's METRICS. slo_met is 1 when the run met its objectives and 0 when it missed them
+    (`analysis.slo_summary`), slo_compliance the share of recording intervals that met them, both None
+    without objectives; cost is None without prices; node_hours and cluster_full None without a cluster."""
     summary = run.summary
     completed, failed = int(summary["requests_completed"]), int(summary["requests_failed"])
     p99 = summary.get("latency_p99_ns")
@@ -108,18 +117,20 @@ def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = No
         price_per_replica_hour=prices.replica_hour,
         price_per_cpu_hour=prices.cpu_hour,
         price_per_gib_hour=prices.gib_hour,
+        price_per_node_hour=prices.node_hour,
     )
     judged = objectives or stated_objectives(run)
-    compliance = None
-    if judged is not None:
-        compliance = slo_summary(run, **judged)["compliant_fraction"]
+    verdict = None if judged is None else slo_summary(run, **judged)
     return {
         "p99_ms": None if p99 is None else p99 / MILLISECOND,
         "error_rate": failed / (completed + failed) if completed + failed else None,
         "replica_hours": spent["replica_hours"],
-        "cpu_hours": spent["cpu_hours_requested"],
+        "cpu_core_hours": spent["cpu_core_hours"],
+        "node_hours": spent["node_hours"],
         "cost": spent["total_cost"],
-        "slo_compliance": compliance,
+        "slo_met": None if verdict is None else float(verdict["met"]),
+        "slo_compliance": None if verdict is None else verdict["compliant_fraction"],
+        **limits(run),
     }
 
 

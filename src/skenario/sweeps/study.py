@@ -47,8 +47,10 @@ ALIASES = {
     "p99": "p99_ms",
     "errors": "error_rate",
     "replicas": "replica_hours",
-    "cpu": "cpu_hours",
+    "cpu": "cpu_core_hours",
+    "nodes": "node_hours",
     "slo": "slo_compliance",
+    "met": "slo_met",
 }
 """Short names a user may write for a figure (METRICS are the long ones)."""
 

@@ -14,7 +14,12 @@ from skenario.autoscalers.hpa.config import HPAControllerConfig
 from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler, HPASpec, decision_rule, hpa_conditions
 from skenario.autoscalers.hpa.normalization import TimestampedRecommendation
 from skenario.autoscalers.hpa.reconcile import HPAHistory, Reconciliation, reconcile_desired_replicas
-from skenario.autoscalers.hpa.types import AverageValueTarget, ResourceMetricSource, UtilizationTarget
+from skenario.autoscalers.hpa.types import (
+    AverageValueTarget,
+    PodsMetricSource,
+    ResourceMetricSource,
+    UtilizationTarget,
+)
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, RandomStreams
 from skenario.core.time import MILLISECOND, MINUTE, SECOND
@@ -55,6 +60,23 @@ def test_first_sync_scales_by_the_usage_ratio() -> None:
     assert decision.at == 15 * SECOND
     assert decision.proposed == math.ceil(2 * 60 / 30)
     assert model.desired == 4
+
+
+def test_a_decision_records_each_metric_target_and_the_bounds() -> None:
+    """What explain shows beside the usage: each metric's target as the spec writes it (Utilization in
+    percent, AverageValue in milli-units) and the spec's min and max replicas."""
+    env, model = two_pods_at_sixty_percent()
+    metrics = (
+        ResourceMetricSource("cpu", UtilizationTarget(30)),
+        PodsMetricSource("in_flight", AverageValueTarget(500)),
+    )
+    hpa = HorizontalPodAutoscaler(HPASpec(max_replicas=10, min_replicas=2, metrics=metrics), HPAControllerConfig())
+    hpa.start(ClusterContext(model))
+    env.run()
+    [decision] = hpa.decisions
+    targets = {name: (values["target_type"], values["target"]) for name, values in decision.metrics.items()}
+    assert sorted(targets.values()) == [("AverageValue", 500), ("Utilization", 30)]
+    assert (decision.min_replicas, decision.max_replicas) == (2, 10)
 
 
 def test_desired_stays_within_min_and_max() -> None:

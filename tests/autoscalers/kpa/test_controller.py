@@ -244,9 +244,67 @@ def test_the_scraper_prefers_pods_older_than_the_stable_window() -> None:
     assert len(set(scrape_sample(all_old, now, MINUTE, random))) == 7
 
 
+# 50 requests/s of exactly 200 ms (I/O, no CPU to share) keep 50 x 0.2 = 10 in flight (Little's law).
+# The target annotation 2 at the default 70% gives a target of 1.4 per pod: ceil(10 / 1.4) = 8 pods.
+STEADY = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: steady}
+spec:
+  duration: 5m
+  seed: 1
+  workload:
+    replicas: 1
+    resources: {requests: {cpu: 1000m}}
+    request: {cpuTime: 0s, ioTime: 200ms, timeout: 30s}
+    launch: {scheduling: 500ms, imagePull: 0s, containerStart: 1s, readiness: 500ms}
+  traffic: {type: constant, rate: 50/s}
+  autoscalers:
+    - type: kpa
+      annotations: {autoscaling.knative.dev/target: "2"}
+"""
+STEADY_IN_FLIGHT = 50 * 0.2
+STEADY_TARGET = 2 * 0.7
+STEADY_PODS = math.ceil(STEADY_IN_FLIGHT / STEADY_TARGET)  # 8
+
+
+def test_a_steady_load_is_recorded_with_the_inputs_that_decided_it() -> None:
+    """After the first minutes every decision reads about 10 in flight in both windows, asks for
+    ceil(10 / 1.4) = 8 pods by the stable window, and keeps the activator in the path: its excess
+    burst capacity floor(8 x 2 - 211 - 10) is negative (211 is the default target-burst-capacity)."""
+    simulation = Simulation(parse_scenario(STEADY))
+    simulation.run()
+    kpa = simulation.autoscalers["kpa"]
+    assert isinstance(kpa, KnativePodAutoscaler)
+    settings = kpa.decisions[0].settings
+    assert settings is not None and settings["target"] == pytest.approx(STEADY_TARGET) and settings["total"] == 2
+    assert all(d.settings is None for d in kpa.decisions[1:])  # the settings do not change while it runs
+    settled = [d for d in kpa.decisions if d.at >= 3 * MINUTE]
+    assert settled
+    for d in settled:
+        assert d.observed_stable == pytest.approx(STEADY_IN_FLIGHT, abs=0.5)
+        assert d.observed_panic == pytest.approx(STEADY_IN_FLIGHT, abs=1.0)
+        assert d.stable_pods == math.ceil(d.observed_stable / STEADY_TARGET) == STEADY_PODS
+        assert (d.ready, d.proposed, d.desired, d.rule, d.scaler, d.panic) == (8, 8, 8, "stable-window", "", False)
+        assert d.ebc == math.floor(8 * 2 - 211 - d.observed_panic) < 0
+        assert d.sks == "Proxy"
+
+
+def test_no_data_is_recorded_as_minus_one_with_no_inputs() -> None:
+    """Before any request the stable window is empty: `Scale` is invalid (no data), the proposal is
+    -1 (`scaleUnknown`) and nothing it would have read is recorded."""
+    simulation = Simulation(parse_scenario(BURST))
+    simulation.run(until="20s")
+    kpa = simulation.autoscalers["kpa"]
+    assert isinstance(kpa, KnativePodAutoscaler) and kpa.decisions
+    for d in kpa.decisions:
+        assert (d.proposed, d.observed_stable, d.stable_pods, d.ebc, d.rule) == (-1, None, None, None, None)
+        assert d.scaler == "activating"  # a new PA activates: no scale to zero before it succeeds or times out
+
+
 # A long steady run with one slot per pod: 100/s of 200 ms from a cold start, so pods come and go
 # (a young pod beside old ones) while the load stays put.
-STEADY = BURST.replace("duration: 4m", "duration: 10m").replace(
+STEADY_CC1 = BURST.replace("duration: 4m", "duration: 10m").replace(
     "rate: 50/s, start: 30s, stop: 3m", "rate: 100/s, start: 30s"
 )
 
@@ -268,7 +326,7 @@ def test_with_one_slot_per_pod_the_scraped_figures_are_unbiased_and_the_count_se
         record(self, now, concurrency, rps)
 
     monkeypatch.setattr(MetricCollection, "record", spy)
-    simulation = Simulation(parse_scenario(STEADY))
+    simulation = Simulation(parse_scenario(STEADY_CC1))
     model = simulation.model
     marks: list[tuple[int, int, int, int]] = []
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from skenario.autoscalers.kpa.config import KPAConfig
 from skenario.autoscalers.kpa.decider import (
+    DECIDER_RULES,
     INVALID_SCALE_RESULT,
     DeciderSpec,
     KPADecider,
@@ -507,3 +508,91 @@ def test_constant_load_gives_ceil_of_load_over_target(
     assert result.scale_valid
     assert result.desired_pod_count == want
     assert not a.in_panic
+
+
+# --- what a decision came from (ScaleInputs) -------------------------------------------------------
+# The harness's rates are 10 both ways and its panic threshold 2; each case works `Scale` by hand.
+
+
+def test_a_steady_load_is_decided_by_the_stable_window_and_says_so() -> None:
+    """35 in flight at a target of 10 with 4 ready: ceil(35 / 10) = 4 pods, within the rate limits
+    (ceil(10 x 4) = 40, floor(4 / 10) = 0), and 4 / 4 ready is below the panic threshold of 2."""
+    result = harness(10, 0, FakeMetrics(35, 35)).scale(T0, 4)
+    assert result.desired_pod_count == 4
+    assert result.inputs is not None
+    assert (result.inputs.observed_stable, result.inputs.observed_panic) == (35, 35)
+    assert (result.inputs.stable_pods, result.inputs.panic_pods) == (4, 4)
+    assert result.inputs.rule == "stable-window"
+
+
+def test_the_rate_limits_are_named_when_they_bind() -> None:
+    # 500 in flight at target 10 asks for 50; with 1 ready the most is ceil(10 x 1) = 10.
+    up = harness(10, 0, FakeMetrics(500, 0)).scale(T0, 1)
+    assert up.desired_pod_count == 10 and up.inputs is not None
+    assert (up.inputs.stable_pods, up.inputs.rule) == (50, "max-scale-up-rate")
+    # 10 in flight asks for 1; with 50 ready the least is floor(50 / 10) = 5.
+    down = harness(10, 0, FakeMetrics(10, 10)).scale(T0, 50)
+    assert down.desired_pod_count == 5 and down.inputs is not None
+    assert (down.inputs.stable_pods, down.inputs.rule) == (1, "max-scale-down-rate")
+
+
+def test_panic_mode_names_the_panic_window_then_the_hold() -> None:
+    """With 2 ready, the panic window's 50 asks for 5 = 2.5 x 2 ready >= 2: panic, and 5 > the stable
+    window's ceil(20 / 10) = 2. Two seconds later the panic window asks for 3 (1.5 x 2, below the
+    threshold, but panic lasts a stable window): the hold keeps the 5."""
+    metrics = FakeMetrics(20, 50)
+    decider = harness(10, 0, metrics)
+    first = decider.scale(T0, 2)
+    assert first.desired_pod_count == 5 and first.inputs is not None and first.inputs.rule == "panic-window"
+    assert decider.in_panic
+    metrics.set_concurrency(20, 30)
+    second = decider.scale(T0 + 2 * SECOND, 2)
+    assert second.desired_pod_count == 5 and second.inputs is not None
+    assert (second.inputs.stable_pods, second.inputs.panic_pods, second.inputs.rule) == (2, 3, "panic-hold")
+
+
+def test_activation_scale_and_the_scale_down_delay_are_named() -> None:
+    # 5 in flight at target 10 asks for 1; activation-scale 3 raises any demand to 3.
+    raised = harness(10, 0, FakeMetrics(5, 5), activation_scale=3).scale(T0, 1)
+    assert raised.desired_pod_count == 3 and raised.inputs is not None and raised.inputs.rule == "activation-scale"
+    # 40 asks for 4, then 10 asks for 1, but a 1-minute delay keeps the 4 asked for 2 s before.
+    metrics = FakeMetrics(40, 40)
+    delayed = harness(10, 0, metrics, scale_down_delay=MINUTE)
+    assert delayed.scale(T0, 4).desired_pod_count == 4
+    metrics.set_concurrency(10, 10)
+    held = delayed.scale(T0 + 2 * SECOND, 4)
+    assert held.desired_pod_count == 4 and held.inputs is not None
+    assert (held.inputs.stable_pods, held.inputs.rule) == (1, "scale-down-delay")
+
+
+def test_no_data_has_no_inputs() -> None:
+    metrics = FakeMetrics()
+    metrics.no_data = True
+    assert harness(10, 100, metrics).scale(T0, 1).inputs is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(observation, min_size=1, max_size=30), target=st.floats(0.5, 200))
+def test_the_rule_named_is_the_one_that_gives_the_count(
+    steps: list[tuple[int, int, float, float]], target: float
+) -> None:
+    """Whatever the decider sees, its rule is one it documents, and the count is what that rule's
+    formula gives: ceil(average / target) for a window, the rate limits' ceil(10 x R) and floor(R / 10)
+    (R the ready pods, at least 1), the panic mode's largest count so far for the hold."""
+    decider = harness(target, 0, FakeMetrics())
+    now = T0
+    for dt, ready, stable, panic in steps:
+        now += dt
+        result = decider.scale_observed(now, ready, stable, panic)
+        inputs = result.inputs
+        assert inputs is not None and inputs.rule in DECIDER_RULES
+        assert inputs.stable_pods == math.ceil(stable / target) and inputs.panic_pods == math.ceil(panic / target)
+        r = max(1, ready)
+        want = {
+            "stable-window": inputs.stable_pods,
+            "panic-window": inputs.panic_pods,
+            "max-scale-up-rate": math.ceil(10 * r),
+            "max-scale-down-rate": math.floor(r / 10),
+            "panic-hold": decider.max_panic_pods,
+        }[inputs.rule]
+        assert result.desired_pod_count == want

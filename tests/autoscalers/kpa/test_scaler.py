@@ -18,6 +18,7 @@ from skenario.autoscalers.kpa.decider import KPADecider, make_decider_spec
 from skenario.autoscalers.kpa.scaler import (
     ACTIVATION_TIMEOUT_BUFFER,
     SCALE_UNKNOWN,
+    SCALER_RULES,
     PAState,
     PAStatus,
     ScaleDecision,
@@ -390,6 +391,39 @@ def test_sks_mode() -> None:
     assert sks_mode(SCALE_UNKNOWN, 50, PAState.INACTIVE) == "Proxy"
 
 
+@pytest.mark.parametrize(
+    ("config", "scale_to", "status", "probe", "reason"),
+    [
+        # The branch of scaler.go that decides each case, by its upstream log line or comment.
+        (rconfig(), 10, NEW_PA, True, ""),  # applied as the decider asked
+        (rconfig(), -1, active(0), True, "no-metrics"),  # "Metrics are not yet being collected."
+        (rconfig(max_scale=8), 10, NEW_PA, True, "max-scale"),  # applyBounds lowers 10 to 8
+        (rconfig(min_scale=2), 0, inactive(GRACE), True, "min-scale"),  # applyBounds raises 0 to 2
+        (rconfig(initial_scale=5), 1, activating(0), True, "initial-scale"),  # initial scale not yet reached
+        (rconfig(enable_scale_to_zero=False), 0, active(0), True, "scale-to-zero-disabled"),
+        (rconfig(), 0, activating(ACTIVATION_TIMEOUT // 2), True, "activating"),
+        (
+            rconfig(),
+            0,
+            activating(ACTIVATION_TIMEOUT + SECOND),
+            True,
+            "activation-timeout",
+        ),  # "Activation has timed out"
+        (rconfig(), 0, active(STABLE - SECOND), True, "idle-hold"),  # "Sleeping additionally for ..."
+        (rconfig(), 0, active(STABLE), True, "mark-inactive"),  # Active for a stable window: (0, false)
+        (rconfig(), 0, inactive(GRACE), False, "probe-activator"),  # "PA is not yet backed by activator"
+        (rconfig(scale_to_zero_pod_retention_period=2 * GRACE), 0, inactive(GRACE), True, "pod-retention"),
+        (rconfig(), 0, inactive(GRACE - SECOND), True, "grace-period"),  # re-enqueued for the rest of it
+        (rconfig(), 0, inactive(GRACE), True, "scale-to-zero"),  # CanScaleToZero
+        (rconfig(), 0, proxying(GRACE - SECOND, GRACE), True, "scale-to-zero"),  # "Fast path scaling to 0"
+    ],
+)
+def test_the_reconciler_names_the_rule_it_applied(
+    config: KPAConfig, scale_to: int, status: PAStatus, probe: bool, reason: str
+) -> None:
+    assert reconcile_scale(config, scale_to, status, NOW, probe).reason == reason
+
+
 # --- properties ------------------------------------------------------------------------------------
 
 
@@ -422,7 +456,8 @@ def test_applied_scale_stays_within_bounds(
 ) -> None:
     """What the reconciler applies lies in [min, max]; 0 only when the minimum is 0 and scale to zero is on.
 
-    The decider alone knows no bounds (upstream's `Scale` neither); they are the reconciler's.
+    The decider alone knows no bounds (upstream's `Scale` neither); they are the reconciler's. No
+    rule named means the decider's count went through as it was; a bound named moved it that way.
     """
     max_scale = 0 if unbounded else max(min_scale, 1) + extra
     config = KPAConfig(
@@ -442,6 +477,13 @@ def test_applied_scale_stays_within_bounds(
         desired = a.scale_observed(now, ready, stable, panic).desired_pod_count
         status = PAStatus(state, now - ago, scale_target_initialized=initialized)
         decision = reconcile_scale(config, desired, status, now, activator_probe=probe)
+        assert decision.reason == "" or decision.reason in SCALER_RULES
+        if decision.reason == "":
+            assert decision.scale == desired and decision.apply
+        if decision.reason in ("min-scale", "initial-scale"):
+            assert decision.scale > desired
+        if decision.reason == "max-scale":
+            assert decision.scale < desired
         if decision.apply:
             if decision.scale == 0:
                 assert lower == 0 and enable_scale_to_zero

@@ -276,7 +276,7 @@ def test_a_request_patch_changes_the_work_of_requests_from_then_on() -> None:
         "{id: heavier, at: 30s, patch: {target: workload, patch: {request: {cpuTime: 100ms}}}}",
     )
     simulation.run()
-    busy = series(simulation, "cpu_utilisation")
+    busy = series(simulation, "cpu_request_utilisation")
     # 5/s x 10ms over 2 cores is 2.5% busy; 5/s x 100ms is 25%.
     assert busy[20] == pytest.approx(0.025, rel=0.05)
     assert busy[50] == pytest.approx(0.25, rel=0.05)

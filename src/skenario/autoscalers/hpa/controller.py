@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from skenario.autoscalers.base import AutoscalerContext, PodView
 from skenario.autoscalers.hpa.behavior import Behavior, tolerances_for_hpa
 from skenario.autoscalers.hpa.config import DEFAULT_CONTROLLER_CONFIG, HPAControllerConfig
-from skenario.autoscalers.hpa.metrics import compute_replicas_for_metrics
+from skenario.autoscalers.hpa.metrics import MetricProposal, compute_replicas_for_metrics
 from skenario.autoscalers.hpa.normalization import DESIRED_WITHIN_RANGE, READY_FOR_NEW_SCALE
 from skenario.autoscalers.hpa.reconcile import HPAHistory, Reconciliation, reconcile_desired_replicas
 from skenario.autoscalers.hpa.types import (
@@ -34,6 +34,7 @@ from skenario.autoscalers.hpa.types import (
     DEFAULT_METRICS,
     DEFAULT_TOLERANCES,
     MEMORY,
+    AverageValueTarget,
     ConditionStatus,
     ContainerResourceMetricSource,
     ExternalMetricSource,
@@ -47,6 +48,7 @@ from skenario.autoscalers.hpa.types import (
     PodsMetricSource,
     ResourceMetricSource,
     Tolerances,
+    UtilizationTarget,
 )
 from skenario.model.metrics import Sample
 
@@ -76,7 +78,10 @@ class HPADecision:
 
     `metrics` holds each metric's proposal: the replicas it asked for, the usage the HPA status
     would report (milli-units), the utilisation percent for Utilization targets, usage over
-    target, and the pods left out as unready or missing a metric. `error` is the first metric
+    target, the pods left out as unready or missing a metric, and the target it was held to
+    (`target_type` Utilization, AverageValue or Value as the spec writes it; `target` in percent
+    for Utilization, milli-units otherwise). `min_replicas` and `max_replicas` are the spec's
+    bounds (ScalingLimited's TooFewReplicas and TooManyReplicas). `error` is the first metric
     failure, as the HPA's ScalingActive condition says it. `conditions` are the HPA's
     AbleToScale, ScalingActive and ScalingLimited as `kubectl describe hpa` shows them
     ("True ReadyForNewScale"); `stabilized` the stabilisation window's recommendation; `rule` the
@@ -88,11 +93,26 @@ class HPADecision:
     proposed: int | None
     desired: int
     reason: str
-    metrics: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+    metrics: dict[str, dict[str, float | int | str | None]] = field(default_factory=dict)
     error: str | None = None
     conditions: dict[str, str] = field(default_factory=dict)
     stabilized: int | None = None
     rule: str = ""
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+
+
+def target_of(metric: MetricSpec) -> tuple[str, int]:
+    """A metric's target as the API writes it: its type (`Utilization`, `AverageValue`, `Value`) and value.
+
+    Utilization in percent of request; AverageValue and Value in milli-units (`Quantity.MilliValue()`).
+    """
+    target = metric.target
+    if isinstance(target, UtilizationTarget):
+        return "Utilization", target.average_utilization
+    if isinstance(target, AverageValueTarget):
+        return "AverageValue", target.average_value
+    return "Value", target.value
 
 
 def hpa_conditions(current: int, proposed: int | None, error: str | None, reconciled: Reconciliation) -> dict[str, str]:
@@ -151,6 +171,11 @@ class HorizontalPodAutoscaler:
     decisions: list[HPADecision] = field(default_factory=list)
     _context: AutoscalerContext | None = None
     _history: HPAHistory = field(default_factory=HPAHistory)
+
+    @property
+    def max_replicas(self) -> int:
+        """The most replicas it may set (`spec.maxReplicas`): the run records it beside the desired count."""
+        return self.spec.max_replicas
 
     def start(self, context: AutoscalerContext) -> None:
         """Sync from a phase of this HPA's own: the controller's workqueue takes each HPA one sync
@@ -213,18 +238,7 @@ class HorizontalPodAutoscaler:
             recommendation.replicas,
             reconciliation.desired_replicas,
             reconciliation.reason,
-            metrics={
-                proposal.metric: {
-                    "replicas": proposal.replicas,
-                    "usage": proposal.calculation.usage,
-                    "utilization": proposal.calculation.utilization,
-                    "usage_ratio": proposal.calculation.usage_ratio,
-                    "unready": proposal.calculation.unready,
-                    "missing": proposal.calculation.missing,
-                }
-                for proposal in recommendation.proposals
-                if proposal is not None
-            },
+            metrics={p.metric: _metric_detail(p) for p in recommendation.proposals if p is not None},
             error=recommendation.error,
             conditions=hpa_conditions(current, recommendation.replicas, recommendation.error, reconciliation),
             stabilized=None
@@ -238,10 +252,28 @@ class HorizontalPodAutoscaler:
                 {p.metric: p.calculation.usage_ratio for p in recommendation.proposals if p is not None},
                 tolerances,
             ),
+            min_replicas=spec.min_replicas,
+            max_replicas=spec.max_replicas,
         )
         if len(self.decisions) < self.keep_decisions:
             self.decisions.append(decision)
         return decision
+
+
+def _metric_detail(proposal: MetricProposal) -> dict[str, float | int | str | None]:
+    """One metric's proposal for the decision's record (`HPADecision.metrics`)."""
+    calculation = proposal.calculation
+    target_type, target = target_of(proposal.spec)
+    return {
+        "replicas": proposal.replicas,
+        "usage": calculation.usage,
+        "utilization": calculation.utilization,
+        "usage_ratio": calculation.usage_ratio,
+        "unready": calculation.unready,
+        "missing": calculation.missing,
+        "target_type": target_type,
+        "target": target,
+    }
 
 
 def _pod(view: PodView, now: int) -> ListedPod:

@@ -18,18 +18,23 @@
   subtracted from its next report: `ConcurrencyReporter.getOrCreateStat`), and while the
   revision's last scale is 0 each of its reports with requests runs the decider at once
   (`MultiScaler.Poke`), so scaling from zero starts without waiting for a tick.
+
+Each pass leaves a `KPADecision` with what the decider read and the rules that set the result
+(`skenario explain` reads them back); the first of a KPA's also holds its settings
+(`decision_settings`), which do not change while it runs.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from skenario.autoscalers.base import AutoscalerContext, PodCounters
 from skenario.autoscalers.kpa.config import KPAConfig
-from skenario.autoscalers.kpa.decider import KPADecider
+from skenario.autoscalers.kpa.decider import KPADecider, make_decider_spec, panic_window
 from skenario.autoscalers.kpa.scaler import (
     SCALE_UNKNOWN,
     PAState,
@@ -43,9 +48,19 @@ from skenario.autoscalers.kpa.windows import MetricCollection
 from skenario.core.time import SECOND
 
 
-@dataclass
+@dataclass(slots=True)
 class KPADecision:
-    """One tick: the decider's proposal and what the reconciler did with it."""
+    """One tick (or poke): the decider's proposal, what it came from, and what the reconciler did with it.
+
+    `proposed` is `Scale`'s `DesiredPodCount`, or -1 (`scaleUnknown`) when `Scale` was invalid
+    for want of data; then `observed_*`, `*_pods`, `ebc` and `rule` are None. `observed_stable`
+    and `observed_panic` are the windows' averages of the scaling metric; `stable_pods` and
+    `panic_pods` what each asks for, ceil(average / target); `rule` the decider's rule
+    (`decider.DECIDER_RULES`), `scaler` the reconciler's (`scaler.SCALER_RULES`, "" when it
+    applied the proposal as it was). `state` is the PodAutoscaler's Active condition, `sks` the
+    ServerlessService's mode after the pass (Proxy: the activator is in the request path), `ebc`
+    the excess burst capacity it was set by. `settings` is on the first decision only.
+    """
 
     at: int
     ready: int
@@ -54,6 +69,45 @@ class KPADecision:
     applied: bool
     panic: bool
     state: str
+    observed_stable: float | None = None
+    observed_panic: float | None = None
+    stable_pods: int | None = None
+    panic_pods: int | None = None
+    ebc: int | None = None
+    rule: str | None = None
+    scaler: str = ""
+    sks: str = "Proxy"
+    settings: dict[str, Any] | None = None
+
+
+def decision_settings(config: KPAConfig) -> dict[str, Any]:
+    """The settings a KPA decides by, resolved as the decider and the reconciler use them (durations in ns).
+
+    `target` is the per-pod target (`DeciderSpec.TargetValue`), `total` what one pod can take
+    (`TotalValue`), `panic_threshold` the ratio to the ready pods (2.0 for 200%).
+    """
+    spec = make_decider_spec(config)
+    return {
+        "metric": spec.scaling_metric,
+        "target": spec.target_value,
+        "total": spec.total_value,
+        "container_concurrency": config.container_concurrency,
+        "target_burst_capacity": spec.target_burst_capacity,
+        "panic_threshold": spec.panic_threshold,
+        "stable_window": spec.stable_window,
+        "panic_window": panic_window(config),
+        "max_scale_up_rate": spec.max_scale_up_rate,
+        "max_scale_down_rate": spec.max_scale_down_rate,
+        "scale_down_delay": spec.scale_down_delay,
+        "activation_scale": spec.activation_scale,
+        "min_scale": config.min_scale,
+        "max_scale": config.max_scale,
+        "initial_scale": config.initial_scale,
+        "enable_scale_to_zero": config.enable_scale_to_zero,
+        "scale_to_zero_grace_period": config.scale_to_zero_grace_period,
+        "scale_to_zero_pod_retention_period": config.scale_to_zero_pod_retention_period,
+        "reachable": config.reachable,
+    }
 
 
 @dataclass
@@ -72,6 +126,11 @@ class KnativePodAutoscaler:
     _activator_reported: bool = False  # the activator has a stat for the revision this period
     _first_request_adjust: float = 0.0  # what its immediate stat reported, taken off its next report
     _activator_last: PodCounters | None = None  # the activator's totals at the last scrape
+
+    @property
+    def max_replicas(self) -> int | None:
+        """The most pods it may ask for (`max-scale`; None: unbounded): the run records it beside the desired count."""
+        return self.config.max_scale or None
 
     def start(self, context: AutoscalerContext) -> None:
         self._context = context
@@ -169,7 +228,8 @@ class KnativePodAutoscaler:
         want = decision.scale if decision.scale >= 0 else proposed
         min_ready = active_threshold(self.config, status.scale_target_initialized)
         state = compute_active_state(status.state, want, ready, min_ready)
-        proxy = sks_mode(want, result.excess_burst_capacity, state) == "Proxy"
+        mode = sks_mode(want, result.excess_burst_capacity, state)
+        proxy = mode == "Proxy"
         context.set_sks_mode(proxy)
         self._status = PAStatus(
             state,
@@ -179,8 +239,26 @@ class KnativePodAutoscaler:
             (status.proxy_since if status.sks_proxy else now) if proxy else None,
         )
         if len(self.decisions) < self.keep_decisions:
+            inputs = result.inputs
             self.decisions.append(
-                KPADecision(now, ready, proposed, context.desired, decision.apply, self._decider.in_panic, state.value)
+                KPADecision(
+                    now,
+                    ready,
+                    proposed,
+                    context.desired,
+                    decision.apply,
+                    self._decider.in_panic,
+                    state.value,
+                    observed_stable=None if inputs is None else inputs.observed_stable,
+                    observed_panic=None if inputs is None else inputs.observed_panic,
+                    stable_pods=None if inputs is None else inputs.stable_pods,
+                    panic_pods=None if inputs is None else inputs.panic_pods,
+                    ebc=result.excess_burst_capacity if result.scale_valid else None,
+                    rule=None if inputs is None else inputs.rule,
+                    scaler=decision.reason,
+                    sks=mode,
+                    settings=None if self.decisions else decision_settings(self.config),
+                )
             )
 
 

@@ -8,6 +8,10 @@ window, never scaling down meanwhile), activation scale and the scale-down delay
 excess burst capacity. It knows nothing of min/max/initial scale or grace periods, and it happily
 returns 0 when there is no traffic: the reconciler's scaler (`kpa.scaler`) applies those.
 
+Each valid `ScaleResult` carries the `ScaleInputs` it came from: the stable and panic averages,
+the pod counts they ask for and the rule that set `DesiredPodCount` (one of `DECIDER_RULES`), the
+numbers upstream's debug log prints, so a run can say why it chose 281 pods.
+
 `make_decider_spec` resolves the settings (`kpa.config.KPAConfig`) into the numbers the decider
 uses (`DeciderSpec`), as upstream `MakeDecider` (`kpa/resources/decider.go`) does, and
 `make_metric_collection` makes the windows it reads, as `MakeMetric`. Times are integer
@@ -17,7 +21,7 @@ nanoseconds.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from skenario.autoscalers.kpa.config import TICK_INTERVAL, KPAConfig, ScalingMetric, resolve_metric_target
@@ -89,17 +93,51 @@ def initial_excess_burst_capacity(spec: DeciderSpec) -> int:
     return int(spec.initial_scale * spec.total_value - spec.target_burst_capacity)
 
 
+DECIDER_RULES: dict[str, str] = {
+    "stable-window": "the stable window's average over the target, rounded up",
+    "panic-window": "panic mode: the panic window's average over the target, rounded up, above the stable one's",
+    "panic-hold": "panic mode never scales down: it holds the most pods it has asked for since it began",
+    "max-scale-up-rate": "limited to max-scale-up-rate times the ready pods, rounded up",
+    "max-scale-down-rate": "limited to the ready pods over max-scale-down-rate, rounded down",
+    "activation-scale": "raised to activation-scale, as there is demand",
+    "scale-down-delay": "the largest count asked for within scale-down-delay",
+}
+"""The rules that can set `Scale`'s `DesiredPodCount`, in the order `Scale` applies them, by key."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleInputs:
+    """What one `Scale` read and worked out: the figures of upstream's debug log lines in `Scale`.
+
+    `observed_stable` and `observed_panic` are the windows' averages (concurrency or requests per
+    second, as the spec's metric); `stable_pods` and `panic_pods` are upstream's `dspc` and `dppc`,
+    ceil(average / target), before the rate limits. `rule` is the key (in `DECIDER_RULES`) of the
+    rule that set the result.
+    """
+
+    observed_stable: float
+    observed_panic: float
+    stable_pods: int
+    panic_pods: int
+    rule: str
+
+
 @dataclass(frozen=True, slots=True)
 class ScaleResult:
-    """`scaling.ScaleResult`. When `scale_valid` is False the caller keeps the previous decision."""
+    """`scaling.ScaleResult`. When `scale_valid` is False the caller keeps the previous decision.
+
+    `inputs` (not upstream's, and not compared) says what a valid result came from.
+    """
 
     desired_pod_count: int
     excess_burst_capacity: int
     scale_valid: bool = True
+    inputs: ScaleInputs | None = field(default=None, compare=False)
 
 
 INVALID_SCALE_RESULT = ScaleResult(0, 0, False)
-"""`invalidSR`: no metrics yet (upstream `ErrNoData`)."""
+"""`invalidSR`: `Scale` had nothing to decide on: its metric client answered `ErrNoData` (no sample
+in the stable window yet) or the ready pods could not be counted."""
 
 
 class MetricClient(Protocol):
@@ -177,11 +215,15 @@ class KPADecider(Generic[M]):
         dppc = math.ceil(observed_panic / spec.target_value)
         desired_stable = min(max(dspc, max_scale_down), max_scale_up)
         desired_panic = min(max(dppc, max_scale_down), max_scale_up)
+        stable_rule = _limit_rule(dspc, max_scale_down, max_scale_up, "stable-window")
+        panic_rule = _limit_rule(dppc, max_scale_down, max_scale_up, "panic-window")
         if spec.activation_scale > 1:
             if dspc > 0 and spec.activation_scale > desired_stable:
                 desired_stable = spec.activation_scale
+                stable_rule = "activation-scale"
             if dppc > 0 and spec.activation_scale > desired_panic:
                 desired_panic = spec.activation_scale
+                panic_rule = "activation-scale"
 
         over_threshold = dppc / ready >= spec.panic_threshold
         if over_threshold:
@@ -190,16 +232,21 @@ class KPADecider(Generic[M]):
             self.panic_time = None  # the surge has made its way into the stable window
             self.max_panic_pods = 0
 
-        desired = desired_stable
+        desired, rule = desired_stable, stable_rule
         if self.panic_time is not None:
             # Provision for the larger of the two, and never scale down while panicking.
-            desired = max(desired, desired_panic)
+            if desired_panic > desired:
+                desired, rule = desired_panic, panic_rule
+            if self.max_panic_pods > desired:
+                rule = "panic-hold"
             self.max_panic_pods = max(self.max_panic_pods, desired)
             desired = self.max_panic_pods
 
         if spec.reachable and self._delay_window is not None:
             self._delay_window.record(now, desired)
-            desired = self._delay_window.current()
+            delayed = self._delay_window.current()
+            if delayed != desired:
+                desired, rule = delayed, "scale-down-delay"
 
         # Excess burst capacity: spare capacity beyond the target burst capacity, from the panic value.
         if spec.target_burst_capacity == 0:
@@ -208,4 +255,13 @@ class KPADecider(Generic[M]):
             ebc = math.floor(ready_pods * spec.total_value - spec.target_burst_capacity - observed_panic)
         else:
             ebc = -1
-        return ScaleResult(desired, ebc, True)
+        return ScaleResult(desired, ebc, True, ScaleInputs(observed_stable, observed_panic, dspc, dppc, rule))
+
+
+def _limit_rule(pods: int, max_scale_down: int, max_scale_up: int, rule: str) -> str:
+    """The rule that set `min(max(pods, max_scale_down), max_scale_up)`: a rate limit, or `rule` itself."""
+    if pods > max_scale_up:
+        return "max-scale-up-rate"
+    if pods < max_scale_down:
+        return "max-scale-down-rate"
+    return rule

@@ -15,7 +15,7 @@ decider.** Times are integer nanoseconds.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from skenario.autoscalers.kpa.config import KPAConfig
@@ -59,13 +59,34 @@ class ScaleDecision:
 
     `scale` is the PA's new desired scale (`want`); replicas are set to it only when `apply`
     (and differ). `requeue_after` asks to reconcile again after that long (upstream `enqueueCB`);
-    `probe_activator` asks for an asynchronous probe of the activator path.
+    `probe_activator` asks for an asynchronous probe of the activator path. `reason` (not
+    compared) is the key, in `SCALER_RULES`, of the rule that changed or held the decider's count,
+    or "" when it went through as it was.
     """
 
     scale: int
     apply: bool
     requeue_after: int | None = None
     probe_activator: bool = False
+    reason: str = field(default="", compare=False)
+
+
+SCALER_RULES: dict[str, str] = {
+    "no-metrics": "the decider has no data (proposal -1) and the PA is not activating: nothing changes",
+    "min-scale": "raised to min-scale",
+    "initial-scale": "raised to initial-scale until the revision has first reached it",
+    "max-scale": "lowered to max-scale",
+    "scale-to-zero-disabled": "enable-scale-to-zero is false: 0 becomes 1",
+    "activating": "the PA is activating: no scale to zero until activation succeeds or times out",
+    "activation-timeout": "activation timed out (the progress deadline and a buffer): scaled to 0",
+    "idle-hold": "idle, but Active for less than a stable window: held at 1 until then",
+    "mark-inactive": "idle for a stable window: the PA is marked Inactive before replicas may go to 0",
+    "probe-activator": "the activator is not yet in the request path: no scale to zero until it is",
+    "pod-retention": "scale-to-zero-pod-retention-period: the last pod is kept for it",
+    "grace-period": "scale-to-zero-grace-period: the activator must be in the path for it before 0",
+    "scale-to-zero": "idle, Inactive and behind the activator for the grace period: scaled to 0",
+}
+"""The reconciler's rules (`scaler.Scale`, `handleScaleToZero` in kpa/scaler.go), by key."""
 
 
 def scale_bounds(config: KPAConfig) -> tuple[int, int]:
@@ -93,31 +114,32 @@ def handle_scale_to_zero(
     if desired != 0:
         return ScaleDecision(desired, True)
     if not config.enable_scale_to_zero:
-        return ScaleDecision(1, True)
+        return ScaleDecision(1, True, reason="scale-to-zero-disabled")
     in_state_for = now - status.since
     if status.state is PAState.ACTIVATING:
         activation_timeout = config.progress_deadline + ACTIVATION_TIMEOUT_BUFFER
         if in_state_for > activation_timeout:  # could not activate: give up and scale to 0
-            return ScaleDecision(desired, True)
-        return ScaleDecision(SCALE_UNKNOWN, False, requeue_after=activation_timeout)
+            return ScaleDecision(desired, True, reason="activation-timeout")
+        return ScaleDecision(SCALE_UNKNOWN, False, requeue_after=activation_timeout, reason="activating")
     if status.state is PAState.ACTIVE:
         if in_state_for >= config.stable_window:
             # Idle for a stable window: don't scale, let the PA be marked Inactive.
-            return ScaleDecision(desired, False, requeue_after=PROXY_REQUEUE if status.sks_proxy else None)
-        return ScaleDecision(1, True, requeue_after=config.stable_window - in_state_for)
+            requeue = PROXY_REQUEUE if status.sks_proxy else None
+            return ScaleDecision(desired, False, requeue_after=requeue, reason="mark-inactive")
+        return ScaleDecision(1, True, requeue_after=config.stable_window - in_state_for, reason="idle-hold")
     in_path = activator_probe if config.target_burst_capacity != -1 else True
     if not in_path:
-        return ScaleDecision(desired, False, probe_activator=True)
+        return ScaleDecision(desired, False, probe_activator=True, reason="probe-activator")
     last_pod_timeout = config.scale_to_zero_pod_retention_period if config.reachable else 0
     if in_state_for >= max(config.scale_to_zero_grace_period, last_pod_timeout):
-        return ScaleDecision(desired, True)
+        return ScaleDecision(desired, True, reason="scale-to-zero")
     if last_pod_timeout > 0 and in_state_for < last_pod_timeout:
-        return ScaleDecision(desired, False, requeue_after=last_pod_timeout - in_state_for)
+        return ScaleDecision(desired, False, requeue_after=last_pod_timeout - in_state_for, reason="pod-retention")
     proxy_for = 0 if status.proxy_since is None else now - status.proxy_since
     remaining = config.scale_to_zero_grace_period - proxy_for
     if remaining <= 0:
-        return ScaleDecision(desired, True)
-    return ScaleDecision(desired, False, requeue_after=remaining)
+        return ScaleDecision(desired, True, reason="scale-to-zero")
+    return ScaleDecision(desired, False, requeue_after=remaining, reason="grace-period")
 
 
 def reconcile_scale(
@@ -130,12 +152,17 @@ def reconcile_scale(
     (ignored for an unreachable revision); then `handle_scale_to_zero`.
     """
     if desired < 0 and status.state is not PAState.ACTIVATING:
-        return ScaleDecision(desired, False)
+        return ScaleDecision(desired, False, reason="no-metrics")
     min_scale, max_scale = scale_bounds(config)
-    if config.initial_scale > 1 and not status.scale_target_initialized and config.reachable:
-        min_scale = max(config.initial_scale, min_scale)
-    desired = apply_bounds(min_scale, max_scale, desired)
-    return handle_scale_to_zero(config, desired, status, now, activator_probe)
+    lower = "min-scale"
+    initializing = config.initial_scale > 1 and not status.scale_target_initialized and config.reachable
+    if initializing and config.initial_scale > min_scale:
+        min_scale, lower = config.initial_scale, "initial-scale"
+    bounded = apply_bounds(min_scale, max_scale, desired)
+    decision = handle_scale_to_zero(config, bounded, status, now, activator_probe)
+    if decision.reason or bounded == desired:
+        return decision
+    return replace(decision, reason=lower if bounded > desired else "max-scale")
 
 
 def active_threshold(config: KPAConfig, scale_target_initialized: bool) -> int:

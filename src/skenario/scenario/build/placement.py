@@ -27,6 +27,7 @@ uses it), retry a refused eviction every 5 s, wait for the pods to go, remove th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -116,6 +117,9 @@ class WorkloadPlacement:
     def eviction_budget(self) -> EvictionBudget | None:
         return self.model.eviction_budget() if self.model is not None else None
 
+    def node_cpu_core_ns(self) -> tuple[float, float]:
+        return self.cluster.node_cpu_core_ns()
+
 
 class ClusterPlacement:
     """The scheduler (and cluster autoscaler) for one scenario, shared by its workloads."""
@@ -154,6 +158,10 @@ class ClusterPlacement:
                 pdb_tracker=self._pdb_tracker,
             )
         self._node_cpus: dict[str, NodeCPU] = {}
+        # CPU used on each node: the pods' CPUs on it now, and what the pods gone from it used there.
+        self._node_of_cpu: dict[ProcessorSharingCPU[Any], str] = {}
+        self._node_busy: dict[str, float] = {}
+        self._allocatable = (0, 0, 0.0, 0)  # (log entries read, millicores now, millicore-ns until then, then)
         self._node_memories: dict[str, NodeMemory] = {}
         self.cpu_weights = cluster.cpu_weights
         self.workloads: list[WorkloadPlacement] = []
@@ -202,6 +210,7 @@ class ClusterPlacement:
         assert isinstance(cpu, ProcessorSharingCPU), "scenarios with spec.cluster use processor sharing"
         node.attach(cpu, replica.cpu_request, replica.cpu_limit)
         cpu.share(node)
+        self._node_of_cpu[cpu] = name
         if replica.memory is not None:
             memory = self._node_memories.get(name)
             if memory is None:
@@ -218,6 +227,10 @@ class ClusterPlacement:
             self.controller.delete(pod, PodEnd.DELETED)
 
     def stopped(self, workload: WorkloadPlacement, replica: Replica) -> None:
+        cpu = replica.processing.cpu
+        node_name = self._node_of_cpu.pop(cpu, None) if isinstance(cpu, ProcessorSharingCPU) else None
+        if node_name is not None:
+            self._node_busy[node_name] = self._node_busy.get(node_name, 0.0) + cpu.busy_core_ns()
         pod = workload.pod_of.pop(replica, None)
         if pod is not None and pod.node is not None and pod.node in self._node_cpus:
             cpu = replica.processing.cpu
@@ -410,14 +423,48 @@ class ClusterPlacement:
 
     def gauges(self) -> dict[str, float | int | None]:
         """The cluster at this instant, for the recorder's rows: nodes present, pods waiting for one,
-        and the share of the nodes' allocatable CPU and memory that pods request."""
+        whether the cluster is full (pods wait and no node group can grow: every group is at its
+        maxSize, or there is no cluster autoscaler), and the share of the nodes' allocatable CPU and
+        memory that pods request."""
         allocation = self.snapshot.allocation()
+        pending = self.controller.pending.count()
+        autoscaler = self.cluster_autoscaler
         return {
             "nodes": int(self.snapshot.present.sum()),
-            "pods_pending": self.controller.pending.count(),
+            "pods_pending": pending,
+            "cluster_full": int(pending > 0 and (autoscaler is None or not autoscaler.can_grow())),
             "node_cpu_allocation": allocation.get("cpu"),
             "node_memory_allocation": allocation.get("memory"),
         }
+
+    def node_cpu_core_ns(self) -> tuple[float, float]:
+        """CPU in use on the nodes (every workload's pods) and the nodes' allocatable CPU, integrated up to now."""
+        busy = math.fsum(self._node_busy.values()) + math.fsum(cpu.busy_core_ns() for cpu in self._node_of_cpu)
+        return busy, self._allocatable_millicore_ns() / 1000
+
+    def _allocatable_millicore_ns(self) -> float:
+        """The integral of the nodes' allocatable CPU up to now, from the controller's capacity log (read once)."""
+        log = self.controller.capacity_log
+        read, millicores, integral, then = self._allocatable
+        for at, delta in log[read:]:
+            integral += millicores * (at - then)
+            millicores, then = millicores + delta[0], at
+        self._allocatable = (len(log), millicores, integral, then)
+        return integral + millicores * (self.env.now() - then)
+
+    def node_cpu_utilisation(self) -> dict[str, float | None]:
+        """Each node's CPU used over its allocatable CPU while it was in the cluster, by node name."""
+        now = self.env.now()
+        busy = dict(self._node_busy)
+        for cpu, name in self._node_of_cpu.items():
+            busy[name] = busy.get(name, 0.0) + cpu.busy_core_ns()
+        added = {e.node: e.at for e in self.controller.timeline if e.kind == "NodeAdded"}
+        removed = {e.node: e.at for e in self.controller.timeline if e.kind == "NodeRemoved"}
+        shares: dict[str, float | None] = {}
+        for node in self.snapshot.nodes:
+            held = node.cpu / 1000 * (removed.get(node.name, now) - added.get(node.name, 0))
+            shares[node.name] = busy.get(node.name, 0.0) / held if held > 0 else None
+        return shares
 
     def summary(self) -> SchedulingSummary:
         return summarize(self.controller, self.env.now())
@@ -428,10 +475,12 @@ class ClusterPlacement:
         controller = self.controller
         pods = list(controller.pods.values())
         groups = self.cluster_autoscaler.node_group if self.cluster_autoscaler is not None else {}
+        used = self.node_cpu_utilisation()
+        nodes = [record | {"cpu_utilisation": used.get(record["node"])} for record in node_records(controller, groups)]
         return {
             "scheduling": {**self.summary().as_dict(), **self.autoscaler_figures()},
             "pods": pod_records(pods),
-            "nodes": node_records(controller, groups),
+            "nodes": nodes,
             "attempts": attempt_records(pods),
             "kep140": {"pods": [pod.result() for pod in pods]},
         }

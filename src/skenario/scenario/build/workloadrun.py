@@ -79,8 +79,8 @@ class WorkloadRun:
         self.model = ClusterModel(env, spec.cluster_spec(), arrivals, streams, self.pods)
         if self.pods is not None:
             self.pods.attach(self.model)
-        self.recorder = Recorder(env, self.model, spec.recording.interval, placement.gauges if placement else None)
         self.autoscalers: dict[str, Autoscaler] = {}
+        self.recorder = Recorder(env, self.model, spec.recording.interval, self._gauges)
         self._contexts: dict[str, ClusterContext] = {}
         self._decisions_taken: dict[str, int] = {}  # by autoscaler name: decisions already in the timeline
         names = autoscaler_names(spec.autoscalers)
@@ -126,6 +126,16 @@ class WorkloadRun:
         self._note(event, message)
 
     # -- results ---------------------------------------------------------------------------------
+
+    def _gauges(self) -> dict[str, Any]:
+        """What the recorder reads beside the model: the most replicas the autoscalers allow, and the cluster."""
+        return {"replicas_max": self.replicas_max(), **(self.placement.gauges() if self.placement else {})}
+
+    def replicas_max(self) -> int | None:
+        """The most replicas the workload's autoscalers allow now (the least of their maxReplicas or
+        max-scale); None when none of them sets a bound."""
+        bounds = [bound for a in self.autoscalers.values() if (bound := getattr(a, "max_replicas", None)) is not None]
+        return min(bounds, default=None)
 
     def take_decisions(self) -> None:
         """Move the decisions built-in autoscalers keep into the timeline (a cheap read, not per decision)."""

@@ -124,6 +124,10 @@ class ClusterAutoscaler:
         present = sum(1 for name, g in self.node_group.items() if g == group and name in snap.index)
         return present + sum(1 for u in self._upcoming if u.group == group)
 
+    def can_grow(self) -> bool:
+        """Whether some node group is below its maxSize: a scale-up is still possible."""
+        return any(self.size(name) < group.max_size for name, group in self.groups.items())
+
     def _tick(self) -> None:
         # It looks at the cluster once the instant has settled, after the scheduler's pass.
         self.env.call_when_settled(self._act, order=1)
