@@ -127,7 +127,9 @@ def test_show_prints_the_summary_the_run_printed(stored: Stored, which: str, see
     assert header.startswith(f"run {seed}: small-store, seed {seed}, Completed: reached spec.duration"), header
     # The stored summary is the one the run printed, row for row (the digest hashes these counts).
     assert summary_rows(result.stdout) == summary_rows(stored.tables[seed])
-    assert len(summary_rows(result.stdout)) == 14
+    # Every row of the summary (readout.summary_rows: 13 without Pending pods, memory or retries) and the
+    # two movement counts.
+    assert len(summary_rows(result.stdout)) == 15
     assert f"{stored.json[seed]['requests_arrived']:,}" in result.stdout
     assert "SLO p99 <= 200 ms" in result.stdout
     assert "burst" in result.stdout and "crash" in result.stdout  # the events table

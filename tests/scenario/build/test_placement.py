@@ -9,6 +9,8 @@ import pytest
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
 from skenario.model.replicas import ReplicaState
+from skenario.results import analysis
+from skenario.results.rundata import RunData
 from skenario.scenario.loader import load_scenario, parse_scenario
 from skenario.scenario.simulation import Simulation
 
@@ -277,3 +279,90 @@ def test_the_recorded_cluster_gauges_agree_with_the_pods_and_nodes_histories() -
             min(waiting_at(t, False), waiting_at(t, True)) <= pending <= max(waiting_at(t, False), waiting_at(t, True))
         )
     assert frame["node_cpu_allocation"].between(0, 1).all()
+
+
+# -- the figures users tune by, on a full cluster (issue #28's case) ---------------------------------
+
+FULL_CLUSTER = """
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: full-cluster}
+spec:
+  duration: 9m
+  seed: 1
+  workload:
+    replicas: 3
+    resources: {requests: {cpu: 250m}}   # no limit: a pod may use its node's idle cores
+    request: {cpuTime: {distribution: exponential, mean: 50ms}, timeout: 10s}
+  traffic: {type: step, rate: 20/s, stepTo: 200/s, stepAt: 1m}
+  autoscalers:
+    - type: hpa
+      manifest:
+        apiVersion: autoscaling/v2
+        kind: HorizontalPodAutoscaler
+        metadata: {name: web}
+        spec:
+          scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+          minReplicas: 3
+          maxReplicas: 60
+          metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}]
+  cluster:
+    nodes: [{name: n, count: 3, cpu: 4, memory: 16Gi}]
+"""
+
+
+@pytest.fixture(scope="module")
+def full() -> Simulation:
+    sim = Simulation(parse_scenario(FULL_CLUSTER))
+    sim.run()
+    return sim
+
+
+def test_on_a_full_cluster_the_nodes_busy_share_is_the_offered_load_over_their_cores(full: Simulation) -> None:
+    # 200/s of 50 ms is 10 cores of demand on 3 x 4 = 12 allocatable: 83.3% once the step has settled.
+    # 48 pods of 250m fill the nodes, so the HPA reads 10 cores over 48 x 250m = 12 cores requested: 83.3% too.
+    series = full.recorder.frame()
+    settled = series[series.index > 5 * 60]
+    assert (settled["replicas_active"] == 48).all()
+    node_share = settled["node_cpu_utilisation"].mean()
+    assert node_share == pytest.approx(10 / 12, rel=0.03)
+    assert settled["cpu_request_utilisation"].mean() == pytest.approx(10 / 12, rel=0.03)
+    # The cluster's account is every pod's busy time over the nodes' allocatable core-time since 0.
+    placement = full.placement
+    assert placement is not None
+    busy, allocatable = placement.node_cpu_core_ns()
+    assert busy == pytest.approx(full.model.busy_core_ns())  # one workload: all the nodes' work is its
+    assert allocatable == pytest.approx(3 * 4 * 9 * 60 * SECOND)
+    per_node = placement.node_cpu_utilisation()
+    assert set(per_node) == {"n-0", "n-1", "n-2"}
+    assert sum(per_node.values()) / 3 == pytest.approx(busy / allocatable)
+
+
+def test_pods_no_node_takes_are_pending_apart_never_started_and_never_billed(full: Simulation) -> None:
+    summary = full.summary()
+    placement = full.placement
+    assert placement is not None
+    # 60 desired, room for 48: 12 pods wait for a node to the end.
+    assert summary.replicas_desired == 60 and summary.replicas_active == 48
+    assert summary.replicas_pending == 12 == placement.controller.pending.count()
+    assert summary.replicas_started == 48  # bound; before the mend every pod made counted
+    series = full.recorder.frame()
+    assert series["replicas_pending"].iloc[-1] == 12 and series["replicas_launching"].iloc[-1] == 0
+    assert (series["replicas_pending"] == series["pods_pending"]).all()  # one workload: its pods are the cluster's
+    assert (series["cluster_full"] == (series["pods_pending"] > 0)).all()  # no node group could ever grow
+    # The 12 have no binding and cost nothing; each bound pod is billed from its binding to the end.
+    lives = list(full.model.replicas.values())
+    unbound = [r for r in lives if r.bound_at is None]
+    assert len(unbound) == 12 and all(r.activated_at is None for r in unbound)
+    run = RunData.from_simulation(full)
+    spend = analysis.cost(run)
+    billed_ns = sum(9 * 60 * SECOND - r.bound_at for r in lives if r.bound_at is not None)
+    assert spend["replica_hours"] == pytest.approx(billed_ns / (3600 * SECOND))
+    assert spend["pods_never_bound"] == 12 and spend["replicas"] == 48
+    assert spend["node_hours"] == pytest.approx(3 * 9 / 60)
+    limits = analysis.limits(run)
+    # At maxReplicas, with pods Pending and the cluster full from the scale-up's last step to the end.
+    at_max = (series["replicas_desired"] >= 60).mean()
+    assert limits["at_max_replicas"] == pytest.approx(at_max, abs=1 / len(series))
+    assert limits["pods_pending"] == pytest.approx(limits["cluster_full"])
+    assert 0.5 < limits["pods_pending"] < 1

@@ -1,0 +1,182 @@
+"""Regenerate every figure README.md quotes from the examples, so the docs say what the code does today.
+
+README.md marks each generated figure, inline or as a whole block, between two comments that
+GitHub does not show:
+
+    the p99 is <!--fig kpa-cc.p99-->5.4 s<!--/fig--> once ...
+
+    <!--fig quickstart-->
+    ```
+    ...the table `skenario run examples/quickstart.yaml` prints...
+    ```
+    <!--/fig-->
+
+`python docs/figures.py` runs the examples and writes every marked figure anew; `python
+docs/figures.py --check` writes nothing and lists the figures that differ from what the code gives
+now (exit status 1), which `tests/test_readme_figures.py` runs. What depends on the machine (a run's
+wall time and speed-up) is written anew but never compared. Each figure's generator is one entry of
+`FIGURES`: a name and a function of `Examples`, which runs each example (or command) once and keeps
+its results for every figure drawn from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+MARK = re.compile(r"<!--fig (?P<name>[\w.:-]+)-->(?P<body>.*?)<!--/fig-->", re.DOTALL)
+WIDTH = "120"  # the terminal the README's tables were printed on
+# What depends on the machine, not on the code: shown as measured, never compared.
+VOLATILE = (
+    re.compile(r"(│ wall time +│ +)[\d.,]+ s( │)"),
+    re.compile(r"(│ speed-up \(simulated / wall\) +│ +)[\d.,]+x( │)"),
+)
+
+
+@dataclass
+class Examples:
+    """Runs each command once (in a temporary store and folder) and keeps what it printed."""
+
+    store: Path
+    work: Path
+    printed: dict[tuple[str, ...], str] = field(default_factory=dict)
+
+    def cli(self, *args: str) -> str:
+        """What `skenario ARGS` prints on a 120-column terminal, run from the repository's root."""
+        if args not in self.printed:
+            env = os.environ | {"COLUMNS": WIDTH, "SKENARIO_STORE": str(self.store), "NO_COLOR": "1", "TERM": "dumb"}
+            done = subprocess.run(
+                [sys.executable, "-m", "skenario", *args], cwd=ROOT, env=env, capture_output=True, text=True
+            )
+            if done.returncode not in (0, 2):
+                raise RuntimeError(f"skenario {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
+            self.printed[args] = done.stdout + done.stderr
+        return self.printed[args]
+
+    def summary(self, example: str, *options: str) -> dict[str, Any]:
+        """The summary `skenario run EXAMPLE --json` prints (not kept in the store)."""
+        document: dict[str, Any] = json.loads(self.cli("run", example, "--json", "--no-store", *options))
+        return document
+
+    def text_of(self, example: str, replace: tuple[tuple[str, str], ...] = ()) -> Path:
+        """A copy of an example, with some text replaced, beside it (so its relative paths still resolve)."""
+        text = (ROOT / example).read_text()
+        for old, new in replace:
+            if old not in text:
+                raise ValueError(f"{example} has no {old!r} to replace")
+            text = text.replace(old, new)
+        path = (ROOT / example).with_name(f".figures-{abs(hash((example, replace))):x}.yaml")
+        path.write_text(text)
+        return path
+
+
+def block(text: str) -> str:
+    """A figure that is a whole fenced block."""
+    lines = [line.rstrip() for line in text.rstrip("\n").splitlines()]
+    return "\n```\n" + "\n".join(lines) + "\n```\n"
+
+
+def table_of(printed: str, title: str | None = None) -> str:
+    """The first rich table in a command's output (from its title line, if given, to its bottom border)."""
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if (title in line if title else line.lstrip().startswith("┏")))
+    start = start if title else max(0, start - 1)
+    end = next(i for i in range(start, len(lines)) if lines[i].lstrip().startswith("└"))
+    return "\n".join(lines[start : end + 1])
+
+
+def ms(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e6:,.1f} ms"
+
+
+def seconds(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e9:,.1f} s"
+
+
+# -- the figures ----------------------------------------------------------------------------------
+
+Figure = Callable[[Examples], str]
+FIGURES: dict[str, Figure] = {}
+
+
+def figure(name: str) -> Callable[[Figure], Figure]:
+    def register(function: Figure) -> Figure:
+        FIGURES[name] = function
+        return function
+
+    return register
+
+
+@figure("quickstart")
+def _quickstart(examples: Examples) -> str:
+    printed = examples.cli("run", "examples/quickstart.yaml", "--no-progress", "--store", str(examples.store / "q"))
+    return block(printed.replace(str(examples.store / "q"), ".skenario"))
+
+
+# -- reading and writing README.md ----------------------------------------------------------------
+
+
+def _stable(text: str) -> str:
+    for pattern in VOLATILE:
+        text = pattern.sub(r"\1…\2", text)
+    return text
+
+
+def regenerate(readme: str, examples: Examples) -> tuple[str, list[str]]:
+    """README.md with every marked figure generated anew, and the names of those that changed."""
+    unknown = sorted({m["name"] for m in MARK.finditer(readme)} - set(FIGURES))
+    if unknown:
+        raise KeyError(f"README.md marks figures docs/figures.py does not know: {', '.join(unknown)}")
+    changed: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        name = match["name"]
+        body = FIGURES[name](examples)
+        if _stable(body) != _stable(match["body"]):
+            changed.append(name)
+        return f"<!--fig {name}-->{body}<!--/fig-->"
+
+    return MARK.sub(fill, readme), changed
+
+
+@contextmanager
+def examples() -> Iterator[Examples]:
+    with tempfile.TemporaryDirectory(prefix="skenario-figures-") as folder:
+        yield Examples(Path(folder) / "store", Path(folder))
+    for leftover in ROOT.glob("examples/**/.figures-*.yaml"):
+        leftover.unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a figure drifted")
+    options = parser.parse_args(argv)
+    readme = README.read_text(encoding="utf-8")
+    with examples() as runs:
+        written, changed = regenerate(readme, runs)
+    if options.check:
+        if changed:
+            print("figures that differ from what the code gives now: " + ", ".join(changed))
+            print("run `python docs/figures.py` to write them anew")
+            return 1
+        print(f"all {len(MARK.findall(readme))} figures match")
+        return 0
+    README.write_text(written, encoding="utf-8")
+    print(f"wrote {len(MARK.findall(readme))} figures ({len(changed)} changed: {', '.join(changed) or 'none'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
