@@ -76,9 +76,8 @@ class PodCounters:
 
     request_ns: int
     requests: int
-    started_at: int = (
-        0  # `status.startTime`: when its kubelet took it (its age decides whether Knative's scraper prefers it)
-    )
+    # `status.startTime`, when its kubelet took the pod: its age decides whether Knative's scraper prefers it.
+    started_at: int = 0
     proxied_request_ns: int = 0
     proxied_requests: int = 0
 

@@ -3,10 +3,9 @@
 Mirrors `HorizontalController.reconcileAutoscaler` (horizontal.go): every sync period (the
 workqueue's resync, at a phase of the HPA's own) it lists the pods, reads the metrics the pipeline
 delivered, computes a proposal per metric and takes the largest (`compute_replicas_for_metrics`),
-then stabilises and rate-limits it
-(`reconcile_desired_replicas`) and sets the desired replicas. The calculators do the deciding;
-this class only turns the cluster into their plain-data inputs and keeps the history between
-syncs.
+then stabilises and rate-limits it (`reconcile_desired_replicas`) and sets the desired replicas.
+The calculators do the deciding; this class only turns the cluster into their plain-data inputs
+and keeps the history between syncs.
 
 Metrics it can read, from each pod's latest sample:
 - Resource / ContainerResource `cpu`: mean CPU usage over the sample window, in millicores.
