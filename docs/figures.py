@@ -22,9 +22,12 @@ its results for every figure drawn from it.
 from __future__ import annotations
 
 import argparse
+import csv
+import importlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,6 +55,8 @@ class Examples:
     store: Path
     work: Path
     printed: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # Files a figure made that the README shows as they are (a plot): README path -> where it was made.
+    files: dict[str, Path] = field(default_factory=dict)
 
     def cli(self, *args: str) -> str:
         """What `skenario ARGS` prints on a 120-column terminal, run from the repository's root."""
@@ -70,6 +75,13 @@ class Examples:
         document: dict[str, Any] = json.loads(self.cli("run", example, "--json", "--no-store", *options))
         return document
 
+    def series(self, example: str, *options: str) -> list[dict[str, Any]]:
+        """The time series `skenario run EXAMPLE --series FILE.csv` writes, as rows of numbers (None for empty)."""
+        path = self.work / f"series-{abs(hash((example, options))):x}.csv"
+        self.cli("run", example, "--no-store", "--no-progress", "--series", str(path), *options)
+        with path.open(newline="") as file:
+            return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(file)]
+
     def text_of(self, example: str, replace: tuple[tuple[str, str], ...] = ()) -> Path:
         """A copy of an example, with some text replaced, beside it (so its relative paths still resolve)."""
         text = (ROOT / example).read_text()
@@ -80,6 +92,25 @@ class Examples:
         path = (ROOT / example).with_name(f".figures-{abs(hash((example, replace))):x}.yaml")
         path.write_text(text)
         return path
+
+
+def _number(text: str) -> Any:
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def minutes(ns: float) -> str:
+    """A time in whole minutes and seconds, as the README writes them: `1m`, `16m`, `1m30s`."""
+    whole = round(ns / 1e9)
+    m, s = divmod(whole, 60)
+    return f"{m}m{s:02d}s" if s else f"{m}m"
 
 
 def block(text: str) -> str:
@@ -109,6 +140,7 @@ def seconds(ns: float | None) -> str:
 
 Figure = Callable[[Examples], str]
 FIGURES: dict[str, Figure] = {}
+"""Every figure's generator by name; the `figures_*.py` modules beside this one register theirs with `figure`."""
 
 
 def figure(name: str) -> Callable[[Figure], Figure]:
@@ -119,12 +151,6 @@ def figure(name: str) -> Callable[[Figure], Figure]:
     return register
 
 
-@figure("quickstart")
-def _quickstart(examples: Examples) -> str:
-    printed = examples.cli("run", "examples/quickstart.yaml", "--no-progress", "--store", str(examples.store / "q"))
-    return block(printed.replace(str(examples.store / "q"), ".skenario"))
-
-
 # -- reading and writing README.md ----------------------------------------------------------------
 
 
@@ -132,6 +158,16 @@ def _stable(text: str) -> str:
     for pattern in VOLATILE:
         text = pattern.sub(r"\1…\2", text)
     return text
+
+
+def load_generators() -> None:
+    """Import the `figures_*.py` modules beside this one: each registers its figures as it loads."""
+    here = Path(__file__).resolve().parent
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
+    sys.modules.setdefault("figures", sys.modules[__name__])  # run as a script, this module is __main__
+    for module in sorted(here.glob("figures_*.py")):
+        importlib.import_module(module.stem)
 
 
 def regenerate(readme: str, examples: Examples) -> tuple[str, list[str]]:
@@ -164,15 +200,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a figure drifted")
     options = parser.parse_args(argv)
     readme = README.read_text(encoding="utf-8")
+    load_generators()
     with examples() as runs:
         written, changed = regenerate(readme, runs)
-    if options.check:
-        if changed:
-            print("figures that differ from what the code gives now: " + ", ".join(changed))
-            print("run `python docs/figures.py` to write them anew")
-            return 1
-        print(f"all {len(MARK.findall(readme))} figures match")
-        return 0
+        if options.check:
+            if changed:
+                print("figures that differ from what the code gives now: " + ", ".join(changed))
+                print("run `python docs/figures.py` to write them anew")
+                return 1
+            print(f"all {len(MARK.findall(readme))} figures match")
+            return 0
+        for shown, made in runs.files.items():
+            shutil.copyfile(made, ROOT / shown)
     README.write_text(written, encoding="utf-8")
     print(f"wrote {len(MARK.findall(readme))} figures ({len(changed)} changed: {', '.join(changed) or 'none'})")
     return 0

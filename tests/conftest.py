@@ -7,13 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from playwright.sync_api import Page
 
 # CI must give the same verdict on every run of the same commit, so the default profile draws
-# the same examples each time. `pytest --hypothesis-profile=explore` searches afresh.
-settings.register_profile("default", derandomize=True)
-settings.register_profile("explore", derandomize=False, max_examples=2000)
+# the same examples each time. `pytest --hypothesis-profile=explore` searches afresh. Neither
+# times an example: no deadline, and no health check of how long generating them takes, since
+# both measure the wall clock and a busy machine would fail them (pyproject.toml's pytest-timeout
+# is the one net against a hang).
+settings.register_profile("default", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("explore", settings.get_profile("default"), derandomize=False, max_examples=2000)
 settings.load_profile("default")
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -61,7 +61,6 @@ def test_one_run_in_a_fresh_process_prints_one_json_line() -> None:
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
     )
     record = json.loads(finished.stdout.strip().splitlines()[-1])
     assert record["run"] == "ps_10"

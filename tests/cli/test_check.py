@@ -5,12 +5,14 @@ KEP-140 input (a KEP-140 Scenario, a kube-scheduler-simulator export or recordin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
 from skenario.cli import cli
+from skenario.scenario.build.prepare import prepare
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.preflight import LIMITS, estimate
 
@@ -33,7 +35,7 @@ def huge(duration: str = "1h", replicas: str = "2", interval: str = "10s") -> st
 
 def test_the_estimate_counts_requests_from_the_rates_and_rows_from_the_recording() -> None:
     """100/s for an hour is 360,000 requests; 360 intervals of 10 s, each a row plus one per replica."""
-    cost = estimate(parse_scenario(huge()).spec)
+    cost = estimate(prepare(parse_scenario(huge())))
     assert cost.requests == 360_000
     assert cost.rows == 360 * (1 + 2)
     assert cost.over() == []
@@ -201,3 +203,131 @@ def test_check_finds_an_event_on_a_pod_the_scheduler_preempted_as_the_run_would(
     # A step earlier `low` is still there (bound at 1, preempted at 2): the same file checks clean.
     scenario.write_text(PREEMPTED_THEN_PATCHED.replace("PATCH_AT", "1"))
     assert CliRunner().invoke(cli, ["check", str(scenario)]).exit_code == 0
+
+
+# -- what a new user tried: autoscalers' manifests read by check as run reads them ---------------------------------
+
+WITH_MANIFEST = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: web}
+spec:
+  duration: 10m
+  workload: {replicas: 3, resources: {requests: {cpu: 250m}}, request: {cpuTime: 50ms}}
+  traffic: {type: step, rate: 20/s, stepTo: 200/s, stepAt: 2m}
+  autoscalers:
+    - {type: hpa, manifest: hpa.yaml}
+"""
+HPA_V1 = """\
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: MAX
+  targetCPUUtilizationPercentage: 60
+"""
+
+
+def both(tmp_path: Path, hpa: str) -> tuple[Any, Any]:
+    """check and run (no store) of WITH_MANIFEST beside `hpa` as hpa.yaml."""
+    (tmp_path / "hpa.yaml").write_text(hpa)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(WITH_MANIFEST)
+    checked = CliRunner().invoke(cli, ["check", str(scenario)])
+    ran = CliRunner().invoke(cli, ["run", str(scenario), "--no-store", "--no-progress"])
+    return checked, ran
+
+
+def test_check_reads_an_older_hpa_manifest_and_its_max_replicas(tmp_path: Path) -> None:
+    """An autoscaling/v1 HPA with maxReplicas 500,000: check estimates that many, and run refuses it as check
+    said it would (the estimate said 'at most 3' before it read the manifest)."""
+    checked, ran = both(tmp_path, HPA_V1.replace("MAX", "500000"))
+    assert checked.exit_code == 0 and "replicas at most 500,000" in checked.output
+    assert "over the limit: 500,000 replicas" in checked.output
+    assert ran.exit_code == 2 and "refused" in ran.stderr and "500,000 replicas" in ran.stderr
+    checked, ran = both(tmp_path, HPA_V1.replace("MAX", "10"))
+    assert checked.exit_code == 0 and "replicas at most 10" in checked.output
+    assert ran.exit_code == 0, ran.output
+
+
+@pytest.mark.parametrize(
+    ("hpa", "field", "words"),
+    [
+        (HPA_V1.replace("autoscaling/v1", "autoscaling/v3"), "apiVersion", "autoscaling/v2beta1, autoscaling/v1"),
+        (HPA_V1.replace("MAX", "10").replace("60", "60%"), "spec.targetCPUUtilizationPercentage", "integer"),
+        ("apiVersion: autoscaling/v2beta1\nkind: HorizontalPodAutoscaler\nspec:\n  maxReplicas: 3\n  metrics:\n"
+         "  - {type: Resource, resource: {name: cpu, targetAverageUtilisation: 60}}\n",
+         "spec.metrics.0.resource.targetAverageUtilisation", "not a known field"),
+    ],
+)  # fmt: skip
+def test_a_bad_hpa_manifest_is_the_same_error_in_check_and_run(
+    tmp_path: Path, hpa: str, field: str, words: str
+) -> None:
+    checked, ran = both(tmp_path, hpa)
+    assert checked.exit_code == ran.exit_code == 2
+    assert checked.stderr == ran.stderr
+    (line,) = checked.stderr.splitlines()
+    assert f"{tmp_path / 'hpa.yaml'}:" in line and f"field '{field}'" in line and words in line, line
+    assert "skenario.dev/v1alpha1" not in line  # the fix it once suggested, which fixed nothing
+
+
+def test_a_missing_manifest_is_named_at_the_scenarios_field(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(WITH_MANIFEST.replace("hpa.yaml", "nowhere.yaml"))
+    checked = CliRunner().invoke(cli, ["check", str(scenario)])
+    assert checked.exit_code == 2
+    (line,) = checked.stderr.splitlines()
+    assert line.startswith(f"error: {scenario}:9, field 'spec.autoscalers.0.manifest'") and "nowhere.yaml" in line
+
+
+def test_the_compare_examples_are_bounded_by_their_hpas_max_replicas() -> None:
+    """examples/compare: the workload's replicas come from its Deployment (3) and the HPA in the same file
+    says maxReplicas 40 (the estimate said 'at most 0' when it read neither)."""
+    result = CliRunner().invoke(cli, ["check", str(ROOT / "examples" / "compare" / "hpa-50.yaml")])
+    assert result.exit_code == 0 and "replicas at most 40\n" in result.output
+
+
+def test_a_kpa_without_max_scale_is_said_to_have_no_bound() -> None:
+    """examples/kpa-container-concurrency.yaml: 50 requests/s of 200 ms are 10 in flight; at 0.7 a pod
+    (containerConcurrency 1 at 70%) the KPA settles on ceil(10 / 0.7) = 15 pods (the example's own comment)."""
+    result = CliRunner().invoke(cli, ["check", str(ROOT / "examples" / "kpa-container-concurrency.yaml")])
+    assert result.exit_code == 0
+    assert "replicas at most no bound (spec.autoscalers.0: a KPA without max-scale): about 15 at" in result.output
+
+
+def test_a_scenario_that_never_ends_is_refused_by_check_as_by_run(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(huge().replace("  duration: 1h\n", ""))
+    checked = CliRunner().invoke(cli, ["check", str(scenario)])
+    ran = CliRunner().invoke(cli, ["run", str(scenario), "--no-store"])
+    assert checked.exit_code == ran.exit_code == 2 and checked.stderr == ran.stderr
+    assert "never ends" in checked.stderr and "field 'spec.duration'" in checked.stderr
+
+
+@pytest.mark.parametrize(
+    ("source", "plugin", "words"),
+    [
+        ("class Scaler:\n    def start(self, context)\n", "scaler.py:Scaler", "not valid Python"),
+        ("class Scaler:\n    def start(self, context):\n        pass\n", "scaler.py:Scalar", "has no 'Scalar'"),
+        ("class Scaler:\n    def begin(self, context):\n        pass\n", "scaler.py:Scaler", "needs a method start"),
+        ("def Scaler(context):\n    pass\n", "scaler.py:Scaler", "is not a class"),
+        ("", "no_such_package.scalers:Scaler", "no module named 'no_such_package.scalers'"),
+    ],
+)
+def test_check_finds_a_plugins_mistakes_without_running_it_and_run_says_the_same(
+    tmp_path: Path, source: str, plugin: str, words: str
+) -> None:
+    """The file read and parsed, the class looked for in its syntax tree: nothing of it runs in check (a line
+    at its top would leave a mark), and the run's error line is the same."""
+    mark = tmp_path / "ran"
+    (tmp_path / "scaler.py").write_text(f"open({str(mark)!r}, 'w').close()\n" + source)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(huge() + f"  autoscalers: [{{type: plugin, plugin: '{plugin}'}}]\n")
+    checked = CliRunner().invoke(cli, ["check", str(scenario)])
+    assert checked.exit_code == 2 and words in checked.stderr, checked.output
+    assert "field 'spec.autoscalers.0.plugin'" in checked.stderr
+    assert not mark.exists()
+    ran = CliRunner().invoke(cli, ["run", str(scenario), "--no-store"])
+    assert ran.exit_code == 2 and ran.stderr == checked.stderr

@@ -265,7 +265,7 @@ def test_every_example_is_valid_as_written_and_shrunk() -> None:
 
 
 def test_every_example_made_a_runaway_is_refused_by_run_at_once_and_leaves_no_run() -> None:
-    """Ten million days of simulated time: the pre-flight refuses each (the time limit would catch a run)."""
+    """Ten million days of simulated time: the pre-flight refuses each (the movement budget would stop a run)."""
     for name, documents in SCENARIOS.items():
         runaway = copy.deepcopy(documents)
         spec = runaway[0]["spec"]

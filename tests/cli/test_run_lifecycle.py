@@ -12,7 +12,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from skenario.cli import cli
+from tests.processes import communicate_within_cpu, wait_for_cpu, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,19 +62,35 @@ spec:
 """
 
 
+STARTED: list[subprocess.Popen[str]] = []
+
+
 def start(scenario: Path, store: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "skenario", "run", str(scenario), "--store", str(store), "--no-progress", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    STARTED.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def _no_run_left_behind() -> Iterator[None]:
+    """A test that fails while its run goes on (the endless one would never end) kills it."""
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
 
 
 @contextmanager
 def database(store: Path) -> Iterator[sqlite3.Connection]:
-    with closing(sqlite3.connect(store / "runs.sqlite", timeout=30)) as db:
+    with closing(sqlite3.connect(store / "runs.sqlite")) as db:
         yield db
 
 
@@ -85,21 +101,8 @@ def query(store: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     try:
         with database(store) as db:
             return db.execute(sql, params).fetchall()
-    except sqlite3.OperationalError:  # the tables are not made yet
+    except sqlite3.OperationalError:  # the tables are not made yet, or the run is writing: look again
         return []
-
-
-def wait_for(process: subprocess.Popen[str], condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if process.poll() is not None:
-            out, err = process.communicate()
-            pytest.fail(f"the run ended (exit {process.returncode}) before {what}:\n{out}\n{err}")
-        if time.monotonic() > deadline:
-            process.kill()
-            process.communicate()
-            pytest.fail(f"no {what} after {timeout} s")
-        time.sleep(0.02)
 
 
 @pytest.fixture
@@ -119,8 +122,8 @@ def series_times(store: Path, run_id: int) -> list[int]:
 def test_a_killed_run_leaves_a_sound_store_and_is_listed_as_failed(tmp_path: Path, long_scenario: Path) -> None:
     store = tmp_path / "store"
     process = start(long_scenario, store)
-    wait_for(process, lambda: query(store, "SELECT phase FROM runs") == [("Running",)], "Running row")
-    wait_for(process, lambda: len(series_times(store, 1)) > 0, "series row")  # killed mid-way, between batches or not
+    wait_until(lambda: query(store, "SELECT phase FROM runs") == [("Running",)], process, "Running row")
+    wait_until(lambda: len(series_times(store, 1)) > 0, process, "series row")  # killed mid-way, between batches or not
     process.kill()
     process.communicate()
     assert process.returncode == -signal.SIGKILL
@@ -153,7 +156,7 @@ def test_a_killed_run_leaves_a_sound_store_and_is_listed_as_failed(tmp_path: Pat
 def test_a_run_killed_before_its_first_batch_is_failed_too(tmp_path: Path, long_scenario: Path) -> None:
     store = tmp_path / "store"
     process = start(long_scenario, store)
-    wait_for(process, lambda: query(store, "SELECT phase FROM runs") == [("Running",)], "Running row")
+    wait_until(lambda: query(store, "SELECT phase FROM runs") == [("Running",)], process, "Running row")
     process.kill()
     process.communicate()
     with database(store) as db:
@@ -184,10 +187,11 @@ def test_sigterm_stops_a_run_whose_next_step_is_years_of_simulated_time_away(tmp
     scenario.write_text(ENDLESS)
     store = tmp_path / "store"
     process = start(scenario, store, "--force")  # past the pre-flight limits on purpose
-    wait_for(process, lambda: query(store, "SELECT count(*) FROM runs") == [(1,)], "the run in the store")
-    time.sleep(0.5)  # well into the first step
+    wait_until(lambda: query(store, "SELECT count(*) FROM runs") == [(1,)], process, "the run in the store")
+    wait_for_cpu(process, 0.3, "a third of a second of work into the first step")
     process.send_signal(signal.SIGTERM)
-    _out, err = process.communicate(timeout=30)  # liveness only: it ends, where it used to run on
+    # It ends, where it used to run on: within seconds of CPU time (a stop takes milliseconds).
+    _out, err = communicate_within_cpu(process, 10, "the run after SIGTERM")
     assert process.returncode == 128 + signal.SIGTERM, (process.returncode, err)
     assert "Traceback" not in err and "stopped by signal SIGTERM" in err
     [(phase, simulated_ns)] = query(store, "SELECT phase, simulated_ns FROM runs")
@@ -197,9 +201,9 @@ def test_sigterm_stops_a_run_whose_next_step_is_years_of_simulated_time_away(tmp
 def test_sigterm_stops_the_run_without_a_traceback_and_keeps_its_rows(tmp_path: Path, long_scenario: Path) -> None:
     store = tmp_path / "store"
     process = start(long_scenario, store)
-    wait_for(process, lambda: len(series_times(store, 1)) >= 3, "three series rows")
+    wait_until(lambda: len(series_times(store, 1)) >= 3, process, "three series rows")
     process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate()
     assert process.returncode not in (0, -signal.SIGTERM), (process.returncode, err)
     assert "Traceback" not in err and "Traceback" not in out
     assert "stopped" in err and "Failed" in err
@@ -304,7 +308,6 @@ def run_json(scenario: Path, *args: str) -> dict[str, Any]:
         cwd=scenario.parent,
         capture_output=True,
         text=True,
-        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr

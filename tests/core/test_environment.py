@@ -21,6 +21,8 @@ from skenario.core import (
     IgnoredReason,
     KeyedStock,
     Movement,
+    MovementBudget,
+    MovementBudgetExceeded,
     MovementLog,
     Sink,
     Source,
@@ -585,3 +587,78 @@ def test_observer_attached_during_a_movement_sees_the_later_movements() -> None:
     env.run()
     assert [i.movement.kind for i in log.ignored] == ["empty"]
     assert [m.kind for m in log.movements] == ["moved", "running_to_halted"]
+
+
+# -- the movement budget --------------------------------------------------------------------
+
+
+def test_a_budget_stops_a_livelock_after_exactly_its_movements() -> None:
+    """A timer that re-arms itself at the same instant never lets time move: without a budget the
+    run never returns. With a budget of 50 it raises at the 51st movement (the start and 50 firings,
+    each of which ran), at the instant it was stuck at."""
+    env = Environment(HALT)
+    firings: list[int] = []
+
+    def again() -> None:
+        firings.append(env.now())
+        env.call_at(env.now(), again)
+
+    env.call_at(7, again)
+    budget = MovementBudget(50)
+    env.observe(budget)
+    with pytest.raises(MovementBudgetExceeded, match=r"more than 50 movements, the last a 'call' movement at 7ns"):
+        env.run()
+    assert firings == [7] * 50  # the start movement was the first of the 51
+    assert budget.used == 51
+    assert env.now() == 7 and not env.is_halted
+    with pytest.raises(MovementBudgetExceeded, match="more than 50 movements"):  # it stays spent
+        env.run()
+    assert len(firings) == 51
+
+
+def test_a_budget_counts_every_movement_run_or_ignored_and_a_run_within_it_is_unchanged() -> None:
+    """The budget spends one per movement the loop runs and one per movement ignored: a run that
+    needs exactly its budget finishes as it does with none; one fewer stops it at that movement."""
+
+    def build(budget: MovementBudget | None) -> tuple[Environment, MovementLog]:
+        env = Environment(HALT)
+        log = MovementLog()
+        env.observe(log)
+        if budget is not None:
+            env.observe(budget)
+        src = new_source()
+        sink: Sink[Entity] = Sink("Sink", "Entity")
+        for t in (10, 20, 30):
+            env.schedule("ok", t, src, sink)
+        env.schedule("empty", 15, FifoStock("Empty", "Entity"), sink)
+        env.schedule("past", -5, src, sink)
+        env.schedule("late", HALT, src, sink)
+        return env, log
+
+    def shape(log: MovementLog) -> list[tuple[object, ...]]:
+        ran = [(m.occurs_at, m.seq, m.kind) for m in log.movements]
+        return ran + [(i.movement.occurs_at, i.movement.kind, i.reason) for i in log.ignored]
+
+    free, unbudgeted = build(None)
+    free.run()
+    # start, three moved, halt; one empty at its time, one in the past, one after the halt
+    needed = free.movements_completed + free.movements_ignored
+    assert needed == 5 + 3
+
+    exact = MovementBudget(needed)
+    env, log = build(exact)
+    env.run()
+    assert exact.used == needed
+    assert shape(log) == shape(unbudgeted)
+
+    short = MovementBudget(needed - 1)
+    env, log = build(short)
+    with pytest.raises(MovementBudgetExceeded, match=f"more than {needed - 1} movements, the last a 'running_to"):
+        env.run()
+    assert log.movements[-1].kind == "running_to_halted"  # the last movement ran, then the budget said so
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1.5, True, None])
+def test_a_budget_is_a_positive_whole_number_of_movements(limit: object) -> None:
+    with pytest.raises(ValueError, match="a movement budget must be a positive integer"):
+        MovementBudget(limit)  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -15,13 +16,16 @@ from skenario.model.cluster import ClusterModel
 from skenario.model.config import ClusterSpec, LaunchStage, MemorySpec, ReplicaSpec, RequestSpec
 from skenario.model.cpu.node import QoSClass
 from skenario.model.memory import (
+    PRESSURE_TRANSITION_PERIOD,
     CrashLoopBackOff,
     NodeMemory,
     PodMemory,
     PodUsage,
+    admit,
     oom_badness,
     oom_score_adj,
     rank_memory_pressure,
+    under_pressure,
 )
 from skenario.model.replicas import ReplicaState
 from skenario.workloads.patterns import constant_arrivals
@@ -82,6 +86,64 @@ def test_the_ranking_is_a_permutation_that_puts_pods_over_their_request_first(ro
     assert sorted(order) == list(range(len(pods)))
     over = [pods[i].usage > pods[i].request for i in order]
     assert over == sorted(over, reverse=True)
+
+
+# -- the node condition and the kubelet's admission (pkg/kubelet/eviction/eviction_manager.go) ------
+
+# TestMemoryPressure's admission checks (eviction_manager_test.go), as data: the manager synchronized
+# at each step (minutes from its start, whether the threshold is met then), then a BestEffort pod and
+# a Burstable pod asked to be admitted. The steps are upstream's: no pressure; pressure; pressure
+# relieved 1 minute later (the 5 minute transition period holds the condition); 5 minutes after that.
+MEMORY_PRESSURE_STEPS = [
+    # (minute, threshold met, MemoryPressure, BestEffort admitted, Burstable admitted)
+    (0, False, False, True, True),
+    (21, True, True, False, True),
+    (22, False, True, False, True),
+    (27, False, False, True, True),
+]
+
+
+def test_the_admission_checks_of_upstreams_memory_pressure_test() -> None:
+    last_met: int | None = None
+    for minute, met, pressure, best_effort, burstable in MEMORY_PRESSURE_STEPS:
+        now = minute * MINUTE
+        if met:
+            last_met = now
+        assert under_pressure(last_met, now) is pressure, minute
+        assert (admit(QoSClass.BEST_EFFORT, False, pressure) is None) is best_effort, minute
+        assert (admit(QoSClass.BURSTABLE, False, pressure) is None) is burstable, minute
+
+
+@pytest.mark.parametrize(
+    ("qos", "tolerates", "memory_pressure", "admitted"),
+    [
+        # TestAdmitUnderNodeConditions: no condition, every class admitted ...
+        (QoSClass.GUARANTEED, False, False, True),
+        (QoSClass.BURSTABLE, False, False, True),
+        (QoSClass.BEST_EFFORT, False, False, True),
+        # ... under MemoryPressure, all but BestEffort.
+        (QoSClass.GUARANTEED, False, True, True),
+        (QoSClass.BURSTABLE, False, True, True),
+        (QoSClass.BEST_EFFORT, False, True, False),
+        # Admit: a BestEffort pod tolerating node.kubernetes.io/memory-pressure:NoSchedule is admitted.
+        (QoSClass.BEST_EFFORT, True, True, True),
+    ],
+)
+def test_admit_turns_away_only_best_effort_pods_under_memory_pressure(
+    qos: QoSClass, tolerates: bool, memory_pressure: bool, admitted: bool
+) -> None:
+    refused = admit(qos, tolerates, memory_pressure)
+    assert (refused is None) is admitted
+    if refused is not None:
+        assert refused == "The node had condition: [MemoryPressure]. "  # nodeConditionMessageFmt
+
+
+def test_the_condition_holds_for_less_than_the_transition_period() -> None:
+    # nodeConditionsObservedSince: true while now - last observed < 5m, so false exactly 5m later.
+    assert under_pressure(None, 0) is False
+    assert under_pressure(10 * SECOND, 10 * SECOND + PRESSURE_TRANSITION_PERIOD - 1) is True
+    assert under_pressure(10 * SECOND, 10 * SECOND + PRESSURE_TRANSITION_PERIOD) is False
+    assert PRESSURE_TRANSITION_PERIOD == 5 * MINUTE
 
 
 # -- the crash-loop back-off: doBackOff over flowcontrol.Backoff -----------------------------------
@@ -186,13 +248,58 @@ def test_the_eviction_manager_evicts_one_pod_per_ten_second_pass_while_under_pre
     assert len(evicted) == 5  # passes at 13, 23, 33, 43, 53 s, none at or after the 60 s halt
 
 
+def test_the_eviction_manager_sets_memory_pressure_at_a_pass_and_clears_it_five_minutes_after_the_last() -> None:
+    # Passes at 0, 10, 20 ... s. The pods pass 1Gi at 23 s: the 30 s pass sets the condition and
+    # evicts the pod; the eviction frees the memory (the test's on_evict stops it), so the 40 s
+    # pass finds the threshold unmet but the condition holds until the pass at 30 s + 5 min.
+    env = Environment(halt_at=10 * MINUTE)
+    node = NodeMemory(env, allocatable=1 * GI)
+    seen: list[tuple[int, bool]] = []
+    node.on_condition.append(lambda pressure: seen.append((env.now(), pressure)))
+    big = _pod(600 * MI, 100 * MI, None)
+    small = _pod(400 * MI, 500 * MI, None)
+    big.on_evict = lambda: (evicted.append(big), big.stop())
+    for pod in (big, small):
+        node.attach(pod)
+        pod.start()
+    env.call_at(23 * SECOND, lambda: big.grow(100 * MI))  # 1100Mi > 1024Mi
+    env.run()
+    assert evicted == [big] and node.evictions == 1
+    assert seen == [(30 * SECOND, True), (30 * SECOND + 5 * MINUTE, False)]
+    assert node.pressure_observed_at == 30 * SECOND and not node.memory_pressure
+
+
+@pytest.mark.parametrize("listened", [False, True])
+def test_passes_go_on_after_the_threshold_only_while_someone_reads_the_condition(listened: bool) -> None:
+    # A pod alone on its implicit node is evicted at the 10 s pass. With no listener (no scheduler
+    # reads the node) the passes stop there, and nothing clears the condition; with one, the pass
+    # at 10 s + 5 min clears it.
+    env = Environment(halt_at=10 * MINUTE)
+    node = NodeMemory(env, allocatable=1 * GI)
+    if listened:
+        node.on_condition.append(lambda pressure: None)
+    pod = _pod(1100 * MI, None, None, QoSClass.BEST_EFFORT)
+    pod.on_evict = lambda: pod.stop()
+    node.attach(pod)
+    env.call_at(5 * SECOND, pod.start)
+    env.run()
+    assert node.evictions == 1 and node.pressure_observed_at == 10 * SECOND
+    assert node.memory_pressure is not listened
+
+
 # -- on a model: crash loops, what fails, and evictions -------------------------------------------
 
 
 def _model(
-    *, baseline: int, per_request: int, limit: int | None, node_memory: int = 16 * GI, rate: float = 0.0
+    *,
+    baseline: int,
+    per_request: int,
+    limit: int | None,
+    node_memory: int = 16 * GI,
+    rate: float = 0.0,
+    duration: int = 10 * MINUTE,
+    initial_ready: bool = True,
 ) -> tuple[Environment, ClusterModel]:
-    duration = 10 * MINUTE
     env = Environment(halt_at=duration)
     spec = ClusterSpec(
         requests=RequestSpec(Constant(100 * MILLISECOND), timeout=None),
@@ -207,23 +314,78 @@ def _model(
             ),
         ),
         initial_replicas=1,
+        initial_ready=initial_ready,
     )
     arrivals = constant_arrivals(rate, 0, duration) if rate else iter(())
     return env, ClusterModel(env, spec, arrivals, RandomStreams(1))
 
 
-def test_a_baseline_above_the_limit_crash_loops_on_the_kubelets_back_off() -> None:
-    # Killed as it becomes ready (1 ns), then each restart takes the back-off plus 1 s of start
-    # and 4 s of readiness before it is killed again: kills at 0, 5, 20, 45, 90, 175, 340 s; the
-    # next would be at 340 + 300 + 5 = 645 s, after the 600 s run.
+def test_a_baseline_above_the_limit_is_killed_as_its_container_starts_on_the_kubelets_back_off() -> None:
+    # The replica launches: its container starts after 1 s of containerStart, and its 600Mi
+    # baseline is charged then, over the 512Mi limit: killed at 1 s, before its 4 s of readiness.
+    # Each restart is the back-off (0, 10, 20, 40, 80, 160, then 300 s) from the kill, plus the
+    # container's 1 s start, where it dies again:
+    #   1, 1+0+1 = 2, 2+10+1 = 13, 13+20+1 = 34, 34+40+1 = 75, 75+80+1 = 156, 156+160+1 = 317,
+    #   317+300+1 = 618, 618+300+1 = 919; the next, 1220 s, is after the 20 min run.
+    env, model = _model(baseline=600 * MI, per_request=0, limit=512 * MI, duration=20 * MINUTE, initial_ready=False)
+    kills: list[int] = []
+    model.replicas_restarting.on_restarting.append(lambda replica: kills.append(env.now()))
+    env.run()
+    assert kills == [t * SECOND + 1 for t in (1, 2, 13, 34, 75, 156, 317, 618, 919)]  # launched at 1 ns
+    gaps = [b - a for a, b in pairwise(kills)]
+    assert gaps == [(backoff + 1) * SECOND for backoff in (0, 10, 20, 40, 80, 160, 300, 300)]
+    assert model.oom_kills == 9 and model.restarts == 8  # each kill but the first follows a restart
+    (replica,) = model.replicas.values()
+    assert replica.state is ReplicaState.RESTARTING and replica.activated_at is None  # never ready
+    assert replica.last_run == (919 * SECOND + 1, 919 * SECOND + 1)  # started and killed at once: a quick OOM
+
+
+def test_an_initial_replica_dies_as_it_starts_and_then_at_each_container_start() -> None:
+    # An initial replica's container runs from 1 ns; then as above, restarts at the back-off plus
+    # the 1 s start: 0, 0+0+1 = 1, 1+10+1 = 12, 33, 74, 155, 316; 316+300+1 = 617 > 600 s.
     env, model = _model(baseline=600 * MI, per_request=0, limit=512 * MI)
     kills: list[int] = []
     model.replicas_restarting.on_restarting.append(lambda replica: kills.append(env.now()))
     env.run()
-    assert [round(t / SECOND) for t in kills] == [0, 5, 20, 45, 90, 175, 340]
-    assert model.oom_kills == 7 and model.restarts == 6  # the last restart would come at 645 s
+    assert [round(t / SECOND) for t in kills] == [0, 1, 12, 33, 74, 155, 316]
+    assert model.oom_kills == 7 and model.restarts == 6
+
+
+def test_a_container_is_charged_from_its_start_and_its_back_off_resets_after_ten_minutes_up() -> None:
+    # 100Mi baseline under a 250Mi limit; the test pushes the working set over the limit at chosen
+    # times (200Mi more). containerStart 1 s, readiness 4 s, an initial replica.
+    #   30 s   killed (first exit): restarted at once, container starts at 31 s, ready at 35 s
+    #   40 s   killed: in back-off, 10 s: restarted at 50 s, starts at 51 s, ready at 55 s
+    #   720 s  killed: 670 s since the restart at 50 s, more than 2 x 5 min: the back-off has
+    #          expired, restarted at once, starts at 721 s, ready at 725 s
+    env, model = _model(baseline=100 * MI, per_request=0, limit=250 * MI, duration=15 * MINUTE)
     (replica,) = model.replicas.values()
-    assert replica.state is ReplicaState.RESTARTING and model.replicas_active.count() == 0
+    starts: list[tuple[int, int]] = []  # (time, working set) at each activation
+    model.replicas_active.on_activate.append(lambda r: starts.append((env.now(), r.memory.working_set)))
+
+    def push() -> None:
+        assert replica.memory is not None
+        replica.memory.grow(200 * MI)
+
+    working_sets: dict[int, int] = {}
+
+    def look(at: int) -> None:
+        assert replica.memory is not None
+        working_sets[at] = replica.memory.working_set
+
+    for at in (30, 40, 720):
+        env.call_at(at * SECOND, push)
+    for at in (30.5, 31.5, 45, 50.5, 51.5):
+        env.call_at(int(at * SECOND), lambda at=at: look(at))  # type: ignore[misc]
+    kills: list[int] = []
+    model.replicas_restarting.on_restarting.append(lambda r: kills.append(env.now()))
+    env.run()
+    assert kills == [30 * SECOND, 40 * SECOND, 720 * SECOND]
+    # Charged from the container's start, before it is ready: nothing while it waits, the baseline
+    # from its start on.
+    assert working_sets == {30.5: 0, 31.5: 100 * MI, 45: 0, 50.5: 0, 51.5: 100 * MI}
+    assert [t for t, _ in starts] == [1, 35 * SECOND, 55 * SECOND, 725 * SECOND]
+    assert model.restarts == 3 and replica.last_run == (51 * SECOND, 720 * SECOND)
 
 
 def test_requests_in_flight_when_the_container_dies_fail_as_oom() -> None:

@@ -82,6 +82,13 @@ class Config:
     record_ms: int
     pauses_ms: tuple[int, ...]
     memory_mi: tuple[int, int, int | None, int] | None = None  # baseline, per request, limit, node (MiB)
+    named_stages: bool = False  # the stages are the container's start and its readiness: memory from the start
+
+    def stage_names(self) -> tuple[str, ...]:
+        count = len(self.launch_ms)
+        if self.named_stages:
+            return ("containerStart", "readiness")[2 - count :] if count else ()
+        return tuple(f"stage{i}" for i in range(count))
 
     def spec(self) -> ClusterSpec:
         return ClusterSpec(
@@ -96,8 +103,8 @@ class Config:
                 concurrency=self.concurrency,
                 queue_capacity=self.queue_capacity,
                 launch=tuple(
-                    LaunchStage(f"stage{i}", Exponential(ms * MS) if self.random_launch else Constant(ms * MS))
-                    for i, ms in enumerate(self.launch_ms)
+                    LaunchStage(name, Exponential(ms * MS) if self.random_launch else Constant(ms * MS))
+                    for name, ms in zip(self.stage_names(), self.launch_ms, strict=True)
                 ),
                 termination_grace=self.grace_ms * MS,
                 memory_request=128 * MI if self.memory_mi is not None else None,
@@ -152,6 +159,7 @@ def configs(draw: st.DrawFn) -> Config:
                 ),
             )
         ),
+        named_stages=draw(st.booleans()),
     )
 
 
@@ -342,7 +350,8 @@ def check_cpu(model: ClusterModel, tracker: Tracker, now: int) -> None:
 
 def check_memory(model: ClusterModel, tracker: Tracker, config: Config) -> None:
     """A running container's working set is its baseline plus what its requests hold, never above
-    its limit; a container not running holds nothing; each node holds the sum of its pods'."""
+    its limit; a container not running holds nothing; each node holds the sum of its pods'. A
+    container runs from its start: warming up (launching or restarting) it holds no requests."""
     if config.memory_mi is None:
         return
     baseline, per_request, limit, node_mi = config.memory_mi
@@ -350,7 +359,9 @@ def check_memory(model: ClusterModel, tracker: Tracker, config: Config) -> None:
         memory = replica.memory
         assert memory is not None
         if memory.running:
-            assert replica.state in (ReplicaState.ACTIVE, ReplicaState.TERMINATING), replica.state
+            assert replica.state is not ReplicaState.TERMINATED
+            if replica.state in (ReplicaState.LAUNCHING, ReplicaState.RESTARTING):
+                assert config.named_stages and replica.processing.count() == 0, replica.state
             assert memory.working_set == (baseline + per_request * replica.processing.count()) * MI
             assert limit is None or memory.working_set <= limit * MI
         else:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from skenario.core.random import Constant, Exponential
 from skenario.core.time import MILLISECOND, MINUTE
 from skenario.errors import ScenarioError
+from skenario.model.cpu.node import QoSClass, qos_class
 from skenario.model.disruption import DisruptionBudget
 from skenario.scenario.loader import load_scenario, parse_scenario
 
@@ -153,6 +154,26 @@ def test_a_memory_request_left_out_defaults_to_the_limit() -> None:
     replica = parse_scenario(with_workload(lines)).spec.cluster_spec().replica
     assert replica.memory_request == replica.memory_limit == 512 * 2**20
     assert replica.memory is None  # no working set given: memory use is not modelled
+
+
+@pytest.mark.parametrize(
+    ("lines", "requests", "limits", "qos"),
+    [
+        ("", (1000, None), (None, None), QoSClass.BURSTABLE),  # no resources at all: skenario's 1000m
+        ("    resources: {}\n", (0, None), (None, None), QoSClass.BEST_EFFORT),  # as in a Pod spec
+        ("    resources: {requests: {}}\n", (0, None), (None, None), QoSClass.BEST_EFFORT),
+        ("    resources: {requests: {memory: 1Gi}}\n", (0, 2**30), (None, None), QoSClass.BURSTABLE),
+        # The API server defaults a request left out to its limit: Guaranteed.
+        ("    resources: {limits: {cpu: 2, memory: 1Gi}}\n", (2000, 2**30), (2000, 2**30), QoSClass.GUARANTEED),
+    ],
+)
+def test_resources_read_as_a_pod_spec_writes_them_best_effort_included(
+    lines: str, requests: tuple[int, int | None], limits: tuple[int | None, int | None], qos: QoSClass
+) -> None:
+    replica = parse_scenario(with_workload(lines)).spec.cluster_spec().replica
+    assert (replica.cpu_request, replica.memory_request) == requests
+    assert (replica.cpu_limit, replica.memory_limit) == limits
+    assert qos_class(replica.cpu_request, replica.cpu_limit, replica.memory_request, replica.memory_limit) is qos
 
 
 @pytest.mark.parametrize(

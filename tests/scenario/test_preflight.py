@@ -6,15 +6,19 @@ from pathlib import Path
 
 import pytest
 
+from skenario.scenario.build.plugins import unloaded
+from skenario.scenario.build.prepare import prepare
 from skenario.scenario.loader import parse_scenario
-from skenario.scenario.preflight import pitfalls
+from skenario.scenario.preflight import estimate, pitfalls
 from tests.scenario.build.test_placement import ZONE_SPREAD
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def _warnings(text: str, base_dir: Path | None = None) -> list[str]:
-    return pitfalls(parse_scenario(text, "s.yaml").spec, base_dir)
+def _warnings(text: str, base_dir: Path | None = None, source: str = "s.yaml") -> list[str]:
+    """The pitfalls of the scenario as `skenario check` reads it (plugins read, not run)."""
+    with unloaded():
+        return pitfalls(prepare(parse_scenario(text, source), base_dir=base_dir or Path(".")))
 
 
 def test_a_template_without_the_topology_key_is_named() -> None:
@@ -116,6 +120,24 @@ def test_a_kpa_target_beyond_a_pods_cpu_is_named(annotations: str, words: str | 
         assert warning.startswith("spec.autoscalers.0") and words in warning
 
 
+@pytest.mark.parametrize(
+    ("concurrency", "words"),
+    [
+        # containerConcurrency 1: the target is 1 x 70% = 0.7 in flight (ResolveMetricTarget), 0.7 x 50 ms on
+        # one core = 35 ms, far inside the 2 s timeout. Taken for the default's 70 it warned falsely.
+        ("1", None),
+        # containerConcurrency 50: 50 x 70% = 35 in flight, 35 x 50 ms = 1.75 s, inside 2 s.
+        ("50", None),
+        # containerConcurrency 100: 70 in flight, 3.5 s, past the timeout.
+        ("100", "target of 70 requests in flight"),
+    ],
+)
+def test_the_kpa_warning_uses_its_effective_target(concurrency: str, words: str | None) -> None:
+    text = KPA.replace("{type: kpa, annotations: ANNOTATIONS}", f"{{type: kpa, containerConcurrency: {concurrency}}}")
+    warnings = _warnings(text)
+    assert warnings == [] if words is None else (len(warnings) == 1 and words in warnings[0]), warnings
+
+
 # The one example made to show a pitfall: a node group whose template lacks the spread's zone label.
 MEANT = {"cluster-autoscaler-zones.yaml": ["spec.cluster.nodeGroups.2 (unlabelled): it lacks the label"]}
 
@@ -123,6 +145,56 @@ MEANT = {"cluster-autoscaler-zones.yaml": ["spec.cluster.nodeGroups.2 (unlabelle
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
 def test_the_examples_raise_no_false_alarm(example: str) -> None:
     text = (EXAMPLES / example).read_text()
-    warnings = pitfalls(parse_scenario(text, str(EXAMPLES / example)).spec, EXAMPLES)
+    warnings = _warnings(text, EXAMPLES, str(EXAMPLES / example))
     meant = MEANT.get(example, [])
     assert len(warnings) == len(meant) and all(w.startswith(m) for w, m in zip(warnings, meant, strict=True))
+
+
+ESTIMATED = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: web}
+spec:
+  duration: 10m
+  workload: {replicas: 2, resources: {requests: {cpu: 500m}}, request: {cpuTime: 10ms}}
+  traffic: {type: constant, rate: 10/s}
+  autoscalers: AUTOSCALERS
+  events: EVENTS
+"""
+HPA_20 = "{type: hpa, name: web, spec: {maxReplicas: 20}}"
+
+
+@pytest.mark.parametrize(
+    ("autoscalers", "events", "most"),
+    [
+        ("[]", "[]", 2),  # the workload's replicas, nothing to change them
+        (f"[{HPA_20}]", "[]", 20),  # the HPA's maxReplicas
+        ("[{type: vpa, spec: {}}]", "[]", 2),  # a VPA changes no count
+        ("[{type: kpa, annotations: {autoscaling.knative.dev/max-scale: '7'}}]", "[]", 7),  # max-scale
+        # An event raising the HPA's bound, or setting the replicas, counts; one lowering it does not lower it.
+        (f"[{HPA_20}]", "[{id: more, at: 1m, patch: {target: autoscaler/web, patch: {spec: {maxReplicas: 50}}}}]", 50),
+        (f"[{HPA_20}]", "[{id: less, at: 1m, patch: {target: autoscaler/web, patch: {spec: {maxReplicas: 8}}}}]", 20),
+        ("[]", "[{id: grow, at: 1m, patch: {target: workload, patch: {replicas: 12}}}]", 12),
+        (
+            "[]",
+            "[{id: hpa, at: 1m, create: {target: autoscaler/late, object: {type: hpa, spec: {maxReplicas: 9}}}}]",
+            9,
+        ),
+    ],
+)
+def test_the_estimate_takes_every_autoscalers_bound(autoscalers: str, events: str, most: int) -> None:
+    text = ESTIMATED.replace("AUTOSCALERS", autoscalers).replace("EVENTS", events)
+    cost = estimate(prepare(parse_scenario(text, "s.yaml"), base_dir=Path(".")))
+    assert (cost.replicas, cost.unbounded) == (most, ())
+
+
+def test_a_kpa_without_max_scale_has_no_bound_and_is_counted_at_the_peak() -> None:
+    """10 requests/s of 10 ms CPU are 0.1 in flight; at the default target of 100 x 70% = 70 a pod the KPA
+    settles on ceil(0.1 / 70) = 1 pod, fewer than the 2 the workload starts with."""
+    text = ESTIMATED.replace("AUTOSCALERS", "[{type: kpa}]").replace("EVENTS", "[]")
+    cost = estimate(prepare(parse_scenario(text, "s.yaml"), base_dir=Path(".")))
+    assert cost.unbounded == ("spec.autoscalers.0: a KPA without max-scale",) and cost.replicas == 2
+    rps = ESTIMATED.replace("AUTOSCALERS", "[{type: kpa, annotations: {autoscaling.knative.dev/metric: rps}}]")
+    # An RPS target of 200 x 70% = 140 a pod: 1000/s need ceil(1000 / 140) = 8 pods.
+    cost = estimate(prepare(parse_scenario(rps.replace("EVENTS", "[]").replace("10/s", "1000/s"), "s.yaml")))
+    assert cost.replicas == 8 and cost.expected

@@ -4,7 +4,7 @@ started as separate processes and stopped by the test, running jobs end to end."
 from __future__ import annotations
 
 import json
-import socket
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,32 +15,51 @@ from click.testing import CliRunner
 
 from skenario.cli import cli
 from skenario.sweeps.runner import Job, run_jobs, workers
+from tests.processes import wait_until
 from tests.sweeps.test_runner import SCENARIO
+
+# Dask's own connect and dead-connection limits (30 s) made longer than the suite's net
+# (pytest-timeout, pyproject.toml), in the cluster's processes and in the test's client: on a busy
+# machine a slow start is waited for, and a hang is the net's to end.
+DASK_LIMITS = {"distributed.comm.timeouts.connect": "1h", "distributed.comm.timeouts.tcp": "1h"}
+DASK_ENVIRONMENT = {"DASK_" + key.upper().replace(".", "__"): value for key, value in DASK_LIMITS.items()}
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    address = f"tcp://127.0.0.1:{port}"
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    scheduler_command = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port)]
-    scheduler = subprocess.Popen(
-        [sys.executable, "-m", *scheduler_command, "--dashboard-address", ":0", "--no-show"], **quiet
-    )
-    worker_command = ["distributed.cli.dask_worker", address, "--nworkers", "2", "--nthreads", "1"]
-    worker = subprocess.Popen([sys.executable, "-m", *worker_command, "--no-dashboard"], **quiet)
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Waits for the real events, with no time limit: the scheduler writes its file once it listens
+    (on a port it chose), then both worker processes register."""
+    scheduler_file = tmp_path_factory.mktemp("dask") / "scheduler.json"
+    started = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": os.environ | DASK_ENVIRONMENT}
+    scheduler_command = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0"]
+    scheduler_command += ["--scheduler-file", str(scheduler_file), "--dashboard-address", ":0", "--no-show"]
+    scheduler = subprocess.Popen([sys.executable, "-m", *scheduler_command], **started)
+    processes = [scheduler]
     try:
+        wait_until(lambda: _address(scheduler_file) is not None, scheduler, "the scheduler's file")
+        address = _address(scheduler_file)
+        assert address is not None
+        worker_command = ["distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file)]
+        worker_command += ["--nworkers", "2", "--nthreads", "1", "--no-dashboard"]
+        processes.insert(0, subprocess.Popen([sys.executable, "-m", *worker_command], **started))
+        import dask
         from distributed import Client
 
-        with Client(address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
+        with dask.config.set(DASK_LIMITS), Client(address) as client:
+            client.wait_for_workers(2)
         yield address
     finally:
-        for process in (worker, scheduler):
+        for process in processes:
             process.terminate()
-            process.wait(timeout=30)
+            process.wait()
+
+
+def _address(scheduler_file: Path) -> str | None:
+    """The scheduler's address from its file; None until the file is there and written whole."""
+    try:
+        return str(json.loads(scheduler_file.read_text())["address"])
+    except (FileNotFoundError, json.JSONDecodeError, KeyError):
+        return None
 
 
 def test_jobs_on_a_two_worker_dask_cluster_give_the_local_rows(cluster: str) -> None:

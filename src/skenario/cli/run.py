@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from fractions import Fraction
 from pathlib import Path
 from types import FrameType
@@ -28,20 +27,18 @@ import click
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from skenario.cli.check import preflight
+from skenario.cli.check import preflight, validated
 from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
 from skenario.cli.kep import check_kep, read_kep, run_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
 from skenario.core.time import SECOND, format_duration
-from skenario.errors import ScenarioError, SkenarioError
+from skenario.errors import SkenarioError
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
 from skenario.results.store import RunStore, RunWriter, check_label
-from skenario.scenario.build.plugins import refused
 from skenario.scenario.format.scenario import MAX_SEED
-from skenario.scenario.io import located, read_text
-from skenario.scenario.loader import load_scenario
+from skenario.scenario.io import read_text
 from skenario.scenario.preflight import estimate
 from skenario.scenario.simulation import Phase, Simulation
 
@@ -311,27 +308,21 @@ def run(
             results_file=results_file,
         )
         return
-    scenario = load_scenario(file)
     check_output_dirs(("--series", series), ("--pods", pods_file), ("--results", results_file))
     if dry_run:
-        preflight(file, scenario)
+        preflight(file, validated(file, text, seed=seed))
         return
-    cost = estimate(scenario.spec)
+    # The one validation `check` makes, plugins loaded (their code runs): everything the scenario names is
+    # read and built by now, before the estimate, so a run refused costs no more than a check.
+    prepared = validated(file, text, seed=seed, plugins="refuse" if no_plugins else "load")
+    cost = estimate(prepared)
     if (over := cost.over()) and not force:
         for line in cost.lines():
-            err.print(f"  {line}", highlight=False)
+            err.print(f"  {line}", highlight=False, soft_wrap=True)
         raise SkenarioError(
             f"refused: the run would take {'; '.join(over)}. Run it anyway with --force", file=str(file)
         )
-    try:
-        with refused() if no_plugins else nullcontext():
-            simulation = Simulation(scenario, seed=seed, base_dir=file.parent, scenario_text=text)
-    except ScenarioError as exc:  # found while building: say where in the scenario file
-        raise located(exc, str(file), text) from None
-    if simulation.end is None:
-        raise SkenarioError(
-            "the scenario never ends: give spec.duration or a `done` event", file=str(file), field="spec.duration"
-        )
+    simulation = Simulation(prepared.scenario, scenario_text=text, prepared=prepared)
     with StopRequests(on_stop=simulation.env.pause_soon) as stops:
         # Everything the scenario names is read and checked by now: only a valid run reaches the store.
         writer = None if no_store else RunStore(store).begin(simulation, str(file), name=name, tags=tags)

@@ -156,6 +156,7 @@ def show(
         document = runs_store.record(run_id) | {
             "slo": verdict,
             "cost": spend,
+            "limits": analysis.limits(data),
             "events": events_list,
             "decisions": decisions.to_dict(),
             "scheduling": data.documents.get("scheduling"),
@@ -265,9 +266,9 @@ def compare(
     add("CPU of nodes' allocatable", [_share(s.get("node_cpu_utilisation")) for s in summaries])
     add("replicas started (bound)", [f"{s.get('replicas_started', 0):,}" for s in summaries])
     costs = [analysis.cost(data) for data in datas]
-    add("pod-hours (billed from binding)", [f"{c['replica_hours']:.2f}" for c in costs])
+    add("pod-hours (billed)", [f"{c['replica_hours']:.2f}" for c in costs])
     add(
-        "CPU core-hours (requested / used)",
+        "CPU core-h (requested / used)",
         [
             f"{c['cpu_core_hours']:.2f} ({c['cpu_core_request_hours']:.2f} / {c['cpu_core_usage_hours']:.2f})"
             for c in costs
@@ -290,8 +291,8 @@ def compare(
         result = analysis.slo_summary(data, **judged)
         fraction = result["compliant_fraction"]
         verdicts.append(
-            f"{'met' if result['met'] else 'missed'} (p{judged['percentile']} <= {judged['latency_ms']:g} ms; "
-            f"{'-' if fraction is None else f'{fraction:.0%}'} of intervals ok)"
+            f"{'met' if result['met'] else 'missed'}: p{judged['percentile']} <= {judged['latency_ms']:g} ms in "
+            f"{'-' if fraction is None else f'{fraction:.0%}'} of intervals"
         )
     add("SLO", verdicts)
     add("digest", [data.digest or "-" for data in datas])

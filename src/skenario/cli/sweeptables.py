@@ -71,7 +71,10 @@ def with_interval(mean: Any, low: Any, high: Any) -> str:
     half = (high - low) / 2
     if half == 0:  # every seed gave the same value
         return f"{number(mean)} ± 0"
-    places = decimals(half)
+    # To the half-width's second significant digit, but no finer than the mean's fifth: a tiny
+    # interval reads `4.6125 ± 0.0001`, not `4.612506 ± 0.000071`.
+    magnitude = math.floor(math.log10(abs(mean))) if mean else 0
+    places = min(decimals(half), max(0, 4 - magnitude))
     return f"{mean:,.{places}f} ± {half:,.{places}f}"
 
 
@@ -86,21 +89,24 @@ def percent(mean: Any, low: Any, high: Any) -> str:
     return f"{mean * 100:.{places}f}% ± {half * 100:.{places}f}%"
 
 
-def verdict(mean: Any, runs: int) -> str:
-    """A point's SLO verdict over its seeds: met (every run), missed (none), else `met 3/5`."""
+def verdict(mean: Any, runs: int | None) -> str:
+    """A point's SLO verdict over its seeds: met (every run), missed (none), else `met 3/5` (or, not knowing
+    how many runs, the share of them: `met 60%`)."""
     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return "-"
-    met = round(mean * runs)
-    if met >= runs:
+    if mean >= 1:
         return "met"
-    return "missed" if met == 0 else f"met {met}/{runs}"
+    if mean <= 0:
+        return "missed"
+    return f"met {mean:.0%}" if not runs else f"met {round(mean * runs)}/{runs}"
 
 
 def figure_cell(metric: str, record: Mapping[str, Any]) -> str:
     """One figure of a point as the tables show it: a verdict, a percentage or a number, each with its interval."""
     mean, low, high = record[metric], record[f"{metric}_low"], record[f"{metric}_high"]
     if metric == VERDICT:
-        return verdict(mean, int(record["runs"]) - int(record.get("failed") or 0))
+        runs = record.get("runs")
+        return verdict(mean, None if runs is None else int(runs) - int(record.get("failed") or 0))
     if metric in SHARES:
         return percent(mean, low, high)
     return with_interval(mean, low, high)
@@ -133,7 +139,7 @@ LIMITS = ("at_max_replicas", "pods_pending", "cluster_full")
 """What kept a setting from acting: shown only where some point was held back by it."""
 
 
-def _present(frame: pd.DataFrame) -> list[tuple[str, str]]:
+def present(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """The figures some point has a value of (cost needs prices, SLO needs objectives, node-hours a
     cluster), and of the limits only those that held some point back."""
     shown = []
@@ -159,7 +165,7 @@ def points_table(frame: pd.DataFrame, title: str, baseline: int | None = None) -
     """The sweep's points with each figure's mean ± 95% half-width; then, with a baseline, the paired differences."""
     paths = _settings_columns(frame)
     names = headings(paths)
-    figures = _present(frame)
+    figures = present(frame)
     table = Table(title=f"{title} (mean ± 95% interval)")
     table.add_column("point", justify="right")
     for path in paths:

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from skenario.cli.common import err, out, print_document, store_option, user_errors
 from skenario.cli.sweep import Interruption, execution_options, price_options, progress_bar
-from skenario.cli.sweeptables import FIGURES, headings, number, with_interval
+from skenario.cli.sweeptables import figure_cell, headings, number, present
 from skenario.errors import SkenarioError
 from skenario.results.store import RunStore, check_label
 from skenario.scenario.format.scenario import MAX_SEED
@@ -147,11 +147,11 @@ def _front_table(front: Any, paths: list[str], title: str) -> Table:
     table.add_column("trial", justify="right")
     for path in paths:
         table.add_column(names[path], justify="right")
-    figures = [(m, h) for m, h in FIGURES if not front.empty and front[m].notna().any()]
+    figures = present(front) if not front.empty else []
     for _, heading in figures:
         table.add_column(heading, justify="right")
     for record in front.to_dict("records") if not front.empty else []:
         cells = [number(record["trial"]), *(number(record[p]) for p in paths)]
-        cells += [with_interval(record[m], record[f"{m}_low"], record[f"{m}_high"]) for m, _ in figures]
+        cells += [figure_cell(m, record) for m, _ in figures]
         table.add_row(*cells)
     return table

@@ -5,7 +5,13 @@ It knows nothing of Kubernetes; the cluster model in `skenario.model` is built f
 
 from skenario.core.clock import Clock, Timer
 from skenario.core.entity import Entity
-from skenario.core.environment import Environment, MovementLog, MovementObserver
+from skenario.core.environment import (
+    Environment,
+    MovementBudget,
+    MovementBudgetExceeded,
+    MovementLog,
+    MovementObserver,
+)
 from skenario.core.movement import IgnoredMovement, IgnoredReason, Movement
 from skenario.core.rt import RealtimeClock
 from skenario.core.stocks import FifoStock, KeyedStock, Sink, SinkStock, Source, SourceStock, Stock, ThroughStock
@@ -39,6 +45,8 @@ __all__ = [
     "IgnoredReason",
     "KeyedStock",
     "Movement",
+    "MovementBudget",
+    "MovementBudgetExceeded",
     "MovementLog",
     "MovementObserver",
     "RealtimeClock",

@@ -16,6 +16,7 @@ from skenario.core.clock import Timer
 from skenario.core.entity import Entity
 from skenario.core.movement import IgnoredMovement, IgnoredReason, Movement
 from skenario.core.stocks import E, KeyedStock, Sink, SinkStock, Source, SourceStock
+from skenario.core.time import format_duration
 
 # A scheduled movement is one plain tuple laid out like `Movement` (core/movement.py), so the hot
 # path allocates nothing else; these name its positions. The loops bind the ones they read to
@@ -126,6 +127,44 @@ class MovementLog:
 
     def on_ignored(self, ignored: IgnoredMovement) -> None:
         self.ignored.append(ignored)
+
+
+class MovementBudgetExceeded(RuntimeError):
+    """A run went past its `MovementBudget`: a runaway or a livelock, stopped where it was."""
+
+
+class MovementBudget:
+    """Opt-in observer that stops a run with `MovementBudgetExceeded` once it has gone through more
+    than `limit` movements (each one run, and each one ignored).
+
+    A hang in a model (a timer that re-arms itself at the same instant forever, a loop that never
+    lets time reach the halt) then fails at the same movement on any machine, however slow or
+    busy, where a wall-clock limit would depend on the machine. `env.observe(MovementBudget(n))`
+    turns it on; an Environment without it runs its unobserved loop, which counts nothing. The
+    budget stays spent: a later `run` raises again at its first movement.
+    """
+
+    __slots__ = ("limit", "used")
+
+    def __init__(self, limit: int) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"a movement budget must be a positive integer, got {limit!r}")
+        self.limit = limit
+        self.used = 0
+
+    def on_movement(self, movement: Movement, entity: Entity) -> None:
+        self._spend(movement)
+
+    def on_ignored(self, ignored: IgnoredMovement) -> None:
+        self._spend(ignored.movement)
+
+    def _spend(self, movement: Movement) -> None:
+        self.used += 1
+        if self.used > self.limit:
+            raise MovementBudgetExceeded(
+                f"more than {self.limit:,} movements, the last a '{movement.kind}' movement "
+                f"at {format_duration(movement.occurs_at)} of simulated time"
+            )
 
 
 class Environment:

@@ -122,6 +122,7 @@ class ClusterModel:
         self.replicas_launching.startup = replica.startup_probe
         self.replicas_launching.backoff = self._startup_backoff
         self.replicas_launching.on_startup_kill.append(self._startup_killed)
+        self.replicas_launching.on_container_start.append(self._container_started)
         self.startup_probe_kills = 0  # containers the kubelet killed for failing their startup probe
         self.replicas_terminated = ReplicasTerminated(env)
         self.replicas_terminating = ReplicasTerminating(env, replica.termination_grace, self.replicas_terminated)
@@ -296,15 +297,39 @@ class ClusterModel:
             node.attach(memory)
 
     def _oom_killed(self, replica: Replica) -> None:
-        """The kernel killed the replica's container: it restarts if it was serving, else its pod ends now."""
+        """The kernel killed the replica's container: it restarts if it was warming up or serving (killed
+        again while it waits to restart, it waits anew), else its pod ends now."""
         self.oom_kills += 1
         for hook in self.on_oom_kill:
             hook(replica)
         env = self.env
-        if replica.state is ReplicaState.ACTIVE:
+        state = replica.state
+        if state is ReplicaState.ACTIVE:
             env.schedule("oom_kill", env.now(), self.replicas_active, self.replicas_restarting, replica)
-        elif replica.state is ReplicaState.TERMINATING:
+        elif state is ReplicaState.LAUNCHING:  # its container had started: its launch ends here
+            env.schedule("oom_kill", env.now(), self.replicas_launching, self.replicas_restarting, replica)
+        elif state is ReplicaState.RESTARTING:
+            env.schedule("oom_kill", env.now(), self.replicas_restarting, self.replicas_restarting, replica)
+        elif state is ReplicaState.TERMINATING:
             self.replicas_terminating.crash(replica, "oom")
+
+    def _container_started(self, replica: Replica) -> None:
+        """The replica's container starts (the kubelet's `startContainer`): its memory is charged from now,
+        as cAdvisor sees the cgroup from its creation; a baseline above the limit dies at once. A start
+        after a kill is a restart."""
+        memory = replica.memory
+        if memory is None or memory.running:
+            return
+        killed, started = replica.killed_at, replica.container_started_at
+        if killed is not None and (started is None or started <= killed):
+            self.restarts += 1
+        replica.container_started_at = self.env.now()
+        memory.start()
+
+    def _restarted(self, replica: Replica) -> None:
+        """The kubelet started the killed container again; the replica is still waiting to be ready."""
+        if replica.state is ReplicaState.RESTARTING:
+            self._container_started(replica)
 
     def _container_killed(self, replica: Replica) -> None:
         replica.processing.fail_all("oom")
@@ -318,6 +343,8 @@ class ClusterModel:
         warm_up = durations.get("readiness", 0)
         probe = self.spec.replica.readiness_probe
         ready = started + warm_up if probe is None else ready_at(started, warm_up, probe)
+        if started < ready:  # else it starts as it turns active
+            self.env.call_at(started, lambda: self._restarted(replica))
         return ready - now
 
     def _startup_backoff(self, replica: Replica) -> int:
@@ -328,6 +355,8 @@ class ClusterModel:
     def _startup_killed(self, replica: Replica) -> None:
         self.startup_probe_kills += 1
         self.restarts += 1
+        if replica.memory is not None:
+            replica.memory.stop()  # the killed container's memory is free; its next start charges it again
 
     def _kubelet_evicts(self, replica: Replica) -> None:
         """The kubelet evicts the pod under node memory pressure: 1 s to drain, then its ReplicaSet replaces it."""
@@ -338,10 +367,7 @@ class ClusterModel:
         self.replica_set.replace(replica)
 
     def _activated(self, replica: Replica) -> None:
-        if replica.killed_at is not None:  # back after a kill: the kubelet restarted its container
-            self.restarts += 1
-        if replica.memory is not None:
-            replica.memory.start()
+        self._container_started(replica)  # no readiness stage: it started just now (else it runs already)
         warm_up = self.spec.replica.warm_up
         if warm_up is not None:  # each start of its container warms up again
             cpu_work = warm_up.cpu_millicores * warm_up.duration // 1000
@@ -437,9 +463,10 @@ class ClusterModel:
         self.replica_set.scale_to(desired)
 
     def set_cpu(self, request: int, limit: int | None = None) -> None:
-        """Change the pod template's CPU: replicas made from now on get it, running ones keep theirs."""
-        if request <= 0 or (limit is not None and limit < request):
-            raise ValueError(f"need 0 < request <= limit, got request {request}, limit {limit}")
+        """Change the pod template's CPU: replicas made from now on get it, running ones keep theirs
+        (a request of 0: none, as a BestEffort pod's)."""
+        if request < 0 or (limit is not None and limit < request):
+            raise ValueError(f"need 0 <= request <= limit, got request {request}, limit {limit}")
         self.cpu_request = request
         self.cpu_limit = limit
 

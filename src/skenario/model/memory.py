@@ -11,7 +11,20 @@ cAdvisor reports as `container_memory_working_set_bytes`). Three things follow, 
   node's memory (`oom_score_adj` from the pod's QoS class, `GetContainerOOMScoreAdjust`).
 - Before that, the **kubelet's eviction manager** (every 10 s, one pod per pass) evicts a pod
   while the node's free memory is below the hard threshold (`memory.available<100Mi`), the pod
-  ranked first by `rankMemoryPressure`.
+  ranked first by `rankMemoryPressure`. The same pass sets the node's **MemoryPressure**
+  condition, kept for `evictionPressureTransitionPeriod` (5 min) after the threshold was last
+  met; while it holds, the kubelet's `Admit` turns away BestEffort pods that do not tolerate the
+  `node.kubernetes.io/memory-pressure` taint (the taint itself is the node lifecycle
+  controller's, once the kubelet has posted the condition: `model/nodestatus.py`,
+  `scheduling/nodelifecycle.py`).
+
+A container's memory is charged from the moment it starts (the end of its `containerStart`
+stage), not from when it turns ready: a baseline above the limit is killed at the start.
+
+    node allocatable 1Gi, eviction passes at 0, 10, 20 ... s, pods' working sets pass 1Gi at 23 s:
+    30 s   threshold met: MemoryPressure true, one pod evicted
+    40 s   below the threshold again (the eviction freed it): the condition holds
+    5m30s  five minutes since it was last met: MemoryPressure false
 
 A node's `allocatable` is what its pods may use; its capacity is that plus the hard threshold
 (capacity minus kube- and system-reserved, the system using its reservation). So the pods are
@@ -34,6 +47,11 @@ EVICTION_HARD_MEMORY = 100 * MI
 """`DefaultEvictionHard`'s `memory.available<100Mi` (kubelet config v1beta1 defaults)."""
 EVICTION_MONITORING_PERIOD = 10 * SECOND
 """`evictionMonitoringPeriod` (pkg/kubelet/kubelet.go): how often the eviction manager looks."""
+PRESSURE_TRANSITION_PERIOD = 5 * MINUTE
+"""`evictionPressureTransitionPeriod` (kubelet config v1beta1 default 5m0s): how long a node condition
+stays true after its threshold was last met (`nodeConditionsObservedSince`)."""
+EVICTED = "Evicted"
+"""The reason the eviction manager gives a pod it evicts or refuses (`Reason`, pkg/kubelet/eviction)."""
 BACKOFF_INITIAL = 10 * SECOND
 """The kubelet's crash-loop back-off base, `backOffPeriod`."""
 BACKOFF_MAX = 5 * MINUTE
@@ -66,6 +84,28 @@ def oom_score_adj(qos: QoSClass, memory_request: int, memory_capacity: int) -> i
 def oom_badness(usage: int, adj: int, capacity: int) -> float:
     """The kernel's `oom_badness`: pages in use plus `oom_score_adj` thousandths of all pages."""
     return usage + adj * capacity / 1000
+
+
+def under_pressure(last_observed_at: int | None, now: int, period: int = PRESSURE_TRANSITION_PERIOD) -> bool:
+    """Whether a node condition holds at `now`, its threshold last met at `last_observed_at`.
+
+    `nodeConditionsObservedSince` (pkg/kubelet/eviction/helpers.go): true while less than the
+    transition period has passed since the last observation (None: never met).
+    """
+    return last_observed_at is not None and now - last_observed_at < period
+
+
+def admit(qos: QoSClass, tolerates_memory_pressure: bool, memory_pressure: bool) -> str | None:
+    """The eviction manager's `Admit` for a pod arriving at the kubelet: None to admit it, else why not.
+
+    With no node condition every pod is admitted. Under MemoryPressure alone (the only condition
+    modelled), pods other than BestEffort are admitted, and a BestEffort pod only if it tolerates
+    the `node.kubernetes.io/memory-pressure:NoSchedule` taint. Critical pods, always admitted
+    upstream, are not modelled. The message is upstream's `nodeConditionMessageFmt`.
+    """
+    if not memory_pressure or qos is not QoSClass.BEST_EFFORT or tolerates_memory_pressure:
+        return None
+    return "The node had condition: [MemoryPressure]. "
 
 
 class PodUsage(NamedTuple):
@@ -128,7 +168,8 @@ class PodMemory:
 
     `on_oom` is called (once per run of the container) when the kernel kills it: over its limit,
     or chosen by its node's OOM killer. The memory is free from that instant. `on_evict` is how
-    the kubelet's eviction manager evicts its pod.
+    the kubelet's eviction manager evicts its pod. `start` comes when the container starts, so a
+    baseline above the limit dies then (the kernel refuses the charge at once).
     """
 
     __slots__ = (
@@ -207,7 +248,10 @@ class NodeMemory:
 
     The eviction manager evicts through the pod's `on_evict` (the model ends the pod with a 1 s
     grace period and its ReplicaSet replaces it). Its passes fall every 10 s from `started_at`; one
-    is scheduled only while the node is under pressure, which gives the same passes as polling.
+    is scheduled only while the node is under pressure, or, when someone listens to the node's
+    condition (`on_condition`), while MemoryPressure holds: the same passes as polling.
+    `memory_pressure` is the condition as the eviction manager holds it (`IsUnderMemoryPressure`);
+    what the API server sees of it comes later, with the kubelet's node status (`nodestatus.py`).
     """
 
     __slots__ = (
@@ -215,9 +259,12 @@ class NodeMemory:
         "_env",
         "allocatable",
         "evictions",
+        "memory_pressure",
         "name",
+        "on_condition",
         "oom_kills",
         "pods",
+        "pressure_observed_at",
         "started_at",
         "used",
     )
@@ -238,6 +285,9 @@ class NodeMemory:
         self._check_due = False
         self.evictions = 0
         self.oom_kills = 0
+        self.memory_pressure = False
+        self.pressure_observed_at: int | None = None  # the last pass that found the threshold met
+        self.on_condition: list[Callable[[bool], object]] = []  # told when MemoryPressure turns true or false
 
     @property
     def capacity(self) -> int:
@@ -286,18 +336,34 @@ class NodeMemory:
         self._check_due = True
         self._env.call_at(at, self._synchronize)
 
+    def admit(self, qos: QoSClass, tolerates_memory_pressure: bool) -> str | None:
+        """The kubelet's admission of a pod bound to this node (`managerImpl.Admit`): None, or why not."""
+        return admit(qos, tolerates_memory_pressure, self.memory_pressure)
+
     def _synchronize(self) -> None:
-        """One pass of the eviction manager (`managerImpl.synchronize`): evict at most one pod."""
+        """One pass of the eviction manager (`managerImpl.synchronize`): the node condition from what it
+        observes now (`nodeConditionsLastObservedAt`, `nodeConditionsObservedSince`), then at most one
+        eviction while the threshold is met."""
         self._check_due = False
-        if self.used <= self.allocatable:
-            return
-        candidates = [pod for pod in self.pods if pod.running]
-        if candidates:
-            order = rank_memory_pressure([PodUsage(p.working_set, p.request, p.priority) for p in candidates])
-            victim = candidates[order[0]]
-            if victim.on_evict is not None:
-                self.evictions += 1
-                victim.on_evict()
-        if self._env.now() + EVICTION_MONITORING_PERIOD < self._env.halt_at:
+        env = self._env
+        now = env.now()
+        met = self.used > self.allocatable  # memory.available = capacity - used < 100Mi
+        if met:
+            self.pressure_observed_at = now
+        pressure = under_pressure(self.pressure_observed_at, now)
+        if pressure != self.memory_pressure:
+            self.memory_pressure = pressure
+            for hook in self.on_condition:
+                hook(pressure)
+        if met:
+            candidates = [pod for pod in self.pods if pod.running]
+            if candidates:
+                order = rank_memory_pressure([PodUsage(p.working_set, p.request, p.priority) for p in candidates])
+                victim = candidates[order[0]]
+                if victim.on_evict is not None:
+                    self.evictions += 1
+                    victim.on_evict()
+        watched = pressure and bool(self.on_condition)  # the pass that clears the condition matters
+        if (met or watched) and now + EVICTION_MONITORING_PERIOD < env.halt_at:
             self._check_due = True
-            self._env.call_later(EVICTION_MONITORING_PERIOD, self._synchronize)
+            env.call_later(EVICTION_MONITORING_PERIOD, self._synchronize)

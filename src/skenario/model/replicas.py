@@ -4,9 +4,10 @@ A replica launches through stages (scheduling, image pull, container start, read
 `launch_stage` movement, and becomes active when the last ends. A replica told to stop while it
 is still launching goes straight to terminating (its pending stage movement is then ignored as
 `from_stock_empty`, which is what happened to it). A terminating replica takes no new requests,
-drains the ones it holds, and is cut off when its grace period runs out. An active replica whose
-container is OOM-killed waits in ReplicasRestarting (not ready, no traffic) for the kubelet to
-start it again, then becomes active once more.
+drains the ones it holds, and is cut off when its grace period runs out. A replica whose
+container is OOM-killed (once it has started: while it warms up, or serving) waits in
+ReplicasRestarting (not ready, no traffic) for the kubelet to start it again, then becomes active
+once more; killed again before it is ready, it starts its wait over.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class Replica(Entity):
         "activated_at",
         "address",
         "bound_at",
+        "container_started_at",
         "cpu_limit",
         "cpu_request",
         "created_at",
@@ -122,6 +124,7 @@ class Replica(Entity):
         self.memory: PodMemory | None = None  # its container's working set, when the workload models memory
         self.restarts = 0  # times its container was killed and started again
         self.killed_at: int | None = None  # when its container was last killed
+        self.container_started_at: int | None = None  # when its container last started (with memory modelled)
         self.last_run: tuple[int, int] | None = None  # (started, killed) of the container's last killed run
         self.address = ""  # its pod IP (model/addresses.py), when the model gives one
 
@@ -159,6 +162,8 @@ class ReplicasLaunching(KeyedStock[Replica]):
     those in `instant` (the initial replicas of a run that starts ready) then skip the stages.
     Without one, its pod is bound when its `scheduling` stage ends (at once when there is none).
     Until it is bound a replica is Pending: not started, and not billed (`Replica.bound_at`).
+    `on_container_start` hooks hear when its container starts: as its `readiness` stage (the
+    application's warm-up) begins; without that stage, it starts as it turns active.
     """
 
     __slots__ = (
@@ -169,6 +174,7 @@ class ReplicasLaunching(KeyedStock[Replica]):
         "_stages",
         "backoff",
         "instant",
+        "on_container_start",
         "on_startup_kill",
         "placement",
         "probe",
@@ -188,6 +194,7 @@ class ReplicasLaunching(KeyedStock[Replica]):
         self.startup: StartupProbe | None = None  # with one, it must pass first or its container is killed
         self.backoff: Callable[[Replica], int] = lambda replica: 0  # a killed container's wait to restart
         self.on_startup_kill: list[ReplicaHook] = []
+        self.on_container_start: list[ReplicaHook] = []
         self._killing: set[Replica] = set()  # killed by their startup probe when their movement comes
 
     def add(self, entity: Replica) -> None:
@@ -226,6 +233,9 @@ class ReplicasLaunching(KeyedStock[Replica]):
             return
         name, duration = stages[entity.stage]
         at = env.now() + duration()
+        if name == "readiness":
+            for hook in self.on_container_start:
+                hook(entity)
         placement = self.placement
         if placement is not None:
             if name == "imagePull" and placement.has_image(entity):
@@ -327,10 +337,14 @@ class ReplicasRestarting(KeyedStock[Replica]):
     """Replicas whose container was killed: Running but not ready, until the kubelet starts it again.
 
     `restart_delay` says how long from the kill until the replica is ready again (the kubelet's
-    back-off, then the container's start and readiness); `on_restarting` hooks hear each kill.
+    back-off, then the container's start and readiness); `on_restarting` hooks hear each kill. A
+    replica killed again while it waits (its container started, then died before it was ready)
+    leaves and comes back (an `oom_kill` self-loop): its pending restart is cancelled and a new one
+    follows the next back-off. The restart is a timer that moves the replica when it fires, so a
+    replica that left never comes back by an old restart.
     """
 
-    __slots__ = ("_active", "_env", "on_restarting", "restart_delay")
+    __slots__ = ("_active", "_env", "_restarts", "on_restarting", "restart_delay")
 
     def __init__(self, env: Environment, active: ReplicasActive, restart_delay: Callable[[Replica], int]) -> None:
         super().__init__("ReplicasRestarting", "Replica")
@@ -338,6 +352,7 @@ class ReplicasRestarting(KeyedStock[Replica]):
         self._active = active
         self.restart_delay = restart_delay
         self.on_restarting: list[ReplicaHook] = []
+        self._restarts: dict[Replica, Timer] = {}  # each waiting replica's restart
 
     def add(self, entity: Replica) -> None:
         self._items[entity] = None
@@ -345,11 +360,25 @@ class ReplicasRestarting(KeyedStock[Replica]):
         entity.restarts += 1
         env = self._env
         entity.killed_at = now = env.now()
-        started = entity.ready_since if entity.ready_since is not None else entity.created_at
+        started = entity.container_started_at
+        if started is None:
+            started = entity.ready_since if entity.ready_since is not None else entity.created_at
         entity.last_run = (started, now)
         for hook in self.on_restarting:
             hook(entity)
-        env.schedule("restart_container", env.now() + self.restart_delay(entity), self, self._active, entity)
+        at = now + self.restart_delay(entity)
+        self._restarts[entity] = env.call_at(at, lambda: self._restart(entity))
+
+    def _restart(self, entity: Replica) -> None:
+        self._restarts.pop(entity, None)
+        env = self._env
+        env.schedule("restart_container", env.now(), self, self._active, entity)
+
+    def remove(self, entity: Replica | None = None) -> Replica | None:
+        replica = super().remove(entity)
+        if replica is not None:
+            _cancel(self._restarts, replica)
+        return replica
 
 
 class ReplicasTerminating(KeyedStock[Replica]):
@@ -392,9 +421,7 @@ class ReplicasTerminating(KeyedStock[Replica]):
     def crash(self, replica: Replica, reason: str = "replica_killed") -> None:
         """The replica dies without draining: now if it is terminating, else as soon as it gets here."""
         if replica in self._items:
-            timer = self._timers.pop(replica, None)
-            if timer is not None:
-                timer.cancel()
+            _cancel(self._timers, replica)
             self._cut_off(replica, reason)
         else:
             self._crashing[replica] = reason
@@ -412,9 +439,7 @@ class ReplicasTerminating(KeyedStock[Replica]):
             return None
         replica = super().remove(entity)
         if replica is not None:
-            timer = self._timers.pop(replica, None)
-            if timer is not None:
-                timer.cancel()
+            _cancel(self._timers, replica)
         return replica
 
     def _grace_over(self, replica: Replica, reason: str) -> None:
@@ -447,3 +472,10 @@ class ReplicasTerminated(Sink[Replica]):
         entity.terminated_at = self._env.now()
         for hook in self.on_terminated:
             hook(entity)
+
+
+def _cancel(timers: dict[Replica, Timer], replica: Replica) -> None:
+    """Cancel the replica's pending timer, if it has one, and forget it."""
+    timer = timers.pop(replica, None)
+    if timer is not None:
+        timer.cancel()

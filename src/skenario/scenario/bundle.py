@@ -14,7 +14,7 @@ apiVersion: apps/v1
 kind: Deployment
 ...
 ---
-apiVersion: autoscaling/v2
+apiVersion: autoscaling/v2                  # or v2beta2, v2beta1, v1: converted as the API server converts
 kind: HorizontalPodAutoscaler
 metadata: {name: web}
 ...
@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from skenario.errors import ScenarioError
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
-from skenario.scenario.format.manifests.hpa import HorizontalPodAutoscalerManifest
+from skenario.scenario.format.manifests.hpaversions import read_hpa
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest
 from skenario.scenario.format.manifests.pdb import PodDisruptionBudgetManifest
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest
@@ -140,9 +140,11 @@ def _fold_unreferenced(spec: dict[str, Any], manifests: dict[str, dict[str, Any]
 
 def _check_manifest(kind: str, data: Any, root: yaml.Node | None, source: str) -> None:
     """Validate a manifest document now, so its mistakes name its own file, document and line."""
+    if kind == "HorizontalPodAutoscaler":
+        read_hpa(data, root, source)  # of any version the API server serves, converted as it converts
+        return
     models: dict[str, type[BaseModel]] = {
         "Deployment": DeploymentManifest,
-        "HorizontalPodAutoscaler": HorizontalPodAutoscalerManifest,
         "VerticalPodAutoscaler": VerticalPodAutoscalerManifest,
         "Service": KnativeServiceManifest,
         "PodDisruptionBudget": PodDisruptionBudgetManifest,

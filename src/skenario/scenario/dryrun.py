@@ -14,11 +14,10 @@ import yaml
 from skenario.core.random import RandomStreams
 from skenario.errors import ScenarioError
 from skenario.scenario.build.operations import Objects, Planner
-from skenario.scenario.build.targets import MAIN, route
+from skenario.scenario.build.prepare import colocated_objects, plan_events
+from skenario.scenario.build.targets import MAIN
 from skenario.scenario.build.traffic import OPEN_HORIZON
-from skenario.scenario.build.workloadrun import colocated_objects
 from skenario.scenario.format.autoscalers import autoscaler_names
-from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario, Workload
 from skenario.scenario.io import line_of
 
@@ -33,8 +32,8 @@ def check_pods_fit(scenario: Scenario, root: yaml.Node | None, source: str) -> N
     workloads: list[tuple[list[int | str], Workload]] = [(["spec", "workload"], spec.workload)]
     workloads += [(["spec", "workloads", i, "workload"], entry.workload) for i, entry in enumerate(spec.workloads)]
     for where, workload in workloads:
-        requests = workload.resources.requests
-        for resource, asked in (("cpu", requests.cpu), ("memory", requests.memory)):
+        resources = workload.resources  # requests as the API server defaults them (to the limits)
+        for resource, asked in (("cpu", resources.cpu_request or None), ("memory", resources.memory_request)):
             largest = max(getattr(shape, resource) for shape in shapes)
             if asked is not None and asked > largest:
                 unit = "m" if resource == "cpu" else " bytes"
@@ -61,14 +60,8 @@ def check_events(scenario: Scenario, root: yaml.Node | None, source: str) -> Non
             objects = colocated_objects(document, index, entry.autoscalers)
             planner = Planner(entry.as_spec(spec), Path("."), RandomStreams(0), horizon, build=False)
             planners[entry.name] = (planner, objects)
-        routed: dict[str, list[tuple[str, Event]]] = {name: [] for name in planners}
-        names = [entry.name for entry in spec.workloads]
-        for i, event in enumerate(spec.events):
-            where = f"spec.events.{i}"
-            for name, seen in route(event, where, names, scenario.metadata.name):
-                routed[name].append((where, seen))
-        for name, (planner, objects) in planners.items():
-            planner.plan(routed[name], objects)
+        events = [(f"spec.events.{i}", event) for i, event in enumerate(spec.events)]
+        plan_events(events, planners, scenario.metadata.name)
     except ScenarioError as exc:
         if exc.file is None:
             exc.file = source

@@ -8,15 +8,20 @@ and the offending value; pydantic's union tags are taken out of the path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from skenario.errors import ScenarioError
+from skenario.errors import ScenarioError, SkenarioError
 
 M = TypeVar("M", bound=BaseModel)
+E = TypeVar("E", bound=SkenarioError)
+
+Rename = Callable[[list[int | str]], list[int | str]]
+"""A field path of the document validated as the path the user wrote (a manifest converted from another version)."""
 
 
 def read_text(path: str | Path) -> str:
@@ -35,12 +40,22 @@ def load_document(path: str | Path, model: type[M], shape: str) -> M:
     return parse_document(read_text(path), model, str(path), shape)
 
 
-def parse_document(text: str, model: type[M], source: str, shape: str) -> M:
-    """Validate YAML text as `model`; errors name `source`, the line, the field and the value."""
+def read_document(path: str | Path, shape: str) -> tuple[Any, yaml.Node | None]:
+    """The one YAML document of a file, with its node tree, for a reader of its own to validate."""
+    return one_document(read_text(path), str(path), shape)
+
+
+def one_document(text: str, source: str, shape: str) -> tuple[Any, yaml.Node | None]:
+    """The one YAML document of the text, with its node tree; more or fewer is an error naming `source`."""
     documents = yaml_documents(text, source)
     if len(documents) != 1:
         raise ScenarioError(f"expected one YAML document, found {len(documents)}; {shape}", file=source)
-    data, root = documents[0]
+    return documents[0]
+
+
+def parse_document(text: str, model: type[M], source: str, shape: str) -> M:
+    """Validate YAML text as `model`; errors name `source`, the line, the field and the value."""
+    data, root = one_document(text, source, shape)
     return _validate(data, root, model, source, shape)
 
 
@@ -49,9 +64,15 @@ def validate_document(data: Any, model: type[M], source: str, shape: str) -> M:
     return _validate(data, None, model, source, shape)
 
 
-def validate_node(data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str) -> M:
-    """Validate one document of a file already read, with its node tree for line numbers."""
-    return _validate(data, root, model, source, shape)
+def validate_node(
+    data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str, rename: Rename | None = None
+) -> M:
+    """Validate one document of a file already read, with its node tree for line numbers.
+
+    `data` may be made from the document `root` holds (a manifest converted from an older version):
+    `rename` then maps its field paths to those the user wrote, for the error and its line.
+    """
+    return _validate(data, root, model, source, shape, rename)
 
 
 def yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]:
@@ -157,23 +178,30 @@ def _path_to(root: yaml.Node | None, target: yaml.Node) -> list[str] | None:
     return None
 
 
-def _validate(data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str) -> M:
+def _validate(
+    data: Any, root: yaml.Node | None, model: type[M], source: str, shape: str, rename: Rename | None = None
+) -> M:
     if not isinstance(data, dict):
         raise ScenarioError(f"{shape}, not a {type(data).__name__}", file=source)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise _first_problem(exc, data, root, source) from None
+        raise _first_problem(exc, data, root, source, rename) from None
     except RecursionError:
         raise ScenarioError(f"{shape}; this one nests too deeply", file=source) from None
 
 
-def describe_problem(exc: ValidationError, data: Any) -> tuple[list[int | str], str, Any]:
-    """The first problem of a validation error: the field path as the user wrote it, a message, the value."""
+def describe_problem(exc: ValidationError, data: Any, rename: Rename | None = None) -> tuple[list[int | str], str, Any]:
+    """The first problem of a validation error: the field path as the user wrote it, a message, the value.
+
+    `rename` maps the paths of `data` to those of the document the user wrote, when `data` was made from it.
+    """
     errors = exc.errors(include_url=False)
-    messages = [_describe(error, data) for error in errors]
+    messages = [_describe(error, data, rename) for error in errors]
     first = errors[0]
     path = _user_path(first["loc"], data)
+    if rename is not None:
+        path = rename(path)
     message = messages[0][1]
     if len(messages) > 1:
         others = "; ".join(f"{field}: {text}" for field, text in messages[1:4])
@@ -183,8 +211,10 @@ def describe_problem(exc: ValidationError, data: Any) -> tuple[list[int | str], 
     return path, message, value if not isinstance(value, dict | list) else None
 
 
-def _first_problem(exc: ValidationError, data: Any, root: yaml.Node | None, source: str) -> ScenarioError:
-    path, message, value = describe_problem(exc, data)
+def _first_problem(
+    exc: ValidationError, data: Any, root: yaml.Node | None, source: str, rename: Rename | None = None
+) -> ScenarioError:
+    path, message, value = describe_problem(exc, data, rename)
     return ScenarioError(
         message,
         file=source,
@@ -194,15 +224,16 @@ def _first_problem(exc: ValidationError, data: Any, root: yaml.Node | None, sour
     )
 
 
-def _describe(error: Any, data: Any) -> tuple[str, str]:
-    path = ".".join(str(p) for p in _user_path(error["loc"], data)) or "(top level)"
+def _describe(error: Any, data: Any, rename: Rename | None = None) -> tuple[str, str]:
+    where = _user_path(error["loc"], data)
+    path = ".".join(str(p) for p in (rename(where) if rename is not None else where)) or "(top level)"
     kind = error["type"]
     if kind == "missing":
         text = "is required but missing"
     elif kind == "extra_forbidden":
         text = "is not a known field"
-    elif kind == "literal_error" and path == "apiVersion":
-        text = f"must be 'skenario.dev/v1alpha1', got {_brief(error['input'])}"
+    elif kind == "literal_error":  # the values the model takes, as pydantic lists them ("'a' or 'b'")
+        text = f"must be {error['ctx']['expected']}, got {_brief(error['input'])}"
     else:
         text = _PLAIN.get(kind) or str(error["msg"])
         if kind == "union_tag_not_found":  # pydantic: "Unable to extract tag using discriminator 'type'"
@@ -283,8 +314,9 @@ def _refuse_duplicate_keys(node: yaml.Node | None, path: list[str], source: str)
             stack.extend((item, [*path, str(i)]) for i, item in enumerate(node.value))
 
 
-def located(exc: ScenarioError, file: str, text: str) -> ScenarioError:
-    """`exc` with the scenario file and the line of its field, when it names neither file nor line."""
+def located(exc: E, file: str, text: str) -> E:
+    """`exc` with the scenario file and the line of its field, when it names neither file nor line (a trace
+    file's TraceError too: it names the field that names the file)."""
     if exc.file is not None or exc.field is None:
         return exc
     parts: list[int | str] = [int(p) if p.isdigit() else p for p in exc.field.split(" ")[0].split(".")]

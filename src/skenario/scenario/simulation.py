@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,22 +19,18 @@ import yaml
 
 from skenario.autoscalers.base import Autoscaler
 from skenario.core.environment import Environment
-from skenario.core.random import RandomStreams
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.recording.recorder import Recorder
 from skenario.recording.summary import Summary
 from skenario.recording.timeline import Operation, Timeline, as_detail
-from skenario.scenario.build.operations import Objects, Step
 from skenario.scenario.build.placement import ClusterPlacement
-from skenario.scenario.build.targets import MAIN, route
-from skenario.scenario.build.traffic import OPEN_HORIZON
-from skenario.scenario.build.workload import resolve_spec
-from skenario.scenario.build.workloadrun import WorkloadRun, colocated_objects, rebase
-from skenario.scenario.format.autoscalers import autoscaler_names
+from skenario.scenario.build.prepare import Planned, Prepared, plan_events, prepare
+from skenario.scenario.build.targets import MAIN
+from skenario.scenario.build.workloadrun import WorkloadRun
 from skenario.scenario.format.events import Event
-from skenario.scenario.format.scenario import ColocatedWorkload, Scenario
+from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
 
 if TYPE_CHECKING:
@@ -88,71 +83,44 @@ class Simulation:
         seed: int | None = None,
         base_dir: Path | None = None,
         scenario_text: str | None = None,
+        prepared: Prepared | None = None,
     ) -> None:
-        base_dir = base_dir or Path.cwd()
+        if prepared is None:
+            prepared = prepare(scenario, seed=seed, base_dir=base_dir)
+        assert prepared.scenario is scenario and (seed is None or prepared.seed == seed), "prepared for another run"
         self.scenario = scenario
         self.scenario_text = scenario_text if scenario_text is not None else yaml.safe_dump(scenario.document)
-        self.base_dir = base_dir
-        spec = resolve_spec(scenario.spec, base_dir)
-        self.spec = spec
-        self.seed = spec.seed if seed is None else seed
-        self.streams = RandomStreams(self.seed)
-        self.end = spec.end
-        self.env = Environment(halt_at=self.end if self.end is not None else OPEN_HORIZON)
+        self.base_dir = base_dir = prepared.base_dir
+        self.spec = spec = prepared.spec
+        self.seed = prepared.seed
+        self.streams = prepared.streams
+        self.end = prepared.end
+        self.env = Environment(halt_at=prepared.horizon)
         self.placement: ClusterPlacement | None = None
         if spec.cluster is not None:
             scheduler = spec.scheduler or SchedulerSpec.model_validate({})
-            self.placement = ClusterPlacement(self.env, spec.cluster, scheduler, self.streams, base_dir)
+            self.placement = ClusterPlacement(
+                self.env, spec.cluster, scheduler, self.streams, base_dir, profile=prepared.profile
+            )
         self.timeline = Timeline()
         self.phase = Phase.PENDING
         self.message: str | None = "not started"
-        document = scenario.document
-        name = scenario.metadata.name
-        main = WorkloadRun(
-            self.env,
-            spec,
-            Objects.of(document, autoscaler_names(spec.autoscalers)),
-            name=name,
-            prefix="",
-            target="workload",
-            streams=self.streams,
-            base_dir=base_dir,
-            placement=self.placement,
-            timeline=self.timeline,
-            pick=self.pick,
-            note=self.note,
-        )
-        self.workloads: dict[str, WorkloadRun] = {MAIN: main}
-        for index, entry in enumerate(spec.workloads):
-            self.workloads[entry.name] = self._colocated(index, entry, document)
-        self._events = [(f"spec.events.{i}", event) for i, event in enumerate(spec.events)]
-        self._pending: dict[str, _Pending] = {}  # by event id
-        self._cluster_decisions = 0  # the cluster autoscaler's decisions already in the timeline
-        self._schedule(self._plan(self._events))
-
-    def _colocated(self, index: int, entry: ColocatedWorkload, document: dict[str, Any]) -> WorkloadRun:
-        """Another workload of spec.workloads, on the same clock, cluster and timeline; a mistake in it
-        is reported at its own field."""
-        where = f"spec.workloads.{index}"
-        try:
-            spec = resolve_spec(entry.as_spec(self.spec), self.base_dir)
-            return WorkloadRun(
+        self.workloads: dict[str, WorkloadRun] = {}
+        for key, workload in prepared.workloads.items():
+            self.workloads[key] = WorkloadRun(
                 self.env,
-                spec,
-                colocated_objects(document, index, spec.autoscalers),
-                name=entry.name,
-                prefix=f"{entry.name}/",
-                target=f"workload/{entry.name}",
-                streams=self.streams.scoped(f"{entry.name}/"),
-                base_dir=self.base_dir,
+                workload,
+                prefix=f"{key}/" if key != MAIN else "",
+                target=f"workload/{key}" if key != MAIN else "workload",
                 placement=self.placement,
                 timeline=self.timeline,
                 pick=self.pick,
                 note=self.note,
             )
-        except ScenarioError as exc:
-            exc.field = rebase(exc.field, where)
-            raise
+        self._events = list(prepared.events)
+        self._pending: dict[str, Planned] = {}  # by event id
+        self._cluster_decisions = 0  # the cluster autoscaler's decisions already in the timeline
+        self._schedule(prepared.planned)
 
     @property
     def main(self) -> WorkloadRun:
@@ -312,24 +280,12 @@ class Simulation:
         self._schedule([step for step in planned if step.event.id not in self._pending])
         self._pending.update((step.event.id, step) for step in planned)
 
-    def _plan(self, events: list[tuple[str, Event]]) -> list[_Pending]:
+    def _plan(self, events: list[tuple[str, Event]]) -> list[Planned]:
         """The events checked and built, each on the workloads it acts on, in the order they will happen."""
-        names = [name for name in self.workloads if name != MAIN]
-        routed: dict[str, list[tuple[str, Event]]] = {name: [] for name in self.workloads}
-        for where, event in events:
-            for name, seen in route(event, where, names, self.scenario.metadata.name):
-                routed[name].append((where, seen))
-        written = {event.id: (index, where, event) for index, (where, event) in enumerate(events)}
-        planned: dict[str, _Pending] = {}
-        for name, run in self.workloads.items():
-            for step in run.planner.plan(routed[name], run.objects):
-                if step.event.id not in planned:
-                    index, where, event = written[step.event.id]
-                    planned[event.id] = _Pending(event, where, index, [])
-                planned[step.event.id].steps.append((run, step))
-        return sorted(planned.values(), key=lambda pending: (pending.event.at, pending.index))
+        planners = {name: (run.planner, run.objects) for name, run in self.workloads.items()}
+        return plan_events(events, planners, self.scenario.metadata.name)
 
-    def _schedule(self, planned: list[_Pending]) -> None:
+    def _schedule(self, planned: list[Planned]) -> None:
         for pending in planned:
             self._pending[pending.event.id] = pending
             if pending.event.done is None:  # the run's end carries out a done event
@@ -338,7 +294,8 @@ class Simulation:
     def _apply(self, event_id: str) -> None:
         pending = self._pending.pop(event_id)
         said = []
-        for run, step in pending.steps:
+        for key, step in pending.steps:
+            run = self.workloads[key]
             said.append(step.apply(run))
             run.objects = step.objects_after
         self.note(pending.event, "; ".join(dict.fromkeys(line for line in said if line)))
@@ -365,13 +322,3 @@ class Simulation:
             at = int(detail.get("at", self.env.now()))
             self.timeline.add(at, CLUSTER_AUTOSCALER, Operation.DECISION, "cluster", message, detail)
         self._cluster_decisions = len(autoscaler.decisions)
-
-
-@dataclass
-class _Pending:
-    """An event as written, and its steps on each workload it acts on."""
-
-    event: Event
-    where: str
-    index: int  # among the events planned together: same-time events happen in this order
-    steps: list[tuple[WorkloadRun, Step]]

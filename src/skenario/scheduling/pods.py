@@ -22,6 +22,7 @@ class PodEnd(StrEnum):
     PREEMPTED = "preempted"
     DELETED = "deleted"  # gone before it was bound
     EVICTED = "evicted"  # its node went away
+    REJECTED = "rejected"  # its node's kubelet refused it at admission (phase Failed)
 
 
 class Pod(Entity):

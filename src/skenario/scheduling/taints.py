@@ -48,3 +48,6 @@ class Toleration:
 
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", TaintEffect.NO_SCHEDULE)
 """What a cordoned node carries for the NodeUnschedulable filter (`v1.TaintNodeUnschedulable`)."""
+
+MEMORY_PRESSURE_TAINT = Taint("node.kubernetes.io/memory-pressure", TaintEffect.NO_SCHEDULE)
+"""What the node lifecycle controller puts on a node under MemoryPressure (`v1.TaintNodeMemoryPressure`)."""

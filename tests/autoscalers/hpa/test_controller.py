@@ -487,6 +487,21 @@ def test_a_memory_metric_reads_the_working_set_over_the_memory_request() -> None
     assert simulation.model.desired == 12
 
 
+def test_a_cpu_metric_on_best_effort_pods_fails_for_the_missing_request() -> None:
+    """`resources: {}` makes BestEffort pods with no CPU request: upstream's calculateRequests fails
+    with "missing request for cpu", ScalingActive turns False and the replicas stay as they are."""
+    text = MEMORY_SCENARIO.replace("resources: {requests: {cpu: 500m, memory: 256Mi}}", "resources: {}")
+    text = text.replace("name: memory, target", "name: cpu, target")
+    simulation = Simulation(parse_scenario(text))
+    simulation.run()
+    hpa = simulation.autoscalers["hpa"]
+    assert isinstance(hpa, HorizontalPodAutoscaler)
+    assert hpa.decisions and all(d.proposed is None for d in hpa.decisions)
+    assert all("missing request for cpu" in (d.error or "") for d in hpa.decisions)
+    assert hpa.decisions[-1].conditions["ScalingActive"] == "False FailedGetMetric"
+    assert simulation.model.desired == 2
+
+
 def test_a_memory_metric_needs_the_workload_to_model_memory() -> None:
     text = MEMORY_SCENARIO.replace("    memory: {baseline: 200Mi}\n", "")
     with pytest.raises(ScenarioError, match=r"spec\.workload\.memory") as info:

@@ -302,3 +302,29 @@ def test_qos_class_follows_requests_and_limits(
     expected: QoSClass,
 ) -> None:
     assert qos_class(cpu_request, cpu_limit, memory_request, memory_limit) is expected
+
+
+MI = 2**20
+
+# TestComputePodQOS (pkg/apis/core/v1/helper/qos/qos_test.go), its one-container cases, as data:
+# (name, requests (cpu millicores, memory bytes), limits, expected). None is a quantity left out; an
+# explicit "0" is 0, which ComputePodQOS skips as it skips absent ones.
+UPSTREAM_QOS_CASES = [
+    ("guaranteed", (100, 100 * MI), (100, 100 * MI), QoSClass.GUARANTEED),
+    ("best-effort", (None, None), (None, None), QoSClass.BEST_EFFORT),
+    ("burstable-cpu-guaranteed-memory", (None, 100 * MI), (None, 100 * MI), QoSClass.BURSTABLE),
+    ("burstable-no-limits", (100, 100 * MI), (None, None), QoSClass.BURSTABLE),
+    ("burstable-1", (10, 100 * MI), (100, 200 * MI), QoSClass.BURSTABLE),
+    ("burstable-2", (0, 0), (100, 200 * MI), QoSClass.BURSTABLE),
+    ("best-effort-hugepages", (0, 0), (0, 0), QoSClass.BEST_EFFORT),  # hugepages do not count
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "requests", "limits", "expected"), UPSTREAM_QOS_CASES, ids=[c[0] for c in UPSTREAM_QOS_CASES]
+)
+def test_qos_class_restates_upstreams_compute_pod_qos_cases(
+    name: str, requests: tuple[int | None, int | None], limits: tuple[int | None, int | None], expected: QoSClass
+) -> None:
+    (cpu_request, memory_request), (cpu_limit, memory_limit) = requests, limits
+    assert qos_class(cpu_request, cpu_limit, memory_request, memory_limit) is expected

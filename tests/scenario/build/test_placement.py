@@ -157,41 +157,6 @@ def test_a_disruption_budget_keeps_the_cluster_autoscaler_from_draining_ready_po
     assert held.model.replica_source.emitted == 3  # no pod was evicted and replaced
 
 
-MEMORY_ON_A_NODE = """\
-apiVersion: skenario.dev/v1alpha1
-kind: Scenario
-metadata: {name: memory-on-a-node}
-spec:
-  duration: 2m
-  seed: 5
-  workload:
-    replicas: 4
-    resources: {requests: {cpu: 100m, memory: 128Mi}}
-    memory: {baseline: 260Mi}
-    request: {cpuTime: 10ms}
-  traffic: {type: poisson, rate: 1/s}
-  cluster: {nodes: [{name: small, cpu: 4, memory: 1Gi}]}
-"""
-
-
-def test_pods_on_a_node_share_its_memory_and_the_kubelet_evicts_one_per_pass_under_pressure() -> None:
-    """Four pods of 128Mi requested fit the 1Gi node by their requests, but their 4 x 260Mi = 1040Mi
-    of working sets pass its 1024Mi allocatable (not the kernel's 1124Mi). Every 10 s pass the
-    kubelet evicts one; its replacement lands on the same node and the pressure is back. So the
-    evictions come one per pass from 10 s on, and the kernel kills nothing."""
-    simulation = Simulation(parse_scenario(MEMORY_ON_A_NODE))
-    simulation.run()
-    placement = simulation.placement
-    assert placement is not None
-    model = simulation.model
-    (node,) = placement.node_memories.values()
-    assert node.used == sum(pod.working_set for pod in node.pods) <= node.capacity
-    assert model.oom_kills == 0
-    # Passes at 10, 20, ..., 110 s (none at the 120 s halt): one eviction each.
-    assert model.evictions == node.evictions == 11
-    assert model.desired == 4
-
-
 ZONE_SPREAD = """
 apiVersion: skenario.dev/v1alpha1
 kind: Scenario

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from skenario.core.random import RandomStreams
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.errors import ScenarioError
-from skenario.scenario.build.workloadrun import rebase
+from skenario.scenario.build.prepare import rebase
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 

@@ -289,8 +289,9 @@ def _pod(view: PodView, now: int) -> ListedPod:
 
 
 def _requests(view: PodView) -> dict[str, int]:
-    """The container's requests in milli-units: millicores, and memory in milli-bytes when it has a request."""
-    requests = {CPU: view.cpu_request}
+    """The container's requests in milli-units: millicores and memory in milli-bytes, each when it has one
+    (a BestEffort pod has neither: an HPA on its CPU fails with upstream's "missing request")."""
+    requests = {CPU: view.cpu_request} if view.cpu_request else {}
     if view.memory_request is not None:
         requests[MEMORY] = view.memory_request * 1000
     return requests

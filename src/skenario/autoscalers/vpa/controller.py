@@ -245,7 +245,7 @@ class VerticalPodAutoscaler:
         return not fall_back_to_eviction(outcome, self._resizes[view.id][1], now)
 
     def _requests(self, view: PodView) -> dict[str, int]:
-        requests = {CPU: view.cpu_request}
+        requests = {CPU: view.cpu_request} if view.cpu_request else {}  # BestEffort: no request to compare
         if view.memory_request is not None:
             requests[MEMORY] = view.memory_request
         return requests

@@ -30,23 +30,47 @@ from skenario.scenario.format.autoscalers import (
     PluginAutoscaler,
     VpaAutoscaler,
 )
-from skenario.scenario.format.manifests.hpa import HorizontalPodAutoscalerManifest, HPASpecModel
+from skenario.scenario.format.manifests.hpa import HPASpecModel
+from skenario.scenario.format.manifests.hpaversions import SHAPE as HPA_SHAPE
+from skenario.scenario.format.manifests.hpaversions import ReadHPA, read_hpa
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest, kpa_config
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest, VPASpecModel
 from skenario.scenario.format.scenario import SimulatedPods
-from skenario.scenario.io import line_of, load_document, read_text, validate_document
+from skenario.scenario.io import Rename, line_of, read_document, read_text, validate_node
 
 M = TypeVar("M", bound=BaseModel)
 
-HPA_SHAPE = "a manifest is a mapping with apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler and spec"
 VPA_SHAPE = "a manifest is a mapping with apiVersion: autoscaling.k8s.io/v1, kind: VerticalPodAutoscaler and spec"
 
 
-def read_manifest(manifest: str | dict[str, Any], base_dir: Path, document: type[M], shape: str, field: str) -> M:
-    """A manifest named by path (relative to the scenario) or given inline (a document of a multi-document file)."""
+def _document(
+    manifest: str | dict[str, Any], base_dir: Path, field: str, shape: str
+) -> tuple[Any, yaml.Node | None, str]:
+    """A manifest named by path (relative to the scenario) or given inline (a document of a multi-document
+    file): its data, its node tree (None inline) and how errors name it."""
     if isinstance(manifest, str):
-        return load_document(base_dir / manifest, document, shape)
-    return validate_document(manifest, document, f"the manifest at {field}", shape)
+        path = base_dir / manifest
+        if not path.is_file():  # said at the scenario's field, which `located` places in its file
+            problem = "is a folder, not a manifest file" if path.is_dir() else "no such manifest file"
+            raise ScenarioError(f"{problem}: {str(path)!r}", field=field, value=manifest)
+        data, root = read_document(path, shape)
+        return data, root, str(path)
+    return manifest, None, f"the manifest at {field}"
+
+
+def read_manifest(manifest: str | dict[str, Any], base_dir: Path, document: type[M], shape: str, field: str) -> M:
+    """A manifest, a file or inline, validated as `document`."""
+    data, root, source = _document(manifest, base_dir, field, shape)
+    return validate_node(data, root, document, source, shape)
+
+
+def read_hpa_manifest(entry: HpaAutoscaler, base_dir: Path, field: str) -> ReadHPA | None:
+    """The entry's HorizontalPodAutoscaler manifest in whichever version it is written, as autoscaling/v2
+    (`format.manifests.hpaversions`); None for an inline spec."""
+    if entry.manifest is None:
+        return None
+    data, root, source = _document(entry.manifest, base_dir, f"{field}.manifest", HPA_SHAPE)
+    return read_hpa(data, root, source)
 
 
 def _spec(entry: ManifestOrSpec, base_dir: Path, document: type[BaseModel], shape: str, field: str) -> Any:
@@ -57,38 +81,56 @@ def _spec(entry: ManifestOrSpec, base_dir: Path, document: type[BaseModel], shap
     return manifest.spec
 
 
-def _error(entry: ManifestOrSpec, base_dir: Path, field: str, path: str, message: str, value: object) -> ScenarioError:
+def _error(
+    entry: ManifestOrSpec,
+    base_dir: Path,
+    field: str,
+    path: str,
+    message: str,
+    value: object,
+    rename: Rename | None = None,
+) -> ScenarioError:
     """An error found in the spec after reading it, at `path` within the spec: in its manifest file
-    (with the line) when it came from one, else at the scenario's field."""
+    (with the line) when it came from one, else at the scenario's field. `rename` maps the path of a
+    manifest converted from an older version to the field written."""
+    parts: list[int | str] = ["spec", *(int(p) if p.isdigit() else p for p in path.split("."))]
+    if rename is not None:
+        parts = rename(parts)
+    written = ".".join(map(str, parts))
     if isinstance(entry.manifest, str):
         file = base_dir / entry.manifest
-        parts: list[int | str] = ["spec", *(int(p) if p.isdigit() else p for p in path.split("."))]
         line = line_of(yaml.compose(read_text(file)), parts)
-        return ScenarioError(message, file=str(file), line=line, field=f"spec.{path}", value=value)
-    where = f"{field}.manifest.spec" if entry.manifest is not None else f"{field}.spec"
-    return ScenarioError(message, field=f"{where}.{path}", value=value)
+        return ScenarioError(message, file=str(file), line=line, field=written, value=value)
+    where = f"{field}.manifest" if entry.manifest is not None else field
+    return ScenarioError(message, field=f"{where}.{written}", value=value)
 
 
 def hpa_spec(entry: HpaAutoscaler, base_dir: Path, field: str) -> HPASpecModel:
-    """The HPA's spec, inline or from its manifest."""
-    spec: HPASpecModel = _spec(entry, base_dir, HorizontalPodAutoscalerManifest, HPA_SHAPE, field)
-    return spec
+    """The HPA's spec, inline or from its manifest (of any version, converted to autoscaling/v2)."""
+    read = read_hpa_manifest(entry, base_dir, field)
+    if read is None:
+        assert entry.spec is not None
+        return entry.spec
+    return read.manifest.spec
 
 
 def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> HorizontalPodAutoscaler:
-    spec = hpa_spec(entry, base_dir, field)
+    read = read_hpa_manifest(entry, base_dir, field)
+    spec = entry.spec if read is None else read.manifest.spec
+    assert spec is not None
+    rename = None if read is None else read.rename
     container, memory = pods.container, pods.memory
     if entry.ignore_unsimulated_metrics:
         kept = [metric for metric in spec.metrics if metric.unsimulated(container, memory) is None]
         if spec.metrics and not kept:
             message = "skenario produces none of these metrics, so nothing would scale the workload"
-            raise _error(entry, base_dir, field, "metrics", message, None)
+            raise _error(entry, base_dir, field, "metrics", message, None, rename)
         spec = spec.model_copy(update={"metrics": kept})
     problem = spec.unsimulated_metric(container, memory)
     if problem is not None:
         path, message, value = problem
         message += " (ignoreUnsimulatedMetrics: true on the autoscaler drops such metrics)"
-        raise _error(entry, base_dir, field, path, message, value)
+        raise _error(entry, base_dir, field, path, message, value, rename)
     config = HPAControllerConfig(
         sync_period=entry.sync_period,
         tolerance=entry.tolerance,

@@ -117,6 +117,7 @@ class Step:
     where: str  # the event's field, for errors
     apply: Callable[[Runtime], str]
     objects_after: Objects = field(repr=False)
+    started: Autoscaler | None = field(default=None, repr=False)  # the autoscaler it starts (the estimate's)
 
 
 @dataclass
@@ -128,6 +129,7 @@ class Planner:
     streams: RandomStreams
     horizon: int
     build: bool = True
+    _started: Autoscaler | None = field(default=None, init=False, repr=False)  # by the step being planned
 
     def plan(self, events: list[tuple[str, Event]], objects: Objects) -> list[Step]:
         """Steps for the events (each with its field name), in the order they will happen."""
@@ -149,8 +151,9 @@ class Planner:
                     field=f"{where}.at",
                 )
             objects = objects.copy()
+            self._started = None
             apply = self._step(event, where, objects)
-            steps.append(Step(event, where, apply, objects))
+            steps.append(Step(event, where, apply, objects, self._started))
         return steps
 
     def _step(self, event: Event, where: str, objects: Objects) -> Callable[[Runtime], str]:
@@ -317,6 +320,7 @@ class Planner:
         if not self.build:
             return lambda runtime: ""
         autoscaler = build_autoscaler(spec, self.base_dir, where, self.spec.workload.simulated)
+        self._started = autoscaler
 
         def apply(runtime: Runtime) -> str:
             if operation == "patch":

@@ -4,7 +4,12 @@ With `spec.cluster` set, a new replica is Pending until its pod is bound; then i
 run, and its CPU shares the node's cores with the other pods bound there (`model/cpu/node.py`:
 by CPU request under contention, up to its limit, idle cores to whoever wants them); with memory
 modelled its working set counts against the node's allocatable memory (`model/memory.py`: the
-kubelet's evictions, the kernel's OOM killer). A replica
+kubelet's evictions, the kernel's OOM killer). A node under memory pressure gets the MemoryPressure
+condition, posted by its kubelet at its next status sync (`model/nodestatus.py`, its phase drawn
+from the stream `kubelet.node-status`) and turned into the `node.kubernetes.io/memory-pressure`
+NoSchedule taint by the node lifecycle controller (`scheduling/nodelifecycle.py`), which keeps
+new pods off it; before the taint, the kubelet's admission turns away the BestEffort pods bound
+there (the pod fails, its ReplicaSet makes another). A replica
 that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler scale-down)
 ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does. Each workload's
 disruption budget steers preemption away from its pods where another choice exists.
@@ -37,10 +42,11 @@ from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
 from skenario.model.cluster import ClusterModel
-from skenario.model.cpu.node import NodeCPU
+from skenario.model.cpu.node import NodeCPU, qos_class
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget
-from skenario.model.memory import NodeMemory
+from skenario.model.memory import EVICTED, NodeMemory
+from skenario.model.nodestatus import NODE_STATUS_UPDATE_FREQUENCY, NodeStatus
 from skenario.model.replicas import Replica, ReplicaState, ResizeOutcome
 from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
@@ -48,17 +54,25 @@ from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scheduling.analysis import SchedulingSummary, attempt_records, node_records, pod_records
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulingController, TimelineEvent
-from skenario.scheduling.framework import Framework
+from skenario.scheduling.framework import Framework, Profile
+from skenario.scheduling.nodelifecycle import no_schedule_tainting_pass
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.preemption import PreemptionBudget
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
-from skenario.scheduling.taints import TaintEffect
+from skenario.scheduling.taints import MEMORY_PRESSURE_TAINT, TaintEffect
 
 # kubectl drain's wait after an eviction the API refused with 429 (a PodDisruptionBudget): its
 # `EvictErrorRetryDelay`, 5 s in pkg/cmd/drain, slept in `Helper.evictPods` (pkg/drain/drain.go).
 DRAIN_RETRY = 5 * SECOND
+
+# From a pod's binding to its replacement when the kubelet refuses it at admission: the kubelet sees
+# the binding through its watch and rejects the pod, posts it Failed, the ReplicaSet controller sees
+# that and creates another, which the scheduler binds. Each hop is a watch event or an API call
+# (milliseconds); taken together as 1 s here (not verified against source), so that a refusal loop
+# on a node not yet tainted stays finite, as the real one does.
+REJECTION_TURNAROUND = SECOND
 
 Report = Callable[[str], object]  # a line for the results timeline
 
@@ -95,7 +109,8 @@ class WorkloadPlacement:
         model.replicas_terminated.on_terminated.append(lambda replica: self.cluster.stopped(self, replica))
 
     def place(self, replica: Replica, placed: Callable[[], object]) -> None:
-        spec = self.template.build(f"{self.app}-{replica.id}", replica.cpu_request, self.memory, self.app)
+        cpu = replica.cpu_request or None  # a pod without a CPU request (BestEffort) has none to count
+        spec = self.template.build(f"{self.app}-{replica.id}", cpu, self.memory, self.app)
         self.pod_of[replica] = self.cluster.create(spec, replica, self, placed)
 
     def resize(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome:
@@ -131,10 +146,11 @@ class ClusterPlacement:
         scheduler: SchedulerSpec,
         streams: RandomStreams,
         base_dir: Path,
+        profile: Profile | None = None,
     ) -> None:
         self.env = env
         self.snapshot = ClusterSnapshot(cluster.static_nodes())
-        profile = build_profile(scheduler, base_dir)
+        profile = profile or build_profile(scheduler, base_dir)  # given when `build.prepare` built it
         self.framework = Framework(profile, self.snapshot, streams.generator("scheduler.tie-break"))
         self.controller = SchedulingController(
             env, self.snapshot, self.framework, scheduler.settings(), streams.generator("scheduler.heartbeats")
@@ -163,6 +179,8 @@ class ClusterPlacement:
         self._node_busy: dict[str, float] = {}
         self._allocatable = (0, 0, 0.0, 0)  # (log entries read, millicores now, millicore-ns until then, then)
         self._node_memories: dict[str, NodeMemory] = {}
+        self._node_statuses: dict[str, NodeStatus] = {}  # what the API server holds of each node's MemoryPressure
+        self._status_phases = streams.generator("kubelet.node-status")
         self.cpu_weights = cluster.cpu_weights
         self.workloads: list[WorkloadPlacement] = []
         self._placed: dict[Pod, Callable[[], object]] = {}
@@ -193,9 +211,39 @@ class ClusterPlacement:
 
     def _bound(self, pod: Pod) -> None:
         placed = self._placed.pop(pod, None)
-        if placed is not None:
-            self._share_node(pod)
-            placed()
+        if placed is None:
+            return
+        refused = self._admit(pod)
+        if refused is not None:
+            self._reject(pod, refused)
+            return
+        self._share_node(pod)
+        placed()
+
+    def _admit(self, pod: Pod) -> str | None:
+        """The kubelet's admission of a replica's pod bound to its node: the eviction manager's `Admit`
+        (a BestEffort pod not tolerating the memory-pressure taint is refused under MemoryPressure)."""
+        replica, name = pod.owner, pod.node
+        memory = self._node_memories.get(name) if name is not None else None
+        if memory is None or not isinstance(replica, Replica):
+            return None
+        qos = qos_class(replica.cpu_request, replica.cpu_limit, replica.memory_request, replica.memory_limit)
+        tolerates = any(t.tolerates(MEMORY_PRESSURE_TAINT) for t in pod.spec.tolerations)
+        return memory.admit(qos, tolerates)
+
+    def _reject(self, pod: Pod, message: str) -> None:
+        """The kubelet refused the pod (`rejectPod`): it fails, Evicted, off its node, and its ReplicaSet
+        makes another in its place; the refused replica never started."""
+        workload = self._workload_of.pop(pod, None)
+        replica = pod.owner
+        now = self.env.now()
+        self.controller.timeline.append(TimelineEvent(now, "PodRejected", pod.name, pod.node, f"{EVICTED}: {message}"))
+        self.controller.delete(pod, PodEnd.REJECTED)
+        if workload is not None and isinstance(replica, Replica):
+            workload.pod_of.pop(replica, None)
+            model = workload.model
+            if model is not None:
+                self.env.call_later(REJECTION_TURNAROUND, lambda: model.replica_set.replace(replica))
 
     def _share_node(self, pod: Pod) -> None:
         """The replica's CPU joins its node's: the node's cores are shared among the pods on it from now on."""
@@ -215,8 +263,42 @@ class ClusterPlacement:
             memory = self._node_memories.get(name)
             if memory is None:
                 memory = self._node_memories[name] = NodeMemory(self.env, spec.memory, name, self.env.now())
+                self._watch_pressure(memory)
             replica.memory.priority = pod.spec.priority  # the eviction manager ranks by it
             memory.attach(replica.memory)
+
+    def _watch_pressure(self, memory: NodeMemory) -> None:
+        """The node's MemoryPressure goes from its eviction manager through its kubelet's status to a taint."""
+        name = memory.name
+        phase = self.env.now() + int(self._status_phases.random() * NODE_STATUS_UPDATE_FREQUENCY)
+        status = self._node_statuses[name] = NodeStatus(self.env, phase, name)
+        memory.on_condition.append(status.observe)
+        status.on_posted.append(lambda pressure: self._condition_posted(status, pressure))
+
+    def _condition_posted(self, status: NodeStatus, pressure: bool) -> None:
+        """The kubelet posted the node's MemoryPressure (its `NodeHasInsufficientMemory` or
+        `NodeHasSufficientMemory` event); the node lifecycle controller's `doNoScheduleTaintingPass`
+        follows at once."""
+        name, now = status.name, self.env.now()
+        if self._node_statuses.get(name) is not status or name not in self.snapshot.index:
+            return  # the node is gone, or another of its name took its place
+        kind = "NodeHasInsufficientMemory" if pressure else "NodeHasSufficientMemory"
+        self.controller.timeline.append(TimelineEvent(now, kind, "", name))
+        node = self.snapshot.nodes[self.snapshot.index[name]]
+        tainted = self._condition_tainted(node)
+        if tainted is not None:
+            change = "NodeTainted" if pressure else "NodeUntainted"
+            detail = f"{MEMORY_PRESSURE_TAINT.key}:{MEMORY_PRESSURE_TAINT.effect}"
+            self.controller.timeline.append(TimelineEvent(now, change, "", name, detail))
+            self.controller.update_node(tainted)
+
+    def _condition_tainted(self, node: NodeSpec) -> NodeSpec | None:
+        """The node with the taints its posted conditions call for, or None if it has them already (or its
+        conditions are not modelled: no pod with memory modelled has run there)."""
+        status = self._node_statuses.get(node.name)
+        if status is None:
+            return None
+        return no_schedule_tainting_pass(node, {"MemoryPressure": "True" if status.memory_pressure else "False"})
 
     def stopping(self, workload: WorkloadPlacement, replica: Replica) -> None:
         pod = workload.pod_of.get(replica)
@@ -285,8 +367,8 @@ class ClusterPlacement:
 
     def _join(self, node: NodeSpec) -> None:
         name = node.name
-        for accounts in (self._node_cpus, self._node_memories):
-            accounts.pop(name, None)  # a node of a name used before has its own cores and memory
+        for accounts in (self._node_cpus, self._node_memories, self._node_statuses):
+            accounts.pop(name, None)  # a node of a name used before has its own cores, memory and status
         for workload in self.workloads:
             workload.images.discard(name)
         self.controller.timeline.append(TimelineEvent(self.env.now(), "NodeAdded", "", name))
@@ -301,7 +383,8 @@ class ClusterPlacement:
         if waiting is not None:
             self._to_add[node.name] = (node, waiting[1])
             return f"it joins as patched once the node {node.name} being drained is gone"
-        self.controller.update_node(node)
+        # The node lifecycle controller puts back the condition taints a patch left out.
+        self.controller.update_node(self._condition_tainted(node) or node)
         taints = [t for t in node.taints if t.effect is TaintEffect.NO_EXECUTE]
         if not taints:
             return ""
@@ -420,6 +503,11 @@ class ClusterPlacement:
     def node_memories(self) -> dict[str, NodeMemory]:
         """Each node's memory account, by node name (nodes that have had a pod with memory modelled)."""
         return dict(self._node_memories)
+
+    @property
+    def node_statuses(self) -> dict[str, NodeStatus]:
+        """What the API server holds of each node's MemoryPressure, by node name (the same nodes)."""
+        return dict(self._node_statuses)
 
     def gauges(self) -> dict[str, float | int | None]:
         """The cluster at this instant, for the recorder's rows: nodes present, pods waiting for one,

@@ -25,7 +25,13 @@ def with_deployment(workload: Workload, base_dir: Path) -> Workload:
     if workload.deployment is None:
         return workload
     if isinstance(workload.deployment, str):
-        path = str(base_dir / workload.deployment)
+        file = base_dir / workload.deployment
+        if not file.is_file():  # said at the scenario's field, which `located` places in its file
+            problem = "is a folder, not a manifest file" if file.is_dir() else "no such manifest file"
+            raise ScenarioError(
+                f"{problem}: {str(file)!r}", field="spec.workload.deployment", value=workload.deployment
+            )
+        path = str(file)
         manifest = load_document(path, DeploymentManifest, DEPLOYMENT_SHAPE)
     else:
         path = "the Deployment at spec.workload.deployment"

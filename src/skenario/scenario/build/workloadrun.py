@@ -10,62 +10,47 @@ steps act on (`build.operations`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from skenario.autoscalers.base import Autoscaler, ClusterContext
 from skenario.core.environment import Environment
-from skenario.core.random import RandomStreams
-from skenario.errors import ScenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.recording.recorder import Recorder
 from skenario.recording.summary import Summary, summarize
 from skenario.recording.timeline import Operation, Timeline, as_detail
-from skenario.scenario.build.autoscalers import build_autoscalers
-from skenario.scenario.build.operations import Objects, Planner
 from skenario.scenario.build.placement import ClusterPlacement, WorkloadPlacement
-from skenario.scenario.build.traffic import build_arrivals
-from skenario.scenario.format.autoscalers import AutoscalerSpec, autoscaler_names
+from skenario.scenario.build.prepare import PreparedWorkload
 from skenario.scenario.format.cluster import PodSchedulingSpec
 from skenario.scenario.format.events import Event
-from skenario.scenario.format.scenario import ScenarioSpec
-
-# What each entry of spec.workloads has of its own (the rest of the spec it shares).
-_OWN_FIELDS = ("workload", "traffic", "routing", "autoscalers", "disruptionBudget", "client")
 
 
 class WorkloadRun:
-    """A workload wired into a run. `name` names its pods (`<name>-<id>`); `prefix` goes before its
-    autoscalers' names in the timeline (empty for `spec.workload`, `<name>/` for the others), and
-    `target` is what the timeline says their decisions act on."""
+    """A workload wired into a run, from what `build.prepare` read and built of it. Its name names its pods
+    (`<name>-<id>`); `prefix` goes before its autoscalers' names in the timeline (empty for
+    `spec.workload`, `<name>/` for the others), and `target` is what the timeline says their decisions
+    act on."""
 
     def __init__(
         self,
         env: Environment,
-        spec: ScenarioSpec,
-        objects: Objects,
+        prepared: PreparedWorkload,
         *,
-        name: str,
         prefix: str,
         target: str,
-        streams: RandomStreams,
-        base_dir: Path,
         placement: ClusterPlacement | None,
         timeline: Timeline,
         pick: Callable[[str, int], int],
         note: Callable[[Event, str], None],
     ) -> None:
         self.env = env
-        self.spec = spec
-        self.name = name
+        self.spec = spec = prepared.spec
+        self.name = name = prepared.name
         self.prefix = prefix
         self.target = target
-        self.streams = streams
+        self.streams = prepared.streams
         self.timeline = timeline
         self._pick = pick
         self._note = note
-        horizon = env.halt_at
-        arrivals = build_arrivals(spec.traffic, duration=horizon, streams=streams, base_dir=base_dir)
         self.placement = placement  # the cluster, shared: node events act on it
         self.pods: WorkloadPlacement | None = None
         if placement is not None:
@@ -73,23 +58,20 @@ class WorkloadRun:
             self.pods = placement.workload(
                 workload.pod or PodSchedulingSpec.model_validate({}),
                 name,
-                workload.resources.requests.memory,
+                workload.resources.memory_request,
                 workload.image_pull_policy,
             )
-        self.model = ClusterModel(env, spec.cluster_spec(), arrivals, streams, self.pods)
+        self.model = ClusterModel(env, spec.cluster_spec(), prepared.arrivals, self.streams, self.pods)
         if self.pods is not None:
             self.pods.attach(self.model)
         self.autoscalers: dict[str, Autoscaler] = {}
         self.recorder = Recorder(env, self.model, spec.recording.interval, self._gauges)
         self._contexts: dict[str, ClusterContext] = {}
         self._decisions_taken: dict[str, int] = {}  # by autoscaler name: decisions already in the timeline
-        names = autoscaler_names(spec.autoscalers)
-        for autoscaler_name, autoscaler in zip(
-            names, build_autoscalers(spec.autoscalers, base_dir, spec.workload.simulated), strict=True
-        ):
+        for autoscaler_name, autoscaler in prepared.autoscalers:
             self.start_autoscaler(autoscaler_name, autoscaler)
-        self.planner = Planner(spec, base_dir, streams, horizon)
-        self.objects = objects
+        self.planner = prepared.planner
+        self.objects = prepared.objects
 
     # -- the Runtime that events' steps act on ---------------------------------------------------
 
@@ -153,24 +135,3 @@ class WorkloadRun:
 
     def summary(self, seed: int, others: dict[str, Summary] | None = None) -> Summary:
         return summarize(self.name, seed, self.env, self.model, others)
-
-
-def rebase(field: str | None, where: str) -> str:
-    """A field of a colocated workload's spec (`spec.traffic.rate`) as its file writes it
-    (`spec.workloads.1.traffic.rate`); fields it shares with the scenario stay as they are."""
-    if field is None:
-        return where
-    head, _, rest = field.partition(".")
-    own = rest.split(".", 1)[0].split(" ", 1)[0]
-    return f"{where}.{rest}" if head == "spec" and own in _OWN_FIELDS else field
-
-
-def colocated_objects(document: dict[str, Any], index: int, autoscalers: tuple[AutoscalerSpec, ...]) -> Objects:
-    """The objects of spec.workloads' entry `index` as written, with the scenario's metrics (which it shares)."""
-    spec = document["spec"]
-    written = {**spec["workloads"][index], "metrics": spec.get("metrics")}
-    try:
-        return Objects.of({"spec": written}, autoscaler_names(autoscalers))
-    except ScenarioError as exc:
-        exc.field = rebase(exc.field, f"spec.workloads.{index}")
-        raise

@@ -3,7 +3,7 @@
 ```yaml
 autoscalers:
   - type: hpa
-    manifest: hpa.yaml            # an autoscaling/v2 HorizontalPodAutoscaler, relative to this file
+    manifest: hpa.yaml            # a HorizontalPodAutoscaler (autoscaling/v2 or older), relative to this file
   - type: hpa
     spec:
       maxReplicas: 10
@@ -66,14 +66,41 @@ class HpaAutoscaler(ManifestOrSpec):
 
     type: Literal["hpa"]
     manifest: str | dict[str, Any] | None = Field(
-        None, description="An autoscaling/v2 HorizontalPodAutoscaler: a YAML file, or the manifest inline."
+        None,
+        description="A HorizontalPodAutoscaler (autoscaling/v2, or v2beta2, v2beta1 or v1, converted as the API "
+        "server converts them): a YAML file, or the manifest inline.",
     )
     spec: HPASpecModel | None = Field(None, description="The HPA's spec, as in a manifest.")
-    sync_period: Duration = Field(15 * SECOND, gt=0, description="--horizontal-pod-autoscaler-sync-period")
-    tolerance: float = Field(0.1, ge=0, description="--horizontal-pod-autoscaler-tolerance")
-    downscale_stabilization: Duration = Field(5 * MINUTE, ge=0, description="...-downscale-stabilization")
-    cpu_initialization_period: Duration = Field(5 * MINUTE, ge=0, description="...-cpu-initialization-period")
-    initial_readiness_delay: Duration = Field(30 * SECOND, ge=0, description="...-initial-readiness-delay")
+    sync_period: Duration = Field(
+        15 * SECOND,
+        gt=0,
+        description="The controller's --horizontal-pod-autoscaler-sync-period: how often it syncs each HPA.",
+    )
+    tolerance: float = Field(
+        0.1,
+        ge=0,
+        description="The controller's --horizontal-pod-autoscaler-tolerance: a usage ratio within it of 1 changes "
+        "nothing (a behavior's own tolerance wins).",
+    )
+    downscale_stabilization: Duration = Field(
+        5 * MINUTE,
+        ge=0,
+        description="The controller's --horizontal-pod-autoscaler-downscale-stabilization: a scale-down goes no "
+        "lower than the highest recommendation of this window (a behavior's scaleDown.stabilizationWindowSeconds "
+        "wins).",
+    )
+    cpu_initialization_period: Duration = Field(
+        5 * MINUTE,
+        ge=0,
+        description="The controller's --horizontal-pod-autoscaler-cpu-initialization-period: a pod younger than "
+        "this counts its CPU only when ready and sampled a metric window after it turned ready.",
+    )
+    initial_readiness_delay: Duration = Field(
+        30 * SECOND,
+        ge=0,
+        description="The controller's --horizontal-pod-autoscaler-initial-readiness-delay: an older pod that is not "
+        "ready, and last changed readiness within this long of its start, counts as never ready.",
+    )
     ignore_unsimulated_metrics: bool = Field(
         False,
         description="Drop the manifest's metrics skenario does not produce (such as memory) and scale on the "

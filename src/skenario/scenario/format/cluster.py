@@ -296,7 +296,7 @@ class PodSchedulingSpec(_Spec):
         default_factory=dict, description="Extended resources each pod requests, such as nvidia.com/gpu: 1."
     )
 
-    def build(self, name: str, cpu: int, memory: int | None, app: str) -> PodSpec:
+    def build(self, name: str, cpu: int | None, memory: int | None, app: str) -> PodSpec:
         labels = dict(self.labels) or {"app": app}
         affinity = self.affinity or AffinitySpec()
         pod_affinity, pod_anti_affinity = affinity.build_pods(labels)

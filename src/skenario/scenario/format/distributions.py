@@ -119,7 +119,7 @@ class LogNormalBytes(_LogNormal[ByteQuantity]):
 _KINDS = ("constant", "exponential", "uniform", "normal", "lognormal")
 
 
-def _shorthand_constant(value: Any) -> Any:
+def shorthand_constant(value: Any) -> Any:
     """`cpuTime: 200ms` means a constant 200 ms; `perRequest: 2Mi` a constant 2 MiB.
 
     A mapping without a known `distribution` is named here: the discriminator's own message says
@@ -148,7 +148,7 @@ DistributionSpec = Annotated[
 
 RandomDuration = Annotated[
     DistributionSpec,
-    BeforeValidator(_shorthand_constant, json_schema_input_type=Duration | DistributionSpec),
+    BeforeValidator(shorthand_constant, json_schema_input_type=Duration | DistributionSpec),
 ]
 """A duration or a distribution of durations."""
 
@@ -159,6 +159,6 @@ BytesDistributionSpec = Annotated[
 
 RandomBytes = Annotated[
     BytesDistributionSpec,
-    BeforeValidator(_shorthand_constant, json_schema_input_type=ByteQuantity | BytesDistributionSpec),
+    BeforeValidator(shorthand_constant, json_schema_input_type=ByteQuantity | BytesDistributionSpec),
 ]
 """An amount of memory or a distribution of amounts: `2Mi`, `{distribution: normal, mean: 200Mi, stddev: 20Mi}`."""

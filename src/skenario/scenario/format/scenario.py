@@ -70,7 +70,9 @@ def _constant(duration: str) -> ConstantDistribution:
 
 
 class CpuResources(_Spec):
-    cpu: CpuQuantity = Field(gt=0, description="CPU, as Kubernetes writes it: '500m', 1, '0.5'.")
+    cpu: CpuQuantity | None = Field(
+        None, gt=0, description="CPU, as Kubernetes writes it: '500m', 1, '0.5'. Absent: its limit, else none."
+    )
     memory: ByteQuantity | None = Field(
         None,
         ge=0,
@@ -194,9 +196,11 @@ class DisruptionBudgetSpec(_Spec):
 
 
 class Resources(_Spec):
-    """A container's `resources`, as in a Pod spec."""
+    """A container's `resources`, as in a Pod spec: a request left out defaults to its limit, and a
+    container with neither is BestEffort (`resources: {}`). Without `resources` at all a replica
+    requests 1000m of CPU."""
 
-    requests: CpuResources = Field(default_factory=lambda: CpuResources.model_validate({"cpu": "1000m"}))
+    requests: CpuResources = Field(default_factory=lambda: CpuResources.model_validate({}))
     limits: ResourceLimits | None = Field(
         None,
         description="CPU: a replica never uses more (the CFS quota); else it may use whatever CPU its node has "
@@ -206,14 +210,20 @@ class Resources(_Spec):
     @model_validator(mode="after")
     def _limit_not_below_request(self) -> Resources:
         limits = self.limits
-        if limits is not None and limits.cpu is not None and limits.cpu < self.requests.cpu:
-            limit, request = limits.cpu, self.requests.cpu
-            raise ValueError(f"limits.cpu ({limit}m) must not be below requests.cpu ({request}m)")
+        cpu = self.requests.cpu
+        if limits is not None and limits.cpu is not None and cpu is not None and limits.cpu < cpu:
+            raise ValueError(f"limits.cpu ({limits.cpu}m) must not be below requests.cpu ({cpu}m)")
         memory = self.requests.memory
         if limits is not None and limits.memory is not None and memory is not None and limits.memory < memory:
             limit = limits.memory
             raise ValueError(f"limits.memory ({limit} bytes) must not be below requests.memory ({memory} bytes)")
         return self
+
+    @property
+    def cpu_request(self) -> int:
+        """The CPU request in millicores, defaulted to the limit as the API server does; 0: none."""
+        cpu = self.requests.cpu
+        return cpu if cpu is not None else self.cpu_limit or 0
 
     @property
     def cpu_limit(self) -> int | None:
@@ -311,7 +321,7 @@ class Workload(_Spec):
         "names it) and which container of the Deployment to read; when absent, the Deployment's first, else 'app'.",
     )
     initial_ready: bool = Field(True, description="Initial replicas start active instead of launching.")
-    resources: Resources = Field(default_factory=lambda: Resources.model_validate({}))
+    resources: Resources = Field(default_factory=lambda: Resources.model_validate({"requests": {"cpu": "1000m"}}))
     concurrency: int | None = Field(
         None, ge=1, description="Requests one replica serves at once (containerConcurrency); null: no limit."
     )
@@ -419,7 +429,7 @@ class Workload(_Spec):
                 classes=tuple(c.build() for c in self.request_classes),
             ),
             replica=ReplicaSpec(
-                cpu_request=resources.requests.cpu,
+                cpu_request=resources.cpu_request,
                 cpu_limit=resources.cpu_limit,
                 memory_request=resources.memory_request,
                 memory_limit=resources.memory_limit,

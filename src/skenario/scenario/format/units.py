@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from typing import Annotated, Any
@@ -240,3 +241,38 @@ ByteQuantity = Annotated[
     WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0}, {"type": "string"}], "examples": ["512Mi", "16Gi"]}),
 ]
 """Bytes, written as Kubernetes writes memory: `512Mi`, `16Gi`, `1G`."""
+
+
+# -- written back: the value a reader above keeps, as a user writes it -----------------------------------------
+
+
+def write_cpu(millicores: int) -> str:
+    """Millicores as Kubernetes writes CPU: whole cores as `4`, else `250m`."""
+    return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
+
+
+def write_quantity(milli: int) -> str:
+    """Milli-units as a quantity: `2`, `100m`."""
+    return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
+
+
+_BINARY = (("Ei", 1024**6), ("Pi", 1024**5), ("Ti", 1024**4), ("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024))
+
+
+def write_bytes(size: int) -> str:
+    """Bytes as Kubernetes writes memory: the largest binary unit that holds it whole (`16Gi`, `512Mi`), else
+    plain bytes."""
+    for suffix, unit in _BINARY:
+        if size and size % unit == 0:
+            return f"{size // unit}{suffix}"
+    return str(size)
+
+
+WRITTEN: dict[Callable[[Any], Any], Callable[[Any], str]] = {
+    _go_duration: format_duration,
+    _duration: format_duration,
+    _millicores: write_cpu,
+    _bytes: write_bytes,
+    milli_quantity: write_quantity,
+}
+"""Each reader of a value kept in other units, and how that value is written: `reader(WRITTEN[reader](x)) == x`."""

@@ -1,0 +1,31 @@
+"""Every figure README.md quotes from the examples is what the code gives today (docs/figures.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _figures() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("figures", ROOT / "docs" / "figures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["figures"] = module
+    spec.loader.exec_module(module)
+    module.load_generators()
+    return module
+
+
+def test_every_marked_figure_matches_what_the_examples_give_now() -> None:
+    figures = _figures()
+    readme = figures.README.read_text(encoding="utf-8")
+    marked = [match["name"] for match in figures.MARK.finditer(readme)]
+    assert len(marked) == len(set(marked)), "a figure marked twice"
+    assert set(marked) == set(figures.FIGURES), "a generator no figure uses, or a figure no generator makes"
+    with figures.examples() as runs:
+        _, changed = figures.regenerate(readme, runs)
+    assert changed == [], f"README.md's figures drifted: {changed}; run `python docs/figures.py`"
