@@ -6,10 +6,12 @@ Each function is one figure of README.md, registered by the name the README mark
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from figures import Examples, block, figure, minutes, ms, table_of  # type: ignore[import-not-found]
+from figures import ROOT, Examples, block, figure, minutes, ms, table_of  # type: ignore[import-not-found]
 
 
 @figure("quickstart")
@@ -247,4 +249,101 @@ def _tune_story(examples: Examples) -> str:
         f"The search's cheapest setting on the front is a {int(best[TARGET])}% target with a "
         f"{int(best[WINDOW])} s scale-down window (trial {int(best['trial'])}): {best['replica_hours']:.2f} "
         f"replica-hours and a p99 of {best['p99_ms']:.0f} ms, {every}. {grid}"
+    )
+
+
+# -- scheduling ---------------------------------------------------------------------------------------
+
+ON_NODES = "examples/hpa-cluster-autoscaler.yaml"
+
+
+@figure("cluster-autoscaler")
+def _cluster_autoscaler(examples: Examples) -> str:
+    printed = examples.cli("run", ON_NODES, "--no-store", "--no-progress")
+    return block(table_of(printed, "scheduling"))
+
+
+@figure("cluster-autoscaler.timeouts")
+def _cluster_autoscaler_timeouts(examples: Examples) -> str:
+    kept = examples.summary(ON_NODES)["failures"].get("timeout", 0)
+    cancelled = examples.text_of(ON_NODES, (("  cluster:\n", "  client: {cancel: true}\n  cluster:\n"),))
+    dropped = examples.summary(str(cancelled))["failures"].get("timeout", 0)
+    return (
+        f"{kept:,} requests time out. Their servers keep working on what the clients gave up on, as real "
+        f"servers do; with `client.cancel: true` (servers dropping abandoned work) it would be {dropped:,}"
+    )
+
+
+NEIGHBOUR = "examples/noisy-neighbour.yaml"
+
+
+@figure("noisy-neighbour")
+def _noisy_neighbour(examples: Examples) -> str:
+    return block(table_of(examples.cli("run", NEIGHBOUR, "--no-store", "--no-progress"), "workloads"))
+
+
+@figure("noisy-neighbour.alone")
+def _noisy_neighbour_alone(examples: Examples) -> str:
+    text = (ROOT / NEIGHBOUR).read_text()
+    without = text[: text.index("  workloads:\n")]
+    alone = examples.text_of(NEIGHBOUR, ((text, without),))
+    together = examples.summary(NEIGHBOUR)
+    batch = together["workloads"]["batch"]
+    waiting = batch["replicas_desired"] - batch["replicas_active"]
+    return (
+        f"Alone on the same nodes the web tier's p99 is {ms(examples.summary(str(alone))['latency_p99_ns'])} "
+        f"(remove `workloads` and `events`, run again), against {ms(together['latency_p99_ns'])} beside the "
+        f"batch service: the neighbour's requests take the cores the web pods' requests do not reserve. "
+        f"{waiting} batch pod(s) its HPA asked for are not active at the end (the scheduling table shows "
+        f"the pods left pending)"
+    )
+
+
+# -- queueing theory ----------------------------------------------------------------------------------
+
+
+def _seed001(examples: Examples) -> str:
+    key = ("python", "examples/queueing/seed001.py")
+    if key not in examples.printed:
+        done = subprocess.run([sys.executable, key[1]], cwd=ROOT, capture_output=True, text=True, check=True)
+        examples.printed[key] = done.stdout
+    return examples.printed[key]
+
+
+@figure("seed001")
+def _seed001_block(examples: Examples) -> str:
+    return block(_seed001(examples))
+
+
+@figure("seed001.development")
+def _seed001_development(examples: Examples) -> str:
+    lines = _seed001(examples).splitlines()
+    first = lines.index(" Production first")
+    mva = lines[first + 2].split()[-1]
+    simulated = lines[first + 3].split()[-3]
+    return f"the simulator says {simulated}, exact MVA with the shadow CPU {mva}"
+
+
+# -- clients -------------------------------------------------------------------------------------------
+
+STORM = "examples/retry-storm.yaml"
+RETRIES = "    retries:\n      attempts: 3\n      backoff: {base: 25ms, max: 250ms}\n"
+
+
+@figure("retry-storm")
+def _retry_storm(examples: Examples) -> str:
+    retried = examples.summary(STORM)
+    text = (ROOT / STORM).read_text()
+    alone = examples.summary(str(examples.text_of(STORM, (("  client:\n" + RETRIES, ""),))))
+    budget = examples.summary(str(examples.text_of(STORM, ((RETRIES, RETRIES + "      budget: 20%\n"),))))
+    assert RETRIES in text, "retry-storm.yaml's retries are not as this figure reads them"
+    sent = retried["clients"]["attempts"]
+    exhausted = retried["failures"].get("retries_exhausted", 0)
+    exhaustion = "all exhausted now" if exhausted == retried["requests_failed"] else f"{exhausted:,} exhausted"
+    return (
+        f"With 3 attempts per request the clients send {sent / retried['requests_arrived']:.2f} times as many "
+        f"attempts as requests ({sent:,} for {retried['requests_arrived']:,}) for "
+        f"{retried['requests_failed']:,} failures against {alone['requests_failed']:,} without retries "
+        f"({exhaustion}): the pods serve what they can, and the retries only add load; with `budget: 20%` "
+        f"they send {budget['clients']['attempts'] / budget['requests_arrived']:.2f} times as many"
     )
