@@ -73,6 +73,40 @@ def test_a_stream_does_not_change_when_another_is_created_first() -> None:
     assert np.array_equal(alone, after)
 
 
+def test_a_phase_is_in_the_period_and_the_first_draw_of_its_own_stream() -> None:
+    period = 15_000_000_000
+    for seed in range(50):
+        streams = RandomStreams(seed)
+        phase = streams.phase("loop.phase", period)
+        assert 0 < phase <= period
+        assert phase == period - int(streams.generator("loop.phase").random() * period)
+
+
+def test_phases_over_seeds_are_uniform_over_the_period() -> None:
+    # n phases uniform on (0, period]: the mean is period/2 with standard error period/sqrt(12 n).
+    period, n = 1000, 4000
+    phases = np.array([RandomStreams(seed).phase("loop.phase", period) for seed in range(n)])
+    assert abs(phases.mean() - period / 2) < Z * period / math.sqrt(12 * n) + 0.5
+    assert phases.min() >= 1 and phases.max() <= period
+
+
+def test_a_loops_phase_does_not_move_when_other_loops_draw() -> None:
+    alone = RandomStreams(3).phase("autoscaler.hpa.sync.phase", 15)
+    streams = RandomStreams(3)
+    streams.phase("metrics-server.phase", 15)
+    streams.generator("traffic").random(1000)
+    assert streams.phase("autoscaler.hpa.sync.phase", 15) == alone
+    # And drawing a phase moves no other stream: a stream's draws start over whoever drew before.
+    assert np.array_equal(streams.generator("traffic").random(10), RandomStreams(3).generator("traffic").random(10))
+
+
+def test_scoped_streams_keep_the_runs_root_for_what_a_cluster_shares() -> None:
+    scoped = RandomStreams(9).scoped("batch/")
+    assert scoped.phase("metrics-server.phase", 10**9) != RandomStreams(9).phase("metrics-server.phase", 10**9)
+    assert scoped.root().phase("metrics-server.phase", 10**9) == RandomStreams(9).phase("metrics-server.phase", 10**9)
+    assert RandomStreams(9).root().seed == 9
+
+
 def test_negative_seed_is_refused() -> None:
     with pytest.raises(ValueError):
         RandomStreams(-1)

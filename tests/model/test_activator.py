@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, RandomStreams
 from skenario.core.time import MILLISECOND, MINUTE, SECOND
-from skenario.model.activator import Activator
+from skenario.model.activator import Activator, dest
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import ActivatorSpec, ClusterSpec, LaunchStage, ReplicaSpec, RequestSpec, RoutingSpec
 
@@ -97,15 +97,35 @@ def test_above_three_slots_the_activator_goes_round_robin_over_pods_with_a_free_
     ten = [i * 10 * MS for i in range(1, 11)]
     env, model = knative_model(ten, 4, cpu_time=10 * SECOND, initial=3)
     env.run(until=SECOND)
-    by_id = sorted(model.replicas_active, key=lambda r: r.id)
-    assert [r.processing.arrived for r in by_id] == [4, 3, 3]
+    in_order = sorted(model.replicas_active, key=dest)
+    assert [r.processing.arrived for r in in_order] == [4, 3, 3]
     assert model.requests_buffered.count() == 0
 
     env, model = knative_model(ten, 3, cpu_time=10 * SECOND, initial=3)
     env.run(until=SECOND)
-    by_id = sorted(model.replicas_active, key=lambda r: r.id)
-    assert [r.processing.arrived for r in by_id] == [3, 3, 3]
+    in_order = sorted(model.replicas_active, key=dest)
+    assert [r.processing.arrived for r in in_order] == [3, 3, 3]
     assert model.requests_buffered.count() == 1
+
+
+def test_first_available_fills_pods_in_the_order_of_their_dest_strings_not_their_age() -> None:
+    """Four pods made in this order with these IPs: 10.0.1.2, 10.0.0.9, 10.0.0.10, 10.0.0.100. The
+    throttler sorts the strings "IP:8012" (`updateCapacity`), so ".100:" < ".10:" (the '0' before the
+    ':') < ".9:" < "10.0.1.": with CC 1 and four long requests at 1, 2, 3 and 4 ms through the
+    activator, the n-th goes to the n-th pod in that order, the youngest pod first."""
+    env, model = knative_model([MS, 2 * MS, 3 * MS, 4 * MS], 1, cpu_time=10 * SECOND)
+    activator = model.activator
+    assert isinstance(activator, Activator)
+    pods = [model.replica_source.remove() for _ in range(4)]
+    for pod, address in zip(pods, ["10.0.1.2", "10.0.0.9", "10.0.0.10", "10.0.0.100"], strict=True):
+        pod.address = address
+        activator.pod_ready(pod)
+    assert [pod.address for pod in sorted(pods, key=dest)] == ["10.0.0.100", "10.0.0.10", "10.0.0.9", "10.0.1.2"]
+    order = []
+    for k in range(1, 5):
+        env.run(until=k * MS + MS // 2)
+        order.append(next(pod.address for pod in pods if pod.processing.arrived and pod.address not in order))
+    assert order == ["10.0.0.100", "10.0.0.10", "10.0.0.9", "10.0.1.2"]
 
 
 def test_queue_proxy_takes_cc_at_once_and_queues_ten_times_that_then_refuses() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.loader import load_scenario, parse_scenario
@@ -62,6 +63,11 @@ def hpa_decision_times(simulation: Simulation, name: str) -> list[int]:
     return [e[0] for e in simulation.timeline.entries() if e[1] == name and e[2] == "Decision"]
 
 
+def first_sync(simulation: Simulation, name: str, period: int) -> int:
+    """When the HPA named `name` first syncs: at the phase its own stream draws."""
+    return RandomStreams(simulation.seed).phase(f"autoscaler.{name}.sync.phase", period)
+
+
 def test_a_scenario_with_a_deployment_and_an_hpa_loads_as_one() -> None:
     scenario = parse_scenario(SCENARIO + DEPLOYMENT + HPA)
     [autoscaler] = scenario.spec.autoscalers
@@ -75,7 +81,7 @@ def test_a_scenario_with_a_deployment_and_an_hpa_loads_as_one() -> None:
     assert (hpa.spec.min_replicas, hpa.spec.max_replicas) == (2, 7)  # type: ignore[attr-defined]
     simulation.run()
     # 20/s x 100ms is 2 cores of work on 3 x 500m: the HPA scales up, to its maximum at most.
-    assert hpa_decision_times(simulation, "frontend")[0] == 15 * SECOND  # the default sync period
+    assert hpa_decision_times(simulation, "frontend")[0] == first_sync(simulation, "frontend", 15 * SECOND)
     assert 3 < model.desired <= 7
 
 
@@ -89,7 +95,13 @@ def test_events_refer_to_a_folded_autoscaler_by_its_manifests_name() -> None:
     events = "  events:\n    - {id: tune, at: 31s, patch: {target: autoscaler/frontend, patch: {syncPeriod: 40s}}}\n"
     simulation = Simulation(parse_scenario(SCENARIO + events + DEPLOYMENT + HPA))
     simulation.run()
-    assert hpa_decision_times(simulation, "frontend") == [15 * SECOND, 30 * SECOND, 71 * SECOND, 111 * SECOND]
+    first = first_sync(simulation, "frontend", 15 * SECOND)
+    # Every 15 s from its phase; restarted by the patch at 31 s, every 40 s from then.
+    assert hpa_decision_times(simulation, "frontend") == [
+        *range(first, 31 * SECOND, 15 * SECOND),
+        71 * SECOND,
+        111 * SECOND,
+    ]
     error = error_for(SCENARIO + events.replace("autoscaler/frontend", "autoscaler/hpa") + DEPLOYMENT + HPA)
     assert "there are: frontend" in error.message
 
@@ -104,7 +116,8 @@ def test_a_reference_to_a_manifest_uses_it_once_with_the_entrys_settings(tmp_pat
     simulation = Simulation(scenario, base_dir=tmp_path)
     assert list(simulation.autoscalers) == ["frontend"]
     simulation.run()
-    assert hpa_decision_times(simulation, "frontend") == [45 * SECOND, 90 * SECOND]
+    first = first_sync(simulation, "frontend", 45 * SECOND)
+    assert hpa_decision_times(simulation, "frontend") == list(range(first, 120 * SECOND, 45 * SECOND))
 
 
 def test_a_named_deployment_reference() -> None:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from skenario.core.clock import Clock, Timer
+from skenario.core.random import RandomStreams
 from skenario.core.time import format_duration
 from skenario.errors import PluginError
 from skenario.model.cluster import ClusterModel
@@ -68,12 +69,17 @@ class PodCounters:
     """A pod's running totals, as a scrape of its queue-proxy sees them; rates come from differences.
 
     `request_ns` is the integral of requests held over time (so its rate is the mean concurrency),
-    `requests` the requests that have arrived at the pod.
+    `requests` the requests that have arrived at the pod. `proxied_request_ns` and
+    `proxied_requests` are the part of those that Knative's activator proxied (queue-proxy counts
+    them apart; the activator reports them itself).
     """
 
     request_ns: int
     requests: int
-    started_at: int = 0  # when the pod started (its age decides whether Knative's scraper prefers it)
+    # `status.startTime`, when its kubelet took the pod: its age decides whether Knative's scraper prefers it.
+    started_at: int = 0
+    proxied_request_ns: int = 0
+    proxied_requests: int = 0
 
 
 class AutoscalerContext(Protocol):
@@ -156,6 +162,23 @@ class AutoscalerContext(Protocol):
         """Each ready pod's running totals now, by pod id (what Knative's autoscaler scrapes)."""
         ...
 
+    def activator_counters(self) -> PodCounters:
+        """The activator's running totals for the workload: every request it took (`requests`) and the
+        integral of those it handles, held or proxied until their pod answers (`request_ns`), as its
+        concurrency reporter counts them. Without an activator, the requests a buffer holds."""
+        ...
+
+    def phase(self, loop: str, period: int, *, shared: bool = False) -> int:
+        """How long from now until the autoscaler's loop `loop`, run every `period` ns, first runs: in (0, period].
+
+        An autoscaler there from the start has run since before it, so the run starts at a random
+        point of its period (a draw from a stream of the loop's own, from the scenario's seed);
+        one started during the run is new, and its loop starts with it (`period`). `shared`: the
+        loop is a cluster-wide process's that serves every such autoscaler (the VPA recommender's
+        and updater's), so it ticks at one phase for all of them, from before the run.
+        """
+        ...
+
     def set_sks_mode(self, proxy: bool) -> None:
         """Knative: route every request through the activator (Proxy) or straight to the pods (Serve).
 
@@ -199,7 +222,10 @@ class ClusterContext:
     calls and subscriptions do nothing from then on and its levers are ignored, so any
     autoscaler, a plugin too, can be stopped without knowing how. `on_action`, when set, hears
     every lever pulled (what the run records for autoscalers that keep no decisions of their own).
-    `container` names the pods' one container, as their manifests do.
+    `container` names the pods' one container, as their manifests do. `phases`, the workload's
+    random streams and the autoscaler's name, draws its loops' phases: stream
+    `autoscaler.<name>.<loop>.phase`, or `<loop>.phase` unscoped for a shared loop; without it
+    every loop is aligned with the start.
     """
 
     def __init__(
@@ -209,11 +235,13 @@ class ClusterContext:
         container: str = DEFAULT_CONTAINER,
         random: np.random.Generator | None = None,
         plugin: str | None = None,
+        phases: tuple[RandomStreams, str] | None = None,
     ) -> None:
         self._model = model
         self._on_action = on_action
         self._container = container
         self._random = random if random is not None else np.random.default_rng(0)
+        self._phases = phases  # the workload's streams and the autoscaler's name; None: every loop aligned
         self.closed = False
         # A user's plugin: an exception in what it scheduled is reported as the plugin's, in one line.
         self.plugin = plugin
@@ -371,9 +399,32 @@ class ClusterContext:
 
     def counters(self) -> dict[int, PodCounters]:
         return {
-            replica.id: PodCounters(replica.processing.in_flight_area(), replica.processing.arrived, replica.created_at)
+            replica.id: PodCounters(
+                (processing := replica.processing).in_flight_area(),
+                processing.arrived,
+                replica.bound_at if replica.bound_at is not None else replica.created_at,  # its kubelet's startTime
+                processing.proxied_area(),
+                processing.proxied,
+            )
             for replica in self._model.replicas_active
         }
+
+    def activator_counters(self) -> PodCounters:
+        activator = self._model.activator
+        if activator is None:
+            return PodCounters(self._model.requests_buffered.held_area(), 0)
+        return PodCounters(activator.reported_area(), activator.taken)
+
+    def phase(self, loop: str, period: int, *, shared: bool = False) -> int:
+        if self._phases is None:
+            return period
+        streams, name = self._phases
+        now = self._model.env.now()
+        if shared:  # the process ticks at its own phase from before the run: its next tick
+            return (streams.root().phase(f"{loop}.phase", period) - now) % period or period
+        if now > 0:
+            return period
+        return streams.phase(f"autoscaler.{name}.{loop}.phase", period)
 
     def set_sks_mode(self, proxy: bool) -> None:
         activator = self._model.activator

@@ -35,6 +35,20 @@ class RandomStreams:
         sequence = np.random.SeedSequence(entropy=self.seed, spawn_key=(_name_key(name),))
         return np.random.Generator(np.random.PCG64(sequence))
 
+    def phase(self, name: str, period: int) -> int:
+        """When a loop that runs every `period` ns first runs after the start: uniform in (0, period].
+
+        A controller or server started at some moment before the run is at a random point of its
+        period when the run starts. The draw is the first of the stream `name`, so each loop has a
+        stream of its own: one loop's phase never moves another's, nor any other draw. `period`
+        itself is the aligned loop, first run one whole period in.
+        """
+        return period - int(self.generator(name).random() * period)
+
+    def root(self) -> RandomStreams:
+        """The run's streams before any scoping: what one cluster shares across its workloads."""
+        return self
+
     def scoped(self, prefix: str) -> RandomStreams:
         """The streams of one part of the run (a workload of several): every name under `prefix`, so two
         parts that name their components alike still draw independently."""
@@ -48,6 +62,9 @@ class _ScopedStreams(RandomStreams):
 
     def generator(self, name: str) -> np.random.Generator:
         return super().generator(self.prefix + name)
+
+    def root(self) -> RandomStreams:
+        return RandomStreams(self.seed)
 
 
 class Distribution(Protocol):

@@ -5,11 +5,20 @@ zero pods always; above zero while the excess burst capacity is negative, which 
 Its throttler (knative/serving `pkg/activator/net/throttler.go`, `revisionThrottler.try`) keeps a
 tracker per ready pod with `containerConcurrency` (CC) slots and sends a request only into a free
 slot, picked by the load-balancing policy for that CC (`lb_policy.go`): the first pod with a free
-slot in pod order for CC 1 to 3 (`firstAvailableLBPolicy`), round robin over pods with a free slot
-above 3 (`newRoundRobinPolicy`), and the less loaded of two random pods when CC is 0, whose
-breaker only waits for some pod to exist (`randomChoice2Policy`, the infinite breaker). As a
-proxied request finishes its slot frees and the oldest held request goes next, so a backlog
-spreads over pods as they become ready instead of flooding the first one.
+slot for CC 1 to 3 (`firstAvailableLBPolicy`), round robin over pods with a free slot above 3
+(`newRoundRobinPolicy`), and the less loaded of two random pods when CC is 0, whose breaker only
+waits for some pod to exist (`randomChoice2Policy`, the infinite breaker). The trackers are in
+the order of their `dest`, the string "IP:port" (`updateCapacity` sorts them before
+`assignSlice`), so first-available loads the pods with the lowest addresses most, whatever their
+age (model/addresses.py). As a proxied request finishes its slot frees and the oldest held
+request goes next, so a backlog spreads over pods as they become ready instead of flooding the
+first one.
+
+Its concurrency reporter (`pkg/activator/handler/concurrency_reporter.go`) counts every request
+it takes from arrival until the pod answers, held or proxied (`reported_area`, `taken`); a pod's
+queue-proxy counts the requests the activator proxied to it apart (`ProxiedIn` in
+pkg/queue/handler.go, here `RequestsProcessing.proxied_in`), so the autoscaler can take them off
+the pod's figures and count them once, at the activator.
 
 One `Activator` stands for all of the activator's replicas: each takes a slice of the pods
 (`assignSlice`), so together they hold CC slots per ready pod. What is not modelled: the
@@ -24,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from skenario.core.environment import Environment
+from skenario.model.addresses import QUEUE_PROXY_PORT
 from skenario.model.replicas import Replica
 from skenario.model.requests import BUFFERED, ROUTING, Request, RequestsBuffered, RequestsFailed
 
@@ -47,6 +57,8 @@ class Activator(RequestsBuffered):
         "_next",
         "_pods",
         "_proxied",
+        "_proxied_area",
+        "_sent",
         "_uniform",
         "_waiting",
         "container_concurrency",
@@ -54,6 +66,7 @@ class Activator(RequestsBuffered):
         "in_path",
         "on_request",
         "slots",
+        "taken",
     )
 
     def __init__(
@@ -74,23 +87,38 @@ class Activator(RequestsBuffered):
         self.in_path = True  # an SKS starts in Proxy mode (kpa.go `reconcile`)
         self.on_request: list[Callable[[Request], object]] = []
         self._waiting: deque[Request] = deque()  # held requests in arrival order (some may have left)
-        self._pods: list[Replica] = []  # ready pods in pod order
+        self._pods: list[Replica] = []  # ready pods in the order of their dest
         self.slots: dict[Replica, int] = {}  # requests proxied to each ready pod and still there
         self._proxied: dict[Request, Replica] = {}
+        self._proxied_area = 0  # as RequestsBuffered's area, for the requests at pods
+        self._sent = 0  # proxied requests at their pods
+        self.taken = 0  # requests it took
         self._next = 0  # round robin: where the next search starts
 
     def add(self, entity: Request) -> None:
         super().add(entity)
+        self.taken += 1
         self._waiting.append(entity)
         for hook in self.on_request:
             hook(entity)
         self.dispatch()
 
+    def remove(self, entity: Request | None = None) -> Request | None:
+        """A request leaves: one it proxied reaches its pod now, whose queue-proxy counts it as proxied."""
+        request = super().remove(entity)
+        if request is not None:
+            replica = self._proxied.get(request)
+            if replica is not None:
+                self._sent += 1
+                self._proxied_area -= self._env._now
+                replica.processing.proxied_in()
+        return request
+
     def pod_ready(self, replica: Replica) -> None:
         """A pod became ready: it has CC free slots."""
         if replica not in self.slots:
             self.slots[replica] = 0
-            insort(self._pods, replica, key=lambda r: r.id)
+            insort(self._pods, replica, key=dest)
         self.dispatch()
 
     def pod_gone(self, replica: Replica) -> None:
@@ -101,9 +129,19 @@ class Activator(RequestsBuffered):
     def left(self, request: Request) -> None:
         """A request left its pod (completed or failed): if the activator sent it, its slot frees."""
         replica = self._proxied.pop(request, None)
-        if replica is not None and replica in self.slots:
+        if replica is None:
+            return
+        self._sent -= 1
+        self._proxied_area += self._env._now
+        replica.processing.proxied_out()
+        if replica in self.slots:
             self.slots[replica] -= 1
             self.dispatch()
+
+    def reported_area(self) -> int:
+        """Integral of the requests it handles over time, held or proxied until their pod answers, in
+        request-ns up to now: what its concurrency reporter averages."""
+        return self.held_area() + self._proxied_area + self._sent * self._env._now
 
     def dispatch(self) -> None:
         """Send held requests, oldest first, into free slots until one of the two runs out."""
@@ -158,3 +196,8 @@ class Activator(RequestsBuffered):
                 self._next = (self._next + step + 1) % n
                 return replica
         return None
+
+
+def dest(replica: Replica) -> str:
+    """The throttler's `dest` for a pod, "IP:port": what it orders its trackers by (as strings)."""
+    return f"{replica.address}:{QUEUE_PROXY_PORT}"

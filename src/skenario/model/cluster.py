@@ -5,8 +5,9 @@ logic lives in the stocks. Random quantities come from named streams of the scen
 `cpu-time`, `io-time` (`cpu-time/<class>`, `io-time/<class>` with request classes),
 `request-classes`, `routing` (the activator's too), `client.backoff`, `launch.<stage>`, with
 memory `memory.baseline`, `memory.per-request` and `restart.<stage>` (a restarted container's
-start and readiness), `endpoint-propagation` (how long routers keep a deleted replica), and
-`metrics.housekeeping` and `metrics.scrape` (metrics-server's).
+start and readiness), `endpoint-propagation` (how long routers keep a deleted replica),
+`pod-addresses` (pod IPs), and `metrics.housekeeping` and `metrics.scrape` (metrics-server's),
+with `metrics-server.phase` unscoped (one metrics-server serves every workload of the cluster).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
 from skenario.core.time import SECOND
 from skenario.model.activator import Activator
+from skenario.model.addresses import PodAddresses
 from skenario.model.clients import RETRYING, RequestsRetrying
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
 from skenario.model.config import MetricsSource as MetricsSourceKind
@@ -87,6 +89,7 @@ class ClusterModel:
 
         # Replicas.
         self.replicas: dict[int, Replica] = {}  # live ones: not yet terminated
+        self._addresses = PodAddresses(streams.generator("pod-addresses"))
         # The pod template's CPU: what new replicas get; a vertical autoscaler changes it.
         self.cpu_request = replica.cpu_request
         self.cpu_limit = replica.cpu_limit
@@ -243,13 +246,15 @@ class ClusterModel:
         replica = Replica(
             id, processing, self.env.now(), self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit
         )
+        replica.address = self._addresses.allocate()
         if self._baseline is not None:
             self._give_memory(replica)
         self.replicas[id] = replica
         return replica
 
     def _metrics_server(self, spec: ClusterSpec, streams: RandomStreams) -> MetricsServer:
-        """metrics-server over the running pods, each with a housekeeping phase (stream `metrics.housekeeping`)."""
+        """metrics-server over the running pods, each with a housekeeping phase (stream `metrics.housekeeping`),
+        its scrapes at a phase of its own."""
         metrics = spec.metrics
         phases: dict[int, int] = {}
         phase_rng = streams.generator("metrics.housekeeping")
@@ -269,6 +274,7 @@ class ClusterModel:
             phase,
             self._running,
             self.metrics_sink,
+            streams.root().phase("metrics-server.phase", metrics.resolution),
         )
 
     def _running(self) -> list[Replica]:
@@ -388,6 +394,7 @@ class ClusterModel:
                 replica.memory.node.detach(replica.memory)
             self._retired_memory_peak = max(self._retired_memory_peak, replica.memory.peak)
         self._backoffs.pop(replica, None)
+        self._addresses.release(replica.address)
         del self.replicas[replica.id]
         self.metrics_sink.forget(replica)
         self._retired_busy_core_ns += replica.processing.cpu.busy_core_ns()

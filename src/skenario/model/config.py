@@ -134,7 +134,7 @@ class RoutingSpec:
 class MetricsSource(StrEnum):
     """Where the samples autoscalers read come from."""
 
-    METRICS_SERVER = "metricsServer"  # one aligned scrape of all pods, rates between two (model/metrics_server.py)
+    METRICS_SERVER = "metricsServer"  # a scrape of all pods per resolution, rates between two (model/metrics_server.py)
     TICKS = "ticks"  # the Go Skenario's: a tick per replica, then a constant lag (model/metrics.py)
 
 

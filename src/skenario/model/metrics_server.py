@@ -1,13 +1,19 @@
-"""metrics-server: one aligned scrape of every running pod, and CPU as a rate between two scrapes.
+"""metrics-server: one scrape of every running pod per resolution, and CPU as a rate between two scrapes.
 
 What the HPA and the VPA read in a real cluster (kubernetes-sigs/metrics-server):
 
-- Every `resolution` (`--metric-resolution`: 15 s in the shipped manifests and Helm chart) it
-  scrapes all kubelets at once. Each kubelet serves the container's stats as of its last
-  housekeeping (cAdvisor refreshes them every `housekeeping`, 10 s, at its own phase per
-  container), so a point is up to that old: its timestamp is the housekeeping's, its values the
-  cumulative CPU used and the working set then. The scrape may take a while (`scrape_duration`,
-  a distribution) before its points are served.
+- `server.runScrape` (started by `RunUntil`) calls `tick` at once, then on a `time.NewTicker` of
+  `resolution` (`--metric-resolution`: 15 s in the shipped manifests and Helm chart): each tick
+  scrapes all kubelets at once. The scrapes therefore fall at `phase + k × resolution`, where
+  the phase is set by when metrics-server started: at a random point of its period relative to
+  the controllers that read it (`RandomStreams.phase`, stream `metrics-server.phase`; one
+  metrics-server serves the whole cluster, so every workload's scrapes share it).
+- Each kubelet serves the container's cumulative CPU as of its last housekeeping
+  (`resourceMetricsCollector.collectContainerCPUMetrics`, pkg/kubelet/metrics/collectors: the
+  counter `UsageCoreNanoSeconds` stamped with cAdvisor's stats time; cAdvisor refreshes them every
+  `housekeeping`, 10 s, at its own phase per container), so a point is up to that old: its
+  timestamp is the housekeeping's, its values the cumulative CPU used and the working set then.
+  The scrape may take a while (`scrape_duration`, a distribution) before its points are served.
 - `podStorage.Store` keeps each pod's last two points; a container that restarted starts afresh.
   One whose age at the point is at least 10 s (`freshContainerMinMetricsResolution`) and less
   than the resolution gets a synthetic previous point at its start with no CPU used, so it shows
@@ -50,9 +56,11 @@ class StatsPoint(NamedTuple):
 class MetricsServer(KeyedStock[Sample]):
     """Scrapes the pods `running()` lists every `resolution` and serves their rates to `sink`.
 
-    `housekeeping_phase(replica)` gives each container's housekeeping phase (ns in [0,
-    housekeeping)), drawn once per replica; `scrape_duration()` how long each scrape takes. The
-    samples of a scrape wait in this stock until it has taken that long.
+    The first scrape is at `phase` (in (0, resolution]; the whole resolution, the default, is the
+    aligned server), the others every `resolution` after it. `housekeeping_phase(replica)` gives
+    each container's housekeeping phase (ns in [0, housekeeping)), drawn once per replica;
+    `scrape_duration()` how long each scrape takes. The samples of a scrape wait in this stock
+    until it has taken that long.
     """
 
     __slots__ = (
@@ -65,6 +73,7 @@ class MetricsServer(KeyedStock[Sample]):
         "_scrape_duration",
         "_sink",
         "_started",
+        "_tick",
         "down",
         "housekeeping",
         "lost",
@@ -82,10 +91,14 @@ class MetricsServer(KeyedStock[Sample]):
         housekeeping_phase: Callable[[Replica], int],
         running: Callable[[], Iterable[Replica]],
         sink: MetricsSink,
+        phase: int | None = None,
     ) -> None:
         super().__init__("MetricsServer", "Sample")
         if resolution < FRESH_CONTAINER_MIN_RESOLUTION:
             raise ValueError(f"metric resolution must be at least 10s, got {resolution} ns")
+        phase = resolution if phase is None else phase
+        if not 0 < phase <= resolution:
+            raise ValueError(f"the first scrape must be in (0, {resolution}] ns, got {phase} ns")
         self._env = env
         self.resolution = resolution
         self.housekeeping = housekeeping
@@ -101,11 +114,13 @@ class MetricsServer(KeyedStock[Sample]):
         self.lost = 0  # samples a down server did not serve
         self.scrapes = 0
         self.served = 0
-        self._schedule_scrape(resolution)
+        self._tick = phase  # the instant of the last scrape scheduled
+        self._schedule_scrape(phase)
 
     def _schedule_scrape(self, at: int) -> None:
-        """The scrape of the aligned instant `at`; it serves after its duration."""
+        """The scrape of the instant `at` (a tick); it serves after its duration."""
         env = self._env
+        self._tick = at
         served = at + self._scrape_duration()
         if served < env.halt_at:
             for replica in self._running():  # first, so a read at the scrape's instant comes before it
@@ -120,7 +135,7 @@ class MetricsServer(KeyedStock[Sample]):
         """
         self._started[replica] = self._point(replica)
         now = self._env.now()
-        scrape = (now // self.resolution + 1) * self.resolution
+        scrape = self._tick if self._tick > now else self._tick + self.resolution  # the next tick after now
         self._read_before(replica, scrape)
 
     def _read_before(self, replica: Replica, scrape: int) -> None:

@@ -48,6 +48,8 @@ class RequestsProcessing:
         "_held",
         "_items",
         "_on_drained",
+        "_proxied_area",
+        "_proxied_held",
         "_request_memory",
         "_waiting",
         "_work",
@@ -60,6 +62,7 @@ class RequestsProcessing:
         "name",
         "on_leave",
         "overflow",
+        "proxied",
         "_slowdown",
         "_warm_until",
     )
@@ -106,6 +109,10 @@ class RequestsProcessing:
         self._warm_until = 0  # until then (a warm-up after start) requests need `_slowdown` times their CPU
         self._slowdown = 1.0
         self.on_leave: Callable[[Request], object] | None = None  # told of each request that leaves
+        # Requests Knative's activator proxied here, which queue-proxy counts apart (`ProxiedIn`).
+        self.proxied = 0
+        self._proxied_held = 0
+        self._proxied_area = 0
 
     def hold_memory(self, memory: PodMemory, per_request: Callable[[], int] | None) -> None:
         """Account the replica's working set here: each request adds a draw of `per_request` while held."""
@@ -129,6 +136,21 @@ class RequestsProcessing:
     def in_flight_area(self) -> int:
         """Integral of the number of requests held, in request-ns, up to now."""
         return self._area + len(self._items) * self._env.now()
+
+    def proxied_in(self) -> None:
+        """A request the activator proxied arrives now: queue-proxy's `ProxiedIn` event."""
+        self.proxied += 1
+        self._proxied_held += 1
+        self._proxied_area -= self._env._now
+
+    def proxied_out(self) -> None:
+        """A proxied request left: `ProxiedOut`."""
+        self._proxied_held -= 1
+        self._proxied_area += self._env._now
+
+    def proxied_area(self) -> int:
+        """Integral of the proxied requests held, in request-ns, up to now (part of `in_flight_area`)."""
+        return self._proxied_area + self._proxied_held * self._env._now
 
     def add(self, entity: Request) -> None:
         self._items[entity] = None

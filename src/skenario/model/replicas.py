@@ -73,6 +73,7 @@ class Replica(Entity):
 
     __slots__ = (
         "activated_at",
+        "address",
         "bound_at",
         "container_started_at",
         "cpu_limit",
@@ -125,6 +126,7 @@ class Replica(Entity):
         self.killed_at: int | None = None  # when its container was last killed
         self.container_started_at: int | None = None  # when its container last started (with memory modelled)
         self.last_run: tuple[int, int] | None = None  # (started, killed) of the container's last killed run
+        self.address = ""  # its pod IP (model/addresses.py), when the model gives one
 
     @property
     def millicores(self) -> int:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from skenario.autoscalers.base import ClusterContext
@@ -472,7 +474,7 @@ spec:
 def test_a_memory_metric_reads_the_working_set_over_the_memory_request() -> None:
     """Each pod's working set is its 200Mi baseline, 78.125% of its 256Mi request, whatever the load.
 
-    The first sync (15 s) proposes ceil(2 × 78.125 / 50) = 4; every new pod brings its own
+    The first sync with a metric proposes ceil(2 × 78.125 / 50) = 4; every new pod brings its own
     baseline, so the ratio never falls and the HPA climbs to maxReplicas: the classic memory-HPA
     pitfall on a workload whose memory does not follow its load.
     """
@@ -480,8 +482,7 @@ def test_a_memory_metric_reads_the_working_set_over_the_memory_request() -> None
     simulation.run()
     hpa = simulation.autoscalers["hpa"]
     assert isinstance(hpa, HorizontalPodAutoscaler)
-    first = hpa.decisions[0]
-    assert first.at == 15 * SECOND
+    first = next(decision for decision in hpa.decisions if decision.error is None)
     assert first.proposed == math.ceil(2 * (200 / 256 * 100) / 50)
     assert simulation.model.desired == 12
 
@@ -496,7 +497,9 @@ def test_a_cpu_metric_on_best_effort_pods_fails_for_the_missing_request() -> Non
     hpa = simulation.autoscalers["hpa"]
     assert isinstance(hpa, HorizontalPodAutoscaler)
     assert hpa.decisions and all(d.proposed is None for d in hpa.decisions)
-    assert all("missing request for cpu" in (d.error or "") for d in hpa.decisions)
+    # Once the pods have samples (their first tick at 5 s, 4 s of lag), each sync fails for the request.
+    with_samples = [d for d in hpa.decisions if d.at >= 9 * SECOND]
+    assert with_samples and all("missing request for cpu" in (d.error or "") for d in with_samples)
     assert hpa.decisions[-1].conditions["ScalingActive"] == "False FailedGetMetric"
     assert simulation.model.desired == 2
 
@@ -507,6 +510,124 @@ def test_a_memory_metric_needs_the_workload_to_model_memory() -> None:
         Simulation(parse_scenario(text))
     assert info.value.field == "spec.autoscalers.0.spec.metrics.0.resource.name"
     assert info.value.value == "memory"
+
+
+# --- the first scale-up after a load step, over the loops' phases -----------------------------------
+
+STEP_AT = MINUTE
+STEP = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: step}
+spec:
+  duration: 110s
+  workload:
+    replicas: 1
+    resources: {requests: {cpu: 500m}, limits: {cpu: 1000m}}
+    request: {cpuTime: 10ms}
+  traffic:
+    - {type: constant, rate: 10/s}
+    - {type: constant, rate: 40/s, start: 60s}
+  autoscalers:
+    - type: hpa
+      spec:
+        minReplicas: 1
+        maxReplicas: 10
+        metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]
+"""
+RESOLUTION, HOUSEKEEPING, SYNC = 15 * SECOND, 10 * SECOND, 15 * SECOND
+STEP_SEEDS = range(40)
+
+
+def _millicore_ns_used(t: int) -> int:
+    """The pod's CPU used by `t`, as a fluid: 100m (10/s of 10 ms) until the step, 500m after."""
+    return 100 * t if t <= STEP_AT else 100 * STEP_AT + 500 * (t - STEP_AT)
+
+
+def _first_scrape_over(threshold: int, housekeeping: int, scrape: int) -> int:
+    """The first scrape after the step whose rate crosses `threshold` millicores: scrapes fall at
+    `scrape` + k × 15 s; each reads the pod's last housekeeping point (at `housekeeping` + j × 10 s)
+    and rates it against the point the scrape before read (`resourceUsage`)."""
+
+    def point(at: int) -> int:
+        return at - (at - housekeeping) % HOUSEKEEPING
+
+    at = scrape + -(-(STEP_AT - scrape) // RESOLUTION) * RESOLUTION
+    while True:
+        last, prev = point(at), point(at - RESOLUTION)
+        if (_millicore_ns_used(last) - _millicore_ns_used(prev)) >= threshold * (last - prev):
+            return at
+        at += RESOLUTION
+
+
+def _delays(housekeeping: int, scrape: int, sync: int) -> set[int]:
+    """The hand-computed delay from the step to the first scale-up: the first scrape whose window holds
+    enough of the new load, then the next sync (at `sync` + k × 15 s). The HPA scales up at 56% of
+    the request (tolerance 0.1 on 50%, in whole percent): 280m. Requests of 10 ms, not a fluid, move
+    a 10 s window's rate by under 2m, so a scrape that close to 280m may go either way."""
+    out = set()
+    for threshold in (278, 282):
+        seen = _first_scrape_over(threshold, housekeeping, scrape)
+        out.add(sync + -(-(seen - sync) // SYNC) * SYNC - STEP_AT)
+    return out
+
+
+@cache
+def _step_runs() -> list[tuple[int, set[int]]]:
+    """Each seed's first scale-up after the step, and what the hand computation says from its phases:
+    metrics-server's scrapes, the HPA's syncs and the pod's housekeeping, each from its stream."""
+    runs = []
+    for seed in STEP_SEEDS:
+        simulation = Simulation(parse_scenario(STEP), seed=seed)
+        simulation.run()
+        hpa = simulation.autoscalers["hpa"]
+        assert isinstance(hpa, HorizontalPodAutoscaler)
+        first = next(d for d in hpa.decisions if d.desired > d.current)
+        streams = RandomStreams(seed)
+        housekeeping = int(streams.generator("metrics.housekeeping").random() * HOUSEKEEPING)
+        scrape = streams.phase("metrics-server.phase", RESOLUTION)
+        sync = streams.phase("autoscaler.hpa.sync.phase", SYNC)
+        runs.append((first.at - STEP_AT, _delays(housekeeping, scrape, sync)))
+    return runs
+
+
+def test_the_first_scale_up_after_a_step_waits_for_a_scrape_and_then_the_next_sync() -> None:
+    for delay, expected in _step_runs():
+        assert delay in expected
+
+
+def test_over_random_phases_the_first_scale_up_spreads_as_uniform_phases_predict() -> None:
+    """Over phases uniform in their periods (housekeeping in [0, 10 s), the scrape in (0, 15 s]), the
+    wait for the first scrape that shows the step, W, has the distribution of `_first_scrape_over` on
+    a grid of phases; the sync after it adds a wait uniform on (0, 15 s], independent of W. The
+    median of the delays over the seeds is within 3 standard errors (1 / (2 f √n), f the density at
+    the median) of that distribution's, every delay is inside its range, and no two seeds agree.
+    Aligned loops gave the same delay, +30 s, for every seed."""
+    grid = 60
+    waits = np.array(
+        [
+            _first_scrape_over(280, (i * 2 + 1) * HOUSEKEEPING // (2 * grid), (j * 2 + 1) * RESOLUTION // (2 * grid))
+            - STEP_AT
+            for i in range(grid)
+            for j in range(grid)
+        ]
+    )
+
+    def cdf(x: float) -> float:
+        return float(np.clip((x - waits) / SYNC, 0, 1).mean())
+
+    low, high = float(waits.min()), float(waits.max() + SYNC)
+    a, b = low, high
+    for _ in range(60):
+        a, b = ((a + b) / 2, b) if cdf((a + b) / 2) < 0.5 else (a, (a + b) / 2)
+    median = (a + b) / 2
+    density = (cdf(median + SECOND) - cdf(median - SECOND)) / (2 * SECOND)
+    delays = sorted(delay for delay, _ in _step_runs())
+    n = len(delays)
+    assert abs(float(np.median(delays)) - median) <= 3 / (2 * density * math.sqrt(n))
+    assert low - 2 * SECOND <= delays[0] and delays[-1] <= high + 2 * SECOND  # the grid's cells, either side
+    assert len(set(delays)) == n
+    assert delays[-1] - delays[0] >= (high - low) / 2
 
 
 # --- what explain shows: the conditions and the rule that set the result ----------------------------

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from skenario.autoscalers.base import PodCounters
 from skenario.autoscalers.kpa.config import KPAConfig
 from skenario.autoscalers.kpa.controller import KnativePodAutoscaler, population_mean_sample_size, scrape_sample
+from skenario.autoscalers.kpa.windows import MetricCollection
 from skenario.cli import cli
 from skenario.core.time import MILLISECOND, MINUTE, SECOND
 from skenario.errors import ScenarioError
@@ -299,3 +300,52 @@ def test_no_data_is_recorded_as_minus_one_with_no_inputs() -> None:
     for d in kpa.decisions:
         assert (d.proposed, d.observed_stable, d.stable_pods, d.ebc, d.rule) == (-1, None, None, None, None)
         assert d.scaler == "activating"  # a new PA activates: no scale to zero before it succeeds or times out
+
+
+# A long steady run with one slot per pod: 100/s of 200 ms from a cold start, so pods come and go
+# (a young pod beside old ones) while the load stays put.
+STEADY_CC1 = BURST.replace("duration: 4m", "duration: 10m").replace(
+    "rate: 50/s, start: 30s, stop: 3m", "rate: 100/s, start: 30s"
+)
+
+
+def test_with_one_slot_per_pod_the_scraped_figures_are_unbiased_and_the_count_settles_where_the_formula_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each scrape's stat (what `collection.record` gets) over the steady part, 170 s to 590 s, against
+    what arrived: its mean requests per second is the arrival rate, and its mean concurrency Little's
+    L = λ·W (W the mean latency of the requests done then), each within 3 standard errors of the
+    per-scrape values (a second's Poisson count is independent of the next). Knative counts the
+    proxied requests at the activator, whole, and the activator spreads them by address, not age, so
+    no pod sample skews them. The KPA then settles at ceil(L / 0.7), not one above."""
+    recorded: list[tuple[int, float, float]] = []
+    record = MetricCollection.record
+
+    def spy(self: MetricCollection, now: int, concurrency: float, rps: float) -> None:
+        recorded.append((now, concurrency, rps))
+        record(self, now, concurrency, rps)
+
+    monkeypatch.setattr(MetricCollection, "record", spy)
+    simulation = Simulation(parse_scenario(STEADY_CC1))
+    model = simulation.model
+    marks: list[tuple[int, int, int, int]] = []
+
+    def mark() -> None:
+        done = model.requests_complete
+        marks.append((simulation.env.now(), model.requests_arrived, done.count(), done.latency.total))
+
+    start, stop = 170 * SECOND, 590 * SECOND
+    simulation.env.call_at(start, mark)
+    simulation.env.call_at(stop, mark)
+    simulation.run()
+    (t0, arrived0, done0, latency0), (t1, arrived1, done1, latency1) = marks
+    rate = (arrived1 - arrived0) * SECOND / (t1 - t0)
+    little = rate * (latency1 - latency0) / (done1 - done0) / SECOND
+    steady = [(concurrency, rps) for at, concurrency, rps in recorded if t0 < at <= t1]
+    n = len(steady)
+    for observed, truth in ((np.array([c for c, _ in steady]), little), (np.array([r for _, r in steady]), rate)):
+        assert abs(observed.mean() - truth) <= 3 * observed.std(ddof=1) / math.sqrt(n)
+    kpa = simulation.autoscalers["kpa"]
+    assert isinstance(kpa, KnativePodAutoscaler)
+    settled = sorted(d.desired for d in kpa.decisions if t0 < d.at <= t1)
+    assert settled[len(settled) // 2] == math.ceil(little / 0.7)

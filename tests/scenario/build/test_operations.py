@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from skenario.autoscalers.base import ClusterContext
+from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
 from skenario.results.rundata import RunData
@@ -205,7 +206,8 @@ def test_a_deleted_autoscaler_decides_nothing_more() -> None:
     simulation = simulate(HPA, "{id: hpa-gone, at: 22s, delete: {target: autoscaler/hpa}}", RUSH)
     simulation.run()
     times = [d["at"] for d in decisions(simulation, "hpa")]
-    assert times == [5 * SECOND, 10 * SECOND, 15 * SECOND, 20 * SECOND]
+    first = RandomStreams(simulation.seed).phase("autoscaler.hpa.sync.phase", 5 * SECOND)  # its own phase
+    assert times == list(range(first, 22 * SECOND, 5 * SECOND))
     assert "hpa" not in simulation.autoscalers
     # The rush comes after the delete: nothing scales for it.
     assert set(series(simulation, "replicas_desired")[t] for t in range(30, 151, 10)) == {2}
@@ -214,8 +216,10 @@ def test_a_deleted_autoscaler_decides_nothing_more() -> None:
 def test_an_autoscaler_patch_restarts_it_with_the_new_settings() -> None:
     simulation = simulate(HPA, "{id: slower, at: 32s, patch: {target: autoscaler/hpa, patch: {syncPeriod: 20s}}}")
     simulation.run()
-    times = [d["at"] // SECOND for d in decisions(simulation, "hpa")]
-    assert times == [5, 10, 15, 20, 25, 30, 52, 72, 92, 112, 132]
+    times = [d["at"] for d in decisions(simulation, "hpa")]
+    first = RandomStreams(simulation.seed).phase("autoscaler.hpa.sync.phase", 5 * SECOND)
+    # Every 5 s from its phase; restarted at 32 s, it is new: its first sync one (new) period later.
+    assert times == [*range(first, 32 * SECOND, 5 * SECOND), *range(52 * SECOND, 150 * SECOND, 20 * SECOND)]
     entry = next(e for e in simulation.timeline.entries() if e[1] == "slower")
     assert entry[2:4] == ("Patch", "autoscaler/hpa") and "restarted" in entry[4]
 

@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skenario.core.random import RandomStreams
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.build.prepare import rebase
@@ -265,3 +266,40 @@ def test_the_series_holds_every_workloads_rows_under_its_name() -> None:
     rows = series.groupby("workload")["requests_arrived"].sum().to_dict()
     summary = simulation.summary()
     assert rows == {"web": summary.requests_arrived, "batch": summary.workloads["batch"]["requests_arrived"]}
+
+
+LOOPS = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: loops}
+spec:
+  duration: 3m
+  seed: 12
+  workload: {replicas: 2, resources: {requests: {cpu: 500m}}, request: {cpuTime: 50ms}}
+  traffic: {type: poisson, rate: 30/s}
+  autoscalers:
+    - {type: hpa, syncPeriod: 15s, spec: {minReplicas: 2, maxReplicas: 6}}
+"""
+
+
+def _loop_times(text: str) -> tuple[list[int], list[int], int]:
+    """metrics-server's scrape instants (when samples reach the sink), the HPA's syncs, and what arrived."""
+    simulation = Simulation(parse_scenario(text))
+    scrapes: set[int] = set()
+    simulation.model.metrics_sink.subscribe(lambda sample: scrapes.add(simulation.env.now()))
+    summary = simulation.run()
+    syncs = [entry[0] for entry in simulation.timeline.entries() if entry[1] == "hpa" and entry[2] == "Decision"]
+    return sorted(scrapes), syncs, summary.requests_arrived
+
+
+def test_each_loops_phase_is_its_own_so_adding_or_changing_a_loop_moves_no_other() -> None:
+    scrapes, syncs, arrived = _loop_times(LOOPS)
+    # A VPA brings two loops of its own (recommender, updater): the HPA's syncs, metrics-server's
+    # scrapes and the traffic stay as they were.
+    with_vpa = LOOPS + "    - {type: vpa, spec: {updatePolicy: {updateMode: 'Off'}}}\n"
+    assert _loop_times(with_vpa) == (scrapes, syncs, arrived)
+    # Another sync period moves the HPA's syncs (same stream, another period) and nothing else.
+    other_scrapes, other_syncs, other_arrived = _loop_times(LOOPS.replace("syncPeriod: 15s", "syncPeriod: 20s"))
+    assert (other_scrapes, other_arrived) == (scrapes, arrived) and other_syncs != syncs
+    phase = RandomStreams(12).phase("metrics-server.phase", 15 * SECOND)
+    assert all((t - phase) % (15 * SECOND) == 0 for t in scrapes)

@@ -1,11 +1,11 @@
 """The HPA controller: the stateful loop around the pure calculators, ticking on the Clock.
 
-Mirrors `HorizontalController.reconcileAutoscaler` (horizontal.go): every sync period it lists the
-pods, reads the metrics the pipeline delivered, computes a proposal per metric and takes the
-largest (`compute_replicas_for_metrics`), then stabilises and rate-limits it
-(`reconcile_desired_replicas`) and sets the desired replicas. The calculators do the deciding;
-this class only turns the cluster into their plain-data inputs and keeps the history between
-syncs.
+Mirrors `HorizontalController.reconcileAutoscaler` (horizontal.go): every sync period (the
+workqueue's resync, at a phase of the HPA's own) it lists the pods, reads the metrics the pipeline
+delivered, computes a proposal per metric and takes the largest (`compute_replicas_for_metrics`),
+then stabilises and rate-limits it (`reconcile_desired_replicas`) and sets the desired replicas.
+The calculators do the deciding; this class only turns the cluster into their plain-data inputs
+and keeps the history between syncs.
 
 Metrics it can read, from each pod's latest sample:
 - Resource / ContainerResource `cpu`: mean CPU usage over the sample window, in millicores.
@@ -177,8 +177,13 @@ class HorizontalPodAutoscaler:
         return self.spec.max_replicas
 
     def start(self, context: AutoscalerContext) -> None:
+        """Sync from a phase of this HPA's own: the controller's workqueue takes each HPA one sync
+        period after it last finished with it (`processNextWorkItem` re-adds it with
+        `AddRateLimited`, whose `FixedItemIntervalRateLimiter` waits the period), so every HPA
+        keeps the phase it got when the informer first listed it, independent of the others' and
+        of metrics-server's scrapes."""
         self._context = context
-        context.clock.call_later(self.config.sync_period, self._sync)
+        context.clock.call_later(context.phase("sync", self.config.sync_period), self._sync)
 
     def _sync(self) -> None:
         context = self._context

@@ -1,10 +1,14 @@
 """Knative's autoscaler for one revision on the Clock: scrapes, decider ticks and the reconciler.
 
-- Every second (`stats_period`) it scrapes ready pods' counters (queue-proxy's stats) and the
-  activator's, and records the revision's total concurrency and requests per second into the
-  stable and panic windows (`MetricCollection.record`). Above three pods it scrapes a sample of
-  them, `population_mean_sample_size` of N, older pods first, and scales the sums by N / n
-  (`serviceScraper.scrapePods`, pkg/autoscaler/metrics/stats_scraper.go).
+- Every second (`stats_period`) it scrapes ready pods' counters (queue-proxy's stats) and takes
+  the activator's report, and records the revision's total concurrency and requests per second
+  into the stable and panic windows (`MetricCollection.record`). Above three pods it scrapes a
+  sample of them, `population_mean_sample_size` of N, at random among those older than the
+  stable window (topped up at random with younger ones when too few are), and scales the sums by
+  N / n (`serviceScraper.scrapePods`, pkg/autoscaler/metrics/stats_scraper.go). Of each pod it
+  counts only the requests that did not come through the activator (`collection.record` takes
+  off the proxied ones); the activator reports every request it handles, held or proxied, itself
+  and whole, not sampled (its `ConcurrencyReporter`, folded in here at the scrape).
 - Every `tick_interval` (2 s) the decider (`KPADecider.scale`, autoscaler.go `Scale`) proposes a
   pod count, and the reconciler's rules (`reconcile_scale`, scaler.go) apply min / max / initial
   scale and scale to zero; the PodAutoscaler's Active condition and the SKS mode follow
@@ -120,9 +124,8 @@ class KnativePodAutoscaler:
     _last_scrape: tuple[int, dict[int, PodCounters]] | None = None
     _latest_scale: int = -1  # the decider's last proposal (`latestScale`); -1 before the first
     _activator_reported: bool = False  # the activator has a stat for the revision this period
-    _activator_requests: int = 0  # requests the activator took since its last report
     _first_request_adjust: float = 0.0  # what its immediate stat reported, taken off its next report
-    _held_area: int = 0  # the activator's held-request integral at the last scrape
+    _activator_last: PodCounters | None = None  # the activator's totals at the last scrape
 
     @property
     def max_replicas(self) -> int | None:
@@ -137,16 +140,18 @@ class KnativePodAutoscaler:
         self._status = PAStatus(PAState.ACTIVATING, now, sks_proxy=True, proxy_since=now)
         self._latest_scale = context.desired
         self._last_scrape = (now, context.counters())
-        self._held_area = context.buffered_request_ns()
+        self._activator_last = context.activator_counters()
         context.set_sks_mode(proxy=True)  # an SKS starts in Proxy mode
         context.subscribe_activator(self._activator_request)
-        context.clock.call_later(self.stats_period, self._scrape)
-        context.clock.call_later(self.config.tick_interval, self._tick)
+        # Two tickers of the revision's own: the collection's scrape ticker (`newCollection`, made
+        # when the metric reconciler sees the Metric) and the decider's (`runScalerTicker`, made
+        # when the KPA reconciler creates the Decider), each at its own phase.
+        context.clock.call_later(context.phase("scrape", self.stats_period), self._scrape)
+        context.clock.call_later(context.phase("tick", self.config.tick_interval), self._tick)
 
     def _activator_request(self) -> None:
         """The activator took a request: the first since it was idle is reported at once, and pokes."""
         assert self._context is not None and self._decider is not None
-        self._activator_requests += 1
         if self._activator_reported:
             return
         self._activator_reported = True
@@ -162,36 +167,42 @@ class KnativePodAutoscaler:
     def _scrape(self) -> None:
         context = self._context
         assert context is not None and self._decider is not None and self._last_scrape is not None
+        assert self._activator_last is not None
         now = context.clock.now()
         then, before = self._last_scrape
         counters = context.counters()
+        totals = context.activator_counters()
         elapsed = now - then
         concurrency = 0.0
         rps = 0.0
+        handled = 0.0
+        activator = 0.0
         if elapsed > 0:
             sampled = scrape_sample(counters, now, self.config.stable_window, context.random)
             for pod in sampled:
-                totals, earlier = counters[pod], before.get(pod)
-                if earlier is not None:
-                    concurrency += (totals.request_ns - earlier.request_ns) / elapsed
-                    rps += (totals.requests - earlier.requests) * SECOND / elapsed
+                pod_totals, earlier = counters[pod], before.get(pod)
+                if earlier is not None:  # its own requests: the proxied ones are the activator's to report
+                    request_ns = pod_totals.request_ns - pod_totals.proxied_request_ns
+                    requests = pod_totals.requests - pod_totals.proxied_requests
+                    concurrency += (request_ns - earlier.request_ns + earlier.proxied_request_ns) / elapsed
+                    rps += (requests - earlier.requests + earlier.proxied_requests) * SECOND / elapsed
             if sampled and len(sampled) < len(counters):  # Stat.average: the sample stands for every pod
                 concurrency *= len(counters) / len(sampled)
                 rps *= len(counters) / len(sampled)
-        # The activator's own report: the mean of the requests it held over the period, less what its
-        # immediate stat already said (what it proxies to pods is in their counters).
-        held_area = context.buffered_request_ns()
-        held = (held_area - self._held_area) / elapsed if elapsed > 0 else 0.0
-        self._held_area = held_area
-        activator = max(held - self._first_request_adjust, 0.0)
+            # The activator's own report: the mean of the requests it handled over the period and how
+            # many it took, less what its immediate stat already said (`computeReport`).
+            last = self._activator_last
+            handled = (totals.request_ns - last.request_ns) / elapsed
+            activator = max(handled - self._first_request_adjust, 0.0)
+            concurrency += activator
+            rps += (totals.requests - last.requests - self._first_request_adjust) * SECOND / elapsed
         self._first_request_adjust = 0.0
-        if not held and not self._activator_requests:
+        if not handled:
             self._activator_reported = False  # idle for the whole period: its stat for the revision goes
-        self._activator_requests = 0
-        concurrency += activator
         if counters or concurrency:
             self._decider.metrics.record(now, concurrency, rps)
         self._last_scrape = (now, counters)
+        self._activator_last = totals
         context.clock.call_later(self.stats_period, self._scrape)
         self._poke(activator)
 

@@ -103,9 +103,13 @@ class VerticalPodAutoscaler:
         self._peaks = MemoryPeaks(self.memory)
         context.subscribe(self._observe)
         context.subscribe_oom(self._oom_killed)
-        context.clock.call_later(self.recommender_interval, self._recommend)
+        # The recommender and the updater are a Deployment each, serving every VPA of the cluster:
+        # `RunOnce` on a `time.Tick` of their interval (pkg/recommender/main.go, pkg/updater/main.go),
+        # so each ticks at its own phase, shared by all VPAs.
+        clock = context.clock
+        clock.call_later(context.phase("vpa-recommender", self.recommender_interval, shared=True), self._recommend)
         if self.spec.update_mode in (UpdateMode.RECREATE, UpdateMode.AUTO, UpdateMode.IN_PLACE_OR_RECREATE):
-            context.clock.call_later(self.updater_interval, self._update)
+            clock.call_later(context.phase("vpa-updater", self.updater_interval, shared=True), self._update)
 
     def _container(self, pod_id: int) -> ContainerMemory:
         container = self._containers.get(pod_id)

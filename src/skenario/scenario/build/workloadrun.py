@@ -87,7 +87,9 @@ class WorkloadRun:
         cls = type(autoscaler)
         plugin = None if cls.__module__.startswith("skenario.") else f"'{source}' ({cls.__module__}:{cls.__qualname__})"
         container = self.spec.workload.container_name
-        context = ClusterContext(self.model, on_action=record, container=container, random=random, plugin=plugin)
+        context = ClusterContext(
+            self.model, on_action=record, container=container, random=random, plugin=plugin, phases=(self.streams, name)
+        )
         self.autoscalers[name] = autoscaler
         self._decisions_taken[name] = 0
         self._contexts[name] = context

@@ -493,7 +493,7 @@ class Metrics(_Spec):
 
     source: MetricsSource = Field(
         MetricsSource.METRICS_SERVER,
-        description="metricsServer: one aligned scrape of all pods every `resolution`, CPU as the rate "
+        description="metricsServer: one scrape of all pods every `resolution` (from a seeded phase), CPU as the rate "
         "between a pod's last two points, as metrics-server serves it; ticks: a tick per replica every "
         "`interval`, then `lag` (the Go Skenario's pipeline, faster than a real one).",
     )
