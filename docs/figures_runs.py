@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from figures import ROOT, Examples, block, figure, minutes, ms, table_of  # type: ignore[import-not-found]
+from figures import ROOT, Examples, block, figure, minutes, ms, seconds, table_of  # type: ignore[import-not-found]
 
 
 @figure("quickstart")
@@ -346,4 +346,32 @@ def _retry_storm(examples: Examples) -> str:
         f"{retried['requests_failed']:,} failures against {alone['requests_failed']:,} without retries "
         f"({exhaustion}): the pods serve what they can, and the retries only add load; with `budget: 20%` "
         f"they send {budget['clients']['attempts'] / budget['requests_arrived']:.2f} times as many"
+    )
+
+
+# -- Knative ------------------------------------------------------------------------------------------
+
+KPA_CC = "examples/kpa-container-concurrency.yaml"
+
+
+@figure("kpa-cc.explain")
+def _kpa_explain(examples: Examples) -> str:
+    store = str(examples.work / "explain-store")  # its own store: the run is run 1, as in an empty one
+    examples.cli("run", KPA_CC, "--no-progress", "--store", store)
+    return block(examples.cli("explain", "latest", "--at", "00:00:40", "--store", store))
+
+
+@figure("kpa-cc")
+def _kpa_cc(examples: Examples) -> str:
+    run = examples.summary(KPA_CC)
+    series = examples.series(KPA_CC)
+    held = max(row["requests_buffered"] for row in series)
+    peak = max(row["replicas_desired"] for row in series)
+    # Settled: what it asks for over the last minute of the traffic (which stops at 5m).
+    settled = sorted(row["replicas_desired"] for row in series if 4 * 60e9 < row["time_ns"] <= 5 * 60e9)
+    return (
+        f"The cold start's backlog (up to {held:,} requests held at the activator) reaches pods one slot at a "
+        f"time: p99 is {seconds(run['latency_p99_ns'])}, the cold start, and the revision settles at "
+        f"{settled[len(settled) // 2]} pods (the median it asks for in the traffic's last minute). It still "
+        f"overshoots during the cold start ({peak:,} pods at the peak)"
     )
