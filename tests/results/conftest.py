@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from skenario.core.time import MILLISECOND, SECOND
-from skenario.recording.recorder import COLUMNS
+from skenario.recording.recorder import COLUMNS, LIFECYCLE_COLUMNS
 from skenario.recording.summary import Summary
 from skenario.results.rundata import TIMELINE_COLUMNS, RunData
 from skenario.scenario.loader import parse_scenario
@@ -188,18 +188,7 @@ def build_run(*, name: str = "hand-made", timeline: list[tuple[Any, ...]] | None
         replica_series=replica_series,
         replicas=pd.DataFrame(
             LIFECYCLES,
-            columns=[
-                "replica",
-                "created_ns",
-                "bound_ns",
-                "activated_ns",
-                "terminated_ns",
-                "cpu_request",
-                "cpu_limit",
-                "busy_core_ns",
-                "memory_request",
-                "restarts",
-            ],
+            columns=list(LIFECYCLE_COLUMNS),
         ),
         timeline=pd.DataFrame(TIMELINE if timeline is None else timeline, columns=list(TIMELINE_COLUMNS)),
         scenario="apiVersion: skenario.dev/v1alpha1\nkind: Scenario\nmetadata: {name: hand-made}\n",

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Page
 
 from skenario.core.time import SECOND, format_clock
-from skenario.recording.recorder import COLUMNS
+from skenario.recording.recorder import COLUMNS, LIFECYCLE_COLUMNS
 from skenario.recording.summary import Summary
 from skenario.results import analysis
 from skenario.results.readout import summary_rows
@@ -228,18 +228,7 @@ def _a_day(rows: int = 8640, replicas: int = 200, decisions: int = 43_200) -> Ru
     ]
     lifecycles = pd.DataFrame(
         [(r, 0, 0, 0, None, 500, None, 10 * S, None, 0) for r in range(replicas)],
-        columns=[
-            "replica",
-            "created_ns",
-            "bound_ns",
-            "activated_ns",
-            "terminated_ns",
-            "cpu_request",
-            "cpu_limit",
-            "busy_core_ns",
-            "memory_request",
-            "restarts",
-        ],
+        columns=list(LIFECYCLE_COLUMNS),
     )
     replica_series = pd.DataFrame(
         {

@@ -298,7 +298,8 @@ class _Charts:
 
     def decisions(self) -> go.Figure:
         """What each autoscaler asked for, as markers whose hover shows the inputs it decided from; of a long
-        run only the decisions that changed what it asked for (the rest lie on the line)."""
+        run only the decisions that changed what it asked for (the rest lie on the line), and of those at
+        most MAX_POINTS, evenly spread."""
         figure = self.figure("Autoscaler decisions (hover for their inputs)", "desired replicas")
         replicas = thin(analysis.replicas(self.run), peaks=("desired",))
         figure.add_trace(self.line(replicas, "desired", "cluster desired", line={"shape": "hv", "color": "#bbb"}))
@@ -311,8 +312,8 @@ class _Charts:
             if not column:
                 continue  # nothing to draw it by; its decisions are still in analysis.decisions
             if len(rows) > MAX_POINTS:
-                changed = rows[column].ne(rows[column].shift())
-                rows = rows[changed.to_numpy()].iloc[:MAX_POINTS]
+                changed = rows[rows[column].ne(rows[column].shift()).to_numpy()]
+                rows = changed.iloc[:: math.ceil(len(changed) / MAX_POINTS)]  # evenly over the run
             axis = "y" if column == "desired" else "y2"
             cpu_axis |= axis == "y2"
             hover = [_hover(t, str(autoscaler), row) for t, row in rows.iterrows()]
