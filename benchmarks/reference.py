@@ -96,7 +96,8 @@ def run_reference(hours: float, nodes: bool = False) -> dict[str, Any]:
         "failed": summary.requests_failed,
         "latency_p50_ms": (summary.latency_p50_ns or 0) / 1e6,
         "latency_p99_ms": (summary.latency_p99_ns or 0) / 1e6,
-        "cpu_request_utilisation": summary.cpu_request_utilisation,
+        # A --baseline checkout from before #28 reads CPU one way only (over what a pod could use alone).
+        "cpu_request_utilisation": getattr(summary, "cpu_request_utilisation", None),
         "rows": len(simulation.recorder),
         "digest": summary.digest,
     }

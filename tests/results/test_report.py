@@ -23,6 +23,8 @@ from skenario.results import analysis
 from skenario.results.readout import summary_rows
 from skenario.results.report import CHART_IDS, MAX_POINTS, charts, thin, write_report
 from skenario.results.rundata import TIMELINE_COLUMNS, RunData
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.simulation import Simulation
 from tests.results.conftest import summary
 
 HOSTILE = '<img src=x onerror="alert(1)">&</script>'
@@ -156,9 +158,6 @@ def test_a_real_runs_report_shows_its_decisions_and_events(real_run: RunData, tm
 
 
 def test_a_run_on_nodes_charts_its_cluster(tmp_path: Path) -> None:
-    from skenario.scenario.loader import parse_scenario
-    from skenario.scenario.simulation import Simulation
-
     text = (Path(__file__).resolve().parents[2] / "examples" / "hpa-cluster-autoscaler.yaml").read_text()
     text = text.replace("duration: 40m", "duration: 8m")
     simulation = Simulation(parse_scenario(text), base_dir=Path(__file__).resolve().parents[2] / "examples")
@@ -281,3 +280,26 @@ def test_thinning_keeps_the_peaks_and_the_mean() -> None:
     assert thinned["rate"].max() == 2.0  # averaged with its neighbour in the bucket (1233, 1234)
     assert thinned.index[-1] == 3000.0 and thinned.index[0] == 2.0  # each bucket at its last row's time
     assert thinned["rate"].mean() == pytest.approx(frame["rate"].mean())
+
+
+def test_a_kpas_chart_shades_its_panic_and_draws_the_ready_pods_target(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    text = (examples / "kpa-container-concurrency.yaml").read_text().replace("duration: 6m", "duration: 3m")
+    simulation = Simulation(parse_scenario(text), base_dir=examples)
+    simulation.run()
+    run = RunData.from_simulation(simulation)
+    write_report(run, tmp_path / "kpa.html")
+    figure = _figure_json((tmp_path / "kpa.html").read_text(encoding="utf-8"), "chart-kpa-0")
+    decisions = analysis.decisions(run, "kpa")
+    # Each stretch of decisions in panic is one shaded band, from its first decision to the first after it.
+    panic = decisions["panic"].astype(bool).to_numpy()
+    starts = int(panic[0]) + int(((~panic[:-1]) & panic[1:]).sum())
+    bands = [shape for shape in figure["layout"]["shapes"] if shape["type"] == "rect"]
+    assert starts > 0 and len(bands) == starts
+    traces = {trace["name"]: trace for trace in figure["data"]}
+    assert {"stable window", "panic window"} <= set(traces)
+    # The ready pods' target: the 0.7 per pod (containerConcurrency 1 at 70%) times the ready pods.
+    target = next(name for name in traces if name.startswith("ready pods × target"))
+    assert target == "ready pods × target (0.7)"
+    ready = decisions["ready"].astype(float).to_numpy()
+    assert traces[target]["y"] == [float(f"{v:.4g}") for v in ready * 0.7]
