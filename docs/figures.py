@@ -83,13 +83,22 @@ class Examples:
             return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(file)]
 
     def text_of(self, example: str, replace: tuple[tuple[str, str], ...] = ()) -> Path:
-        """A copy of an example, with some text replaced, beside it (so its relative paths still resolve)."""
-        text = (ROOT / example).read_text()
+        """A copy of an example, with some text replaced, under its own name in a folder of the work folder.
+
+        What lies beside the example is linked into that folder, so its relative paths still resolve.
+        """
+        source = ROOT / example
+        text = source.read_text()
         for old, new in replace:
             if old not in text:
                 raise ValueError(f"{example} has no {old!r} to replace")
             text = text.replace(old, new)
-        path = (ROOT / example).with_name(f".figures-{abs(hash((example, replace))):x}.yaml")
+        folder = self.work / f"variant-{len(list(self.work.glob('variant-*')))}"
+        folder.mkdir()
+        for neighbour in source.parent.iterdir():
+            if neighbour != source:
+                (folder / neighbour.name).symlink_to(neighbour)
+        path = folder / source.name
         path.write_text(text)
         return path
 
@@ -169,8 +178,13 @@ def load_generators() -> None:
         importlib.import_module(module.stem)
 
 
-def regenerate(readme: str, examples: Examples) -> tuple[str, list[str]]:
-    """README.md with every marked figure generated anew, and the names of those that changed."""
+def group(name: str) -> str:
+    """The figures drawn from the same runs share the part of their name before the first dot."""
+    return name.split(".", 1)[0]
+
+
+def regenerate(readme: str, examples: Examples, groups: set[str] | None = None) -> tuple[str, list[str]]:
+    """README.md with every marked figure (of `groups`, or all) generated anew, and the names of those that changed."""
     unknown = sorted({m["name"] for m in MARK.finditer(readme)} - set(FIGURES))
     if unknown:
         raise KeyError(f"README.md marks figures docs/figures.py does not know: {', '.join(unknown)}")
@@ -178,6 +192,8 @@ def regenerate(readme: str, examples: Examples) -> tuple[str, list[str]]:
 
     def fill(match: re.Match[str]) -> str:
         name = match["name"]
+        if groups is not None and group(name) not in groups:
+            return match.group(0)
         body = FIGURES[name](examples)
         if _stable(body) != _stable(match["body"]):
             changed.append(name)
@@ -188,12 +204,8 @@ def regenerate(readme: str, examples: Examples) -> tuple[str, list[str]]:
 
 @contextmanager
 def examples() -> Iterator[Examples]:
-    try:
-        with tempfile.TemporaryDirectory(prefix="skenario-figures-") as folder:
-            yield Examples(Path(folder) / "store", Path(folder))
-    finally:  # the variants written beside the examples go, however the generators ended
-        for leftover in ROOT.glob("examples/**/.figures-*.yaml"):
-            leftover.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="skenario-figures-") as folder:
+        yield Examples(Path(folder) / "store", Path(folder))
 
 
 def main(argv: list[str] | None = None) -> int:
