@@ -1,7 +1,8 @@
-"""Regenerate every figure README.md quotes from the examples, so the docs say what the code does today.
+"""Regenerate every figure the documentation quotes from the examples, so it says what the code does today.
 
-README.md marks each generated figure, inline or as a whole block, between two comments that
-GitHub does not show:
+README.md and the site's pages (`docs/**/*.md`) mark each generated figure, inline or as a whole
+block, between two comments that neither GitHub nor MkDocs shows; each figure is marked once across
+all the pages:
 
     the p99 is <!--fig kpa-cc.p99-->5.4 s<!--/fig--> once ...
 
@@ -11,7 +12,7 @@ GitHub does not show:
     ```
     <!--/fig-->
 
-`python docs/figures.py` runs the examples and writes every marked figure anew; `python
+`python docs/figures.py` runs the examples and writes every marked figure of every page anew; `python
 docs/figures.py --check` writes nothing and lists the figures that differ from what the code gives
 now (exit status 1), which `tests/test_readme_figures.py` runs. What depends on the machine (a run's
 wall time and speed-up) is written anew but never compared. Each figure's generator is one entry of
@@ -39,8 +40,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+SITE = ROOT / "docs"
 MARK = re.compile(r"<!--fig (?P<name>[\w.:-]+)-->(?P<body>.*?)<!--/fig-->", re.DOTALL)
-WIDTH = "120"  # the terminal the README's tables were printed on
+WIDTH = "120"  # the terminal the pages' tables were printed on
 # What depends on the machine, not on the code: shown as measured, never compared. A table's columns
 # widen with their longest cell, so a slower wall time moves the padding of every row: spaces and
 # rules are compared as one.
@@ -55,7 +57,7 @@ class Examples:
     store: Path
     work: Path
     printed: dict[tuple[str, ...], str] = field(default_factory=dict)
-    # Files a figure made that the README shows as they are (a plot): README path -> where it was made.
+    # Files a figure made that a page shows as they are (a plot): path from the repository -> where it was made.
     files: dict[str, Path] = field(default_factory=dict)
 
     def cli(self, *args: str) -> str:
@@ -116,7 +118,7 @@ def _number(text: str) -> Any:
 
 
 def minutes(ns: float) -> str:
-    """A time in whole minutes and seconds, as the README writes them: `1m`, `16m`, `1m30s`."""
+    """A time in whole minutes and seconds, as the pages write them: `1m`, `16m`, `1m30s`."""
     whole = round(ns / 1e9)
     m, s = divmod(whole, 60)
     return f"{m}m{s:02d}s" if s else f"{m}m"
@@ -160,7 +162,17 @@ def figure(name: str) -> Callable[[Figure], Figure]:
     return register
 
 
-# -- reading and writing README.md ----------------------------------------------------------------
+# -- reading and writing the pages -----------------------------------------------------------------
+
+
+def pages() -> list[Path]:
+    """Every page that may quote a figure: README.md and the site's Markdown pages."""
+    return [README, *sorted(SITE.rglob("*.md"))]
+
+
+def marked(texts: dict[Path, str]) -> list[str]:
+    """The name of every marked figure of the pages, in page order, a figure marked twice listed twice."""
+    return [match["name"] for text in texts.values() for match in MARK.finditer(text)]
 
 
 def _stable(text: str) -> str:
@@ -183,11 +195,11 @@ def group(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def regenerate(readme: str, examples: Examples, groups: set[str] | None = None) -> tuple[str, list[str]]:
-    """README.md with every marked figure (of `groups`, or all) generated anew, and the names of those that changed."""
-    unknown = sorted({m["name"] for m in MARK.finditer(readme)} - set(FIGURES))
+def regenerate(page: str, examples: Examples, groups: set[str] | None = None) -> tuple[str, list[str]]:
+    """A page with every marked figure (of `groups`, or all) generated anew, and the names of those that changed."""
+    unknown = sorted({m["name"] for m in MARK.finditer(page)} - set(FIGURES))
     if unknown:
-        raise KeyError(f"README.md marks figures docs/figures.py does not know: {', '.join(unknown)}")
+        raise KeyError(f"a page marks figures docs/figures.py does not know: {', '.join(unknown)}")
     changed: list[str] = []
 
     def fill(match: re.Match[str]) -> str:
@@ -199,7 +211,19 @@ def regenerate(readme: str, examples: Examples, groups: set[str] | None = None) 
             changed.append(name)
         return f"<!--fig {name}-->{body}<!--/fig-->"
 
-    return MARK.sub(fill, readme), changed
+    return MARK.sub(fill, page), changed
+
+
+def regenerate_pages(
+    texts: dict[Path, str], examples: Examples, groups: set[str] | None = None
+) -> tuple[dict[Path, str], list[str]]:
+    """Every page with its figures (of `groups`, or all) generated anew, and the names of those that changed."""
+    written: dict[Path, str] = {}
+    changed: list[str] = []
+    for path, text in texts.items():
+        written[path], drifted = regenerate(text, examples, groups)
+        changed += drifted
+    return written, changed
 
 
 @contextmanager
@@ -212,21 +236,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a figure drifted")
     options = parser.parse_args(argv)
-    readme = README.read_text(encoding="utf-8")
+    texts = {path: path.read_text(encoding="utf-8") for path in pages()}
     load_generators()
     with examples() as runs:
-        written, changed = regenerate(readme, runs)
+        written, changed = regenerate_pages(texts, runs)
         if options.check:
             if changed:
                 print("figures that differ from what the code gives now: " + ", ".join(changed))
                 print("run `python docs/figures.py` to write them anew")
                 return 1
-            print(f"all {len(MARK.findall(readme))} figures match")
+            print(f"all {len(marked(texts))} figures match")
             return 0
         for shown, made in runs.files.items():
             shutil.copyfile(made, ROOT / shown)
-    README.write_text(written, encoding="utf-8")
-    print(f"wrote {len(MARK.findall(readme))} figures ({len(changed)} changed: {', '.join(changed) or 'none'})")
+    for path, text in written.items():
+        if text != texts[path]:
+            path.write_text(text, encoding="utf-8")
+    print(f"wrote {len(marked(texts))} figures ({len(changed)} changed: {', '.join(changed) or 'none'})")
     return 0
 
 

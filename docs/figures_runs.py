@@ -1,6 +1,6 @@
-"""README figures about single runs: what a run prints, the cluster model's examples, results and sweeps.
+"""The documentation's figures about single runs: what a run prints, the cluster model's examples, results and sweeps.
 
-Each function is one figure of README.md, registered by the name the README marks it with.
+Each function is one figure of a page (README.md or docs/**/*.md), registered by the name the page marks it with.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ COMPARE = ("hpa-80", "hpa-50", "hpa-50-fast")
 
 
 def _compared(examples: Examples) -> dict[str, dict[str, Any]]:
-    """The three runs of examples/compare, kept by name as the README tells, and each as `show` reads it."""
+    """The three runs of examples/compare, kept by name as the tutorial tells, and each as `show` reads it."""
     shown = {}
     for name in COMPARE:
         examples.cli("run", f"examples/compare/{name}.yaml", "--name", name, "--no-progress")
@@ -153,7 +153,7 @@ TUNE_SPACE = (
 
 
 def _swept(examples: Examples) -> tuple[str, dict[str, Any]]:
-    """The README's sweep (its table as printed) and the same table as JSON, read back from the store."""
+    """The tutorial's sweep (its table as printed) and the same table as JSON, read back from the store."""
     printed = examples.cli(*SWEEP, "-o", str(examples.work / "runs.parquet"), *SWEEP_SET)
     document = json.loads(examples.cli("sweeps", "show", "latest", "--baseline", "3", "--json"))
     return printed.replace(str(examples.work / "runs.parquet"), "runs.parquet"), document

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable
@@ -97,16 +96,18 @@ def scenario_page() -> str:
 
 def store_page() -> str:
     """Every table of a fresh run store with its columns, as SQLite reports them."""
-    with tempfile.TemporaryDirectory(prefix="skenario-store-page-") as folder:
-        with closing(RunStore(Path(folder)).open()) as connection:
-            tables = [
-                row[0]
-                for row in connection.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
-                )
-            ]
-            columns = {table: connection.execute(f"PRAGMA table_info({table})").fetchall() for table in tables}
-            keys = {table: connection.execute(f"PRAGMA foreign_key_list({table})").fetchall() for table in tables}
+    with (
+        tempfile.TemporaryDirectory(prefix="skenario-store-page-") as folder,
+        closing(RunStore(Path(folder)).open()) as connection,
+    ):
+        tables = [
+            row[0]
+            for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+            )
+        ]
+        columns = {table: connection.execute(f"PRAGMA table_info({table})").fetchall() for table in tables}
+        keys = {table: connection.execute(f"PRAGMA foreign_key_list({table})").fetchall() for table in tables}
     lines = [
         "# The run store's tables",
         "",

@@ -1,26 +1,35 @@
-"""The README's code examples run and print what their comments say."""
+"""The documentation's code examples run and print what their comments say (README.md and docs/**/*.md)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import re
+import shlex
+import textwrap
+import tomllib
 from pathlib import Path
+from typing import Any
 
+import click
+import jsonschema
 import pytest
+import yaml
+from click.testing import CliRunner
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from skenario.cli import cli
+from skenario.scenario.format.jsonschema import scenario_json_schema
+from tests.docs import PAGES, ROOT, blocks, page, section
 
 
 def test_kernel_tour_prints_what_the_readme_says() -> None:
-    text = README.read_text()
-    tour = text[text.index("## A tour of the kernel") :]
+    tour = section("docs/background/kernel.md", "# A tour of the kernel")
     code = re.search(r"```python\n(.*?)```", tour, re.S)
     assert code is not None
     source = code.group(1)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(source, "README.md", "exec"), {})
+        exec(compile(source, "docs", "exec"), {})
     first_line = printed.getvalue().splitlines()[0]
     promised = re.search(r"print\(served\.count\(\), env\.movements_ignored\)\s+# (.*)", source)
     assert promised is not None
@@ -31,13 +40,11 @@ def test_kernel_tour_prints_what_the_readme_says() -> None:
 
 
 def _run_autoscaler_examples() -> list[str]:
-    text = README.read_text()
-    section = text[text.index("## Autoscalers") : text.index("## Timelines: events during a run")]
     outputs = []
-    for code in re.findall(r"```python\n(.*?)```", section, re.S):
+    for code in re.findall(r"```python\n(.*?)```", section("docs/how-to/manifests.md", "# Autoscalers"), re.S):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            exec(compile(code, "README.md", "exec"), {})
+            exec(compile(code, "docs", "exec"), {})
         outputs.append(printed.getvalue())
     return outputs
 
@@ -59,15 +66,13 @@ def test_calculator_examples_print_what_the_readme_says() -> None:
 
 
 def test_phases_example_prints_what_the_readme_says(monkeypatch: pytest.MonkeyPatch) -> None:
-    text = README.read_text()
-    section = text[text.index("**Phases, from Python.**") : text.index("## Results: the run store")]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
+    code = re.search(r"```python\n(.*?)```", section("docs/how-to/timelines.md", "**Phases, from Python.**"), re.S)
     assert code is not None
     source = code.group(1)
-    monkeypatch.chdir(README.parent)  # the example's paths are relative to the repository
+    monkeypatch.chdir(ROOT)  # the example's paths are relative to the repository
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(source, "README.md", "exec"), {})
+        exec(compile(source, "docs", "exec"), {})
     lines = printed.getvalue().splitlines()
     promised = re.findall(r'print\(f"\{simulation\.phase\}: \{simulation\.message\}"\)\s+# (.*)', source)
     assert [lines[0], lines[2]] == promised
@@ -75,13 +80,11 @@ def test_phases_example_prints_what_the_readme_says(monkeypatch: pytest.MonkeyPa
 
 
 def test_queueing_example_prints_what_the_readme_says() -> None:
-    text = README.read_text()
-    section = text[text.index("## Queueing theory") : text.index("## A tour of the kernel")]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
+    code = re.search(r"```python\n(.*?)```", section("docs/background/queueing.md", "# Queueing theory"), re.S)
     assert code is not None
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code.group(1), "README.md", "exec"), {})
+        exec(compile(code.group(1), "docs", "exec"), {})
     preemptive, shadow = (float(x) for x in printed.getvalue().split())
     # Independently: preemptive-resume M/M/1, low class (S = 1, E[S^2] = 2, rho = 0.3 + 0.4):
     # T = S / (1 - 0.3) + (0.3 + 0.4) * 2 / 2 / ((1 - 0.3) * (1 - 0.7)); FCFS: S / (1 - 0.7).
@@ -92,14 +95,12 @@ def test_queueing_example_prints_what_the_readme_says() -> None:
 
 
 def test_the_python_api_example_prints_what_the_readme_says(monkeypatch: pytest.MonkeyPatch) -> None:
-    text = README.read_text()
-    section = text[text.index("### From Python") : text.index("## Queueing theory")]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
+    code = re.search(r"```python\n(.*?)```", section("docs/tutorials/sweeps.md", "## From Python"), re.S)
     assert code is not None
-    monkeypatch.chdir(README.parent)  # the example's paths are relative to the repository
+    monkeypatch.chdir(ROOT)  # the example's paths are relative to the repository
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code.group(1), "README.md", "exec"), {})
+        exec(compile(code.group(1), "docs", "exec"), {})
     lines = printed.getvalue().splitlines()
     # The sweep's table has its two points; the paired difference is certain; the study ran its 6 trials
     # and its best setting is in the searched range.
@@ -107,3 +108,148 @@ def test_the_python_api_example_prints_what_the_readme_says(monkeypatch: pytest.
     assert lines[3] == "True"
     assert lines[4] == "6 True"
     assert lines[5].split() == ["trial", "replica_hours", "p99_ms", "slo_compliance_low"]
+
+
+# -- every code block of every page ---------------------------------------------------------------
+# The tests above check what their examples print; the ones below run or check every other block of
+# README.md and docs/**/*.md, so no page shows code that does not work. Printed output is checked
+# where it is shown: the marked figures by tests/test_readme_figures.py, the explain block by
+# tests/cli/test_explain_commands.py, the error line below.
+
+BLOCKS = [
+    (path.relative_to(ROOT).as_posix(), index, lang, body)
+    for path in PAGES
+    for index, (lang, body) in enumerate(blocks(path.read_text(encoding="utf-8")))
+]
+# The Python blocks the tests above run and check what they print.
+CHECKED_ABOVE = {
+    *re.findall(r"```python\n(.*?)```", section("docs/background/kernel.md", "# A tour of the kernel"), re.S),
+    *re.findall(r"```python\n(.*?)```", section("docs/how-to/manifests.md", "# Autoscalers"), re.S),
+    *re.findall(r"```python\n(.*?)```", section("docs/how-to/timelines.md", "**Phases, from Python.**"), re.S),
+    *re.findall(r"```python\n(.*?)```", section("docs/background/queueing.md", "# Queueing theory"), re.S),
+    *re.findall(r"```python\n(.*?)```", section("docs/tutorials/sweeps.md", "## From Python"), re.S),
+}
+# Before a page's Python block runs, the command its text says came first (the store is a temporary one).
+RUN_FIRST = {"docs/how-to/results.md": ["run", "examples/quickstart.yaml", "--no-progress"]}
+# Programs that are not skenario's or Python's: named for the reader, checked nowhere here.
+OTHER_PROGRAMS = {"dask", "sched-recorder"}
+# Files a command names that the reader makes first (the page says how): an example of the same kind stands in.
+READERS_FILES = {"export.json": "examples/ksim/export.json", "recording.jsonl": "examples/ksim/recording.jsonl"}
+EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+
+
+def _of(lang: str) -> list[tuple[str, int, str]]:
+    return [(page, index, body) for page, index, kind, body in BLOCKS if kind == lang]
+
+
+def _params(lang: str, leave_out: set[str] | frozenset[str] = frozenset()) -> list[Any]:
+    """The blocks of a language as test cases named by page and place (`docs/how-to/results.md#3`)."""
+    return [pytest.param(*block, id=f"{block[0]}#{block[1]}") for block in _of(lang) if block[2] not in leave_out]
+
+
+def test_the_pages_hold_code_of_every_kind_checked_here() -> None:
+    assert {lang for _, _, lang, _ in BLOCKS} <= {"python", "sh", "yaml", ""}
+    assert len(CHECKED_ABOVE) == 7
+    assert {body for _, _, body in _of("python")} >= CHECKED_ABOVE
+
+
+@pytest.mark.parametrize(("page", "index", "source"), _params("python", CHECKED_ABOVE))
+def test_every_other_python_block_runs(page: str, index: int, source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the examples' paths are relative to the repository
+    if page in RUN_FIRST:
+        done = CliRunner().invoke(cli, RUN_FIRST[page])
+        assert done.exit_code == 0, done.output
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(source, page, "exec"), {})
+    for line in re.findall(r"^print\(.*$", source, re.M):  # each print printed something
+        assert printed.getvalue().strip(), line
+
+
+def _commands(body: str) -> list[list[str]]:
+    """A shell block's commands as words: one a line (continued lines joined), comments dropped, `&&` chains split."""
+    commands: list[list[str]] = []
+    for line in body.replace("\\\n", " ").splitlines():
+        commands.append([])
+        for word in shlex.split(line, comments=True):
+            if word == "&&":
+                commands.append([])
+            else:
+                commands[-1].append(word)
+    return [command for command in commands if command]
+
+
+def _check_skenario(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parse a skenario command line as click would run it (its files must exist), and run nothing."""
+    # A group's own invoke resolves its subcommand; a command's is what calls its function.
+    monkeypatch.setattr(click.Command, "invoke", lambda command, context: None)
+    cli.main([READERS_FILES.get(arg, arg) for arg in args], prog_name="skenario", standalone_mode=False)
+
+
+@pytest.mark.parametrize(("page", "index", "body"), _params("sh"))
+def test_every_shell_command_names_real_commands_options_and_files(
+    page: str, index: int, body: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    for command in _commands(body):
+        program, *args = command
+        if program in OTHER_PROGRAMS:
+            continue
+        if program == "skenario":
+            _check_skenario(args, monkeypatch)
+            continue
+        assert program == "python3", f"{page}: {command}"
+        if args[:2] == ["-m", "skenario"]:
+            _check_skenario(args[2:], monkeypatch)
+        elif args[:3] == ["-m", "pip", "install"]:
+            for extra in re.findall(r"\[([\w,]+)\]", " ".join(args)):
+                assert set(extra.split(",")) <= EXTRAS, f"{page}: no extra {extra}"
+        elif args[:2] == ["-m", "mkdocs"]:
+            assert args[2] in {"build", "serve"}  # the build itself: tests/test_docs_site.py
+        elif args[:2] == ["-m", "pytest"]:
+            assert (ROOT / "tests").is_dir()
+        else:
+            script = ROOT / args[0]
+            compile(script.read_text(), str(script), "exec")  # it exists and is Python
+
+
+def _merged(base: Any, fragment: Any) -> Any:
+    """`fragment` laid over `base`, mappings merged key by key; an elided value (`...`) left out."""
+    if isinstance(base, dict) and isinstance(fragment, dict):
+        return base | {key: _merged(base.get(key), value) for key, value in fragment.items() if value != "..."}
+    if isinstance(fragment, list):
+        return [_merged(None, item) for item in fragment if item != "..."]
+    if isinstance(fragment, dict):
+        return _merged({}, fragment)
+    return fragment
+
+
+def _scenario(data: dict[str, Any]) -> dict[str, Any]:
+    """A fragment of a scenario's spec laid over the quickstart's, so the schema can judge its fields."""
+    base: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    merged: dict[str, Any] = _merged(base, data if "spec" in data else {"spec": data})
+    return merged
+
+
+@pytest.mark.parametrize(("page", "index", "body"), _params("yaml"))
+def test_every_yaml_block_reads_and_a_scenarios_fields_are_the_schemas(page: str, index: int, body: str) -> None:
+    documents = [document for document in yaml.safe_load_all(textwrap.dedent(body)) if document is not None]
+    assert documents, page
+    first = documents[0]
+    theirs = first.get("apiVersion", "skenario.dev/v1alpha1") != "skenario.dev/v1alpha1"
+    if theirs or first.get("kind") == "QueueingModel":
+        return  # KEP-140's and ksim's documents, a queueing model: read above, run by their own tests
+    jsonschema.validate(_scenario(first), scenario_json_schema())
+
+
+def test_the_error_line_is_what_check_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick start's example of a mistake: a duration of '5 parsecs' on line 9 of bad.yaml."""
+    shown = next(body for lang, body in blocks(page("docs/tutorials/quickstart.md")) if body.startswith("error:"))
+    lines = (ROOT / "examples" / "quickstart.yaml").read_text().splitlines()[1:]  # duration on line 9
+    assert lines[8] == "  duration: 30m"
+    lines[8] = "  duration: 5 parsecs"
+    (tmp_path / "bad.yaml").write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(cli, ["check", "bad.yaml"])
+    assert done.exit_code == 2
+    assert done.output == shown

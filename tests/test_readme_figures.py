@@ -1,4 +1,4 @@
-"""Every figure README.md quotes from the examples is what the code gives today (docs/figures.py)."""
+"""Every figure README.md and the site's pages quote from the examples is what the code gives now (docs/figures.py)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,20 @@ def _figures() -> ModuleType:
 
 
 figures = _figures()
-README = figures.README.read_text(encoding="utf-8")
+PAGES = {path: path.read_text(encoding="utf-8") for path in figures.pages()}
+
+
+def test_the_pages_are_the_readme_and_every_page_of_the_site() -> None:
+    assert ROOT / "README.md" in PAGES
+    assert {path.relative_to(ROOT).as_posix() for path in PAGES} >= {
+        "docs/index.md",
+        "docs/tutorials/quickstart.md",
+        "docs/background/performance.md",
+    }
 
 
 def test_every_marked_figure_has_one_generator_and_every_generator_a_figure() -> None:
-    marked = [match["name"] for match in figures.MARK.finditer(README)]
+    marked = figures.marked(PAGES)
     assert len(marked) == len(set(marked)), "a figure marked twice"
     assert set(marked) == set(figures.FIGURES), "a generator no figure uses, or a figure no generator makes"
 
@@ -36,5 +45,5 @@ def test_every_marked_figure_has_one_generator_and_every_generator_a_figure() ->
 @pytest.mark.parametrize("group", sorted({figures.group(name) for name in figures.FIGURES}))
 def test_the_marked_figures_match_what_the_examples_give_now(group: str) -> None:
     with figures.examples() as runs:
-        _, changed = figures.regenerate(README, runs, {group})
-    assert changed == [], f"README.md's figures drifted: {changed}; run `python docs/figures.py`"
+        _, changed = figures.regenerate_pages(PAGES, runs, {group})
+    assert changed == [], f"the pages' figures drifted: {changed}; run `python docs/figures.py`"

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from skenario.cli import cli
+from tests.docs import section
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -76,11 +77,10 @@ def test_mistakes_are_one_line_and_exit_2(store: Path, args: tuple[str, ...], wo
 
 
 def test_the_readme_example_is_what_explain_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's explain section shows commands and their output: run them, and the output is the
+    """The results guide's explain section shows commands and their output: run them, and the output is the
     block, line for line (trailing blanks aside). Regenerate the block by running the commands."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Why a replica count is what it is") : text.index("`skenario decisions RUN` is")]
-    blocks = re.findall(r"```(\w*)\n(.*?)```", section, re.S)
+    text = section("docs/how-to/results.md", "## Why a replica count is what it is", "`skenario decisions RUN` is")
+    blocks = re.findall(r"```(\w*)\n(.*?)```", text, re.S)
     commands = next(body for lang, body in blocks if lang == "sh").splitlines()
     shown = next(body for lang, body in blocks if not lang)
     monkeypatch.chdir(ROOT)

@@ -1,4 +1,4 @@
-"""The README's worked example compares the runs it made, in a store that held others before them."""
+"""The tutorial's worked example (docs/tutorials/compare.md) compares the runs it made, in a store that held others."""
 
 from __future__ import annotations
 
@@ -10,15 +10,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 from skenario.cli import cli
-
-ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+from tests.docs import ROOT, page
 
 
 def worked_example() -> tuple[list[list[str]], str]:
     """The example's commands, and the sentence after its output that names a run to report on."""
-    text = README.read_text()
-    section = text[text.index("### Worked example: one traffic, three HPA settings") :]
+    section = page("docs/tutorials/compare.md")
     block = re.search(r"```sh\n(.*?)```", section, re.S)
     assert block is not None
     report = re.search(r"`skenario (report [^`]+)`", section)
