@@ -253,3 +253,26 @@ def test_the_error_line_is_what_check_prints(tmp_path: Path, monkeypatch: pytest
     done = CliRunner().invoke(cli, ["check", "bad.yaml"])
     assert done.exit_code == 2
     assert done.output == shown
+
+
+def _tree(picture: str) -> list[str]:
+    """The paths a layout picture names: a line's names (`x/`, `a.py b.py`) under the folders above it."""
+    folders: list[str] = []
+    paths = []
+    for line in picture.splitlines():
+        depth = (len(line) - len(line.lstrip())) // 2
+        names = re.split(r"\s{2,}", line.strip())[0].split()
+        if not names or not all(name.endswith(("/", ".py")) for name in names):
+            continue  # a description carried over from the line above
+        del folders[depth:]
+        paths += ["".join(folders) + name for name in names]
+        if names[0].endswith("/"):
+            folders.append(names[0])
+    return paths
+
+
+def test_every_file_and_folder_the_layout_names_is_there() -> None:
+    picture = next(body for lang, body in blocks(page("docs/background/layout.md")) if body.startswith("src/skenario/"))
+    paths = _tree(picture)
+    assert "src/skenario/model/cpu/" in paths and "src/skenario/scenario/simulation.py" in paths
+    assert [path for path in paths if not (ROOT / path).exists()] == []
