@@ -32,8 +32,9 @@ def test_the_site_builds_strict_into_a_temporary_folder(tmp_path: Path) -> None:
     assert {"index.html", "reference/cli/index.html", "reference/python/index.html"} <= pages
     # The references read from the code are there: every command of the CLI, the API's functions.
     cli_page = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
-    for command in ("run", "check", "sweep", "tune", "explain", "schedule"):
+    for command in ("run", "check", "sweep", "tune", "explain", "schedule", "theory"):
         assert f'id="{command}"' in cli_page
+    assert 'id="validate"' not in cli_page  # the old name of `theory`, hidden
     assert 'id="skenario.sweeps.api.sweep"' in (tmp_path / "site" / "reference" / "python" / "index.html").read_text()
 
 

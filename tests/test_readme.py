@@ -139,7 +139,7 @@ EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["op
 
 
 def _of(lang: str) -> list[tuple[str, int, str]]:
-    return [(page, index, body) for page, index, kind, body in BLOCKS if kind == lang]
+    return [(where, index, body) for where, index, kind, body in BLOCKS if kind == lang]
 
 
 def _params(lang: str, leave_out: set[str] | frozenset[str] = frozenset()) -> list[Any]:
@@ -153,15 +153,15 @@ def test_the_pages_hold_code_of_every_kind_checked_here() -> None:
     assert {body for _, _, body in _of("python")} >= CHECKED_ABOVE
 
 
-@pytest.mark.parametrize(("page", "index", "source"), _params("python", CHECKED_ABOVE))
-def test_every_other_python_block_runs(page: str, index: int, source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("where", "index", "source"), _params("python", CHECKED_ABOVE))
+def test_every_other_python_block_runs(where: str, index: int, source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the examples' paths are relative to the repository
-    if page in RUN_FIRST:
-        done = CliRunner().invoke(cli, RUN_FIRST[page])
+    if where in RUN_FIRST:
+        done = CliRunner().invoke(cli, RUN_FIRST[where])
         assert done.exit_code == 0, done.output
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(source, page, "exec"), {})
+        exec(compile(source, where, "exec"), {})
     for line in re.findall(r"^print\(.*$", source, re.M):  # each print printed something
         assert printed.getvalue().strip(), line
 
@@ -186,9 +186,9 @@ def _check_skenario(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     cli.main([READERS_FILES.get(arg, arg) for arg in args], prog_name="skenario", standalone_mode=False)
 
 
-@pytest.mark.parametrize(("page", "index", "body"), _params("sh"))
+@pytest.mark.parametrize(("where", "index", "body"), _params("sh"))
 def test_every_shell_command_names_real_commands_options_and_files(
-    page: str, index: int, body: str, monkeypatch: pytest.MonkeyPatch
+    where: str, index: int, body: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
     for command in _commands(body):
@@ -198,12 +198,12 @@ def test_every_shell_command_names_real_commands_options_and_files(
         if program == "skenario":
             _check_skenario(args, monkeypatch)
             continue
-        assert program == "python3", f"{page}: {command}"
+        assert program == "python3", f"{where}: {command}"
         if args[:2] == ["-m", "skenario"]:
             _check_skenario(args[2:], monkeypatch)
         elif args[:3] == ["-m", "pip", "install"]:
             for extra in re.findall(r"\[([\w,]+)\]", " ".join(args)):
-                assert set(extra.split(",")) <= EXTRAS, f"{page}: no extra {extra}"
+                assert set(extra.split(",")) <= EXTRAS, f"{where}: no extra {extra}"
         elif args[:2] == ["-m", "mkdocs"]:
             assert args[2] in {"build", "serve"}  # the build itself: tests/test_docs_site.py
         elif args[:2] == ["-m", "pytest"]:
@@ -231,10 +231,10 @@ def _scenario(data: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-@pytest.mark.parametrize(("page", "index", "body"), _params("yaml"))
-def test_every_yaml_block_reads_and_a_scenarios_fields_are_the_schemas(page: str, index: int, body: str) -> None:
+@pytest.mark.parametrize(("where", "index", "body"), _params("yaml"))
+def test_every_yaml_block_reads_and_a_scenarios_fields_are_the_schemas(where: str, index: int, body: str) -> None:
     documents = [document for document in yaml.safe_load_all(textwrap.dedent(body)) if document is not None]
-    assert documents, page
+    assert documents, where
     first = documents[0]
     theirs = first.get("apiVersion", "skenario.dev/v1alpha1") != "skenario.dev/v1alpha1"
     if theirs or first.get("kind") == "QueueingModel":
