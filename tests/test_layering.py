@@ -12,6 +12,9 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
     6.5 sweep                       many runs: settings, designs, workers, intervals, studies
     7  cli, skenario's own names    the commands, and the Python API (`skenario.sweep`, `skenario.tune`)
 
+`model.apiserver`, the controllers behind the simulated API server, lives with the cluster model but
+sits in layer 3: it drives the scheduler's controller.
+
 Packages side by side in one layer (`|`) are independent rooms: neither imports the other.
 Function-local imports count as imports; besides, only the lazy loads of heavy libraries (pandas,
 matplotlib, plotly, and the modules of ours that load them) may be function-local.
@@ -38,6 +41,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.core", 1),
     ("skenario.queueing", 2),
     ("skenario.model", 2),
+    ("skenario.model.apiserver", 3),  # the controllers behind the API server: they drive the scheduler
     ("skenario.workloads", 2),
     ("skenario.autoscalers", 3),
     ("skenario.scheduling", 3),
@@ -191,6 +195,7 @@ def test_function_local_imports_are_only_lazy_loads_of_heavy_libraries() -> None
         ("skenario.scenario.format.manifests.hpa", 5.0),
         ("skenario.scenario.wiring.traffic", 5.2),
         ("skenario.model.cpu", 2),
+        ("skenario.model.apiserver", 3),
         ("skenario.cli.run", 7),
     ],
 )
