@@ -227,7 +227,7 @@ class ClusterControllers:
             ]  # fmt: skip
             healthy = sum(1 for p in matching if p.bound_at is not None)
             expected = max(len(matching), self._expected(namespace, selector))
-            budgets.append(_Budget(namespace, selector, _allowed(pdb, healthy, expected)))
+            budgets.append(_Budget(namespace, selector, disruptions_allowed(pdb, healthy, expected)))
         return budgets
 
     def _expected(self, namespace: str, selector: LabelSelector) -> int:
@@ -253,7 +253,7 @@ class _Budget:
         return pod.spec.namespace == self.namespace and self.selector.matches(pod.spec.labels)
 
 
-def _allowed(pdb: DisruptionSpec, healthy: int, expected: int) -> int:
+def disruptions_allowed(pdb: DisruptionSpec, healthy: int, expected: int) -> int:
     """`disruptionsAllowed` as the disruption controller computes it (`getExpectedPodCount`)."""
     if pdb.max_unavailable is not None:
         unavailable = _scaled(pdb.max_unavailable, expected, round_up=True)
