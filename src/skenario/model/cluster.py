@@ -169,7 +169,8 @@ def build_replica_path(
     terminated: Callable[[Replica], object],
 ) -> ReplicaPath:
     """The replica stocks, each told at once whom it tells: the kubelet of kills and starts, the activator
-    of pods gone, the stale endpoints of pods deleted, the model of activations and terminations. With
+    of pods gone, the stale endpoints and the placement of pods deleted, the model of activations and
+    terminations. With
     a placement and a run that starts ready, the initial replicas skip their launch stages once bound."""
     replica = spec.replica
     stages = [
@@ -192,16 +193,23 @@ def build_replica_path(
         on_startup_kill=[kubelet.startup_killed],
         on_container_start=[kubelet.container_started],
     )
-    gone = ReplicasTerminated(env, on_terminated=[terminated])
+    # The ReplicaSet acts on the source and the terminating replicas, and hears from both: they call it
+    # once it is made (one call per launch or stop).
+    replica_set: ReplicaSet
+    gone = ReplicasTerminated(env, on_terminated=[terminated, *([placement.stopped] if placement is not None else [])])
     terminating = ReplicasTerminating(
         env,
         replica.termination_grace,
         gone,
         pre_stop=replica.pre_stop_sleep,
-        on_terminating=[stale.deleted] if stale is not None else [],
+        on_terminating=[
+            lambda r: replica_set.replacement_due(r),
+            *([stale.deleted] if stale is not None else []),
+            *([placement.stopping] if placement is not None else []),
+        ],
     )
     restarting = ReplicasRestarting(env, active, kubelet.restart_delay, on_restarting=[kubelet.container_killed])
-    source = ReplicaSource(new_replica)
+    source = ReplicaSource(new_replica, on_emit=lambda: replica_set.launch_ran())
     replica_set = ReplicaSet(env, source, launching, active, terminating, restarting)
     return ReplicaPath(source, launching, active, restarting, terminating, gone, replica_set)
 

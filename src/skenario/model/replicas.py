@@ -37,9 +37,14 @@ class Placement(Protocol):
 
     `place` calls `placed` once the replica's pod is bound; until then the replica is Pending.
     `resize` is the kubelet's admission of an in-place resize of a bound pod's requests.
+    `stopping` and `stopped` hear as the replica begins to stop and once it is gone.
     """
 
     def place(self, replica: Replica, placed: Callable[[], object]) -> None: ...
+
+    def stopping(self, replica: Replica) -> None: ...
+
+    def stopped(self, replica: Replica) -> None: ...
 
     def resize(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome: ...
 
@@ -147,9 +152,9 @@ class ReplicaSource(Source[Replica]):
 
     __slots__ = ("on_emit",)
 
-    def __init__(self, factory: Callable[[], Replica]) -> None:
+    def __init__(self, factory: Callable[[], Replica], on_emit: Callable[[], object] | None = None) -> None:
         super().__init__("ReplicaSource", "Replica", factory)
-        self.on_emit: Callable[[], object] | None = None
+        self.on_emit = on_emit
 
     def remove(self, entity: Replica | None = None) -> Replica | None:
         if self.on_emit is not None:

@@ -103,10 +103,14 @@ class WorkloadPlacement:
         self.images: set[str] = set()  # nodes holding the workload's image
 
     def attach(self, model: ClusterModel) -> None:
-        """Follow the model's replicas as they stop."""
+        """The model this places the replicas of, for its disruption budget."""
         self.model = model
-        model.replicas_terminating.on_terminating.append(lambda replica: self.cluster.stopping(self, replica))
-        model.replicas_terminated.on_terminated.append(lambda replica: self.cluster.stopped(self, replica))
+
+    def stopping(self, replica: Replica) -> None:
+        self.cluster.stopping(self, replica)
+
+    def stopped(self, replica: Replica) -> None:
+        self.cluster.stopped(self, replica)
 
     def place(self, replica: Replica, placed: Callable[[], object]) -> None:
         cpu = replica.cpu_request or None  # a pod without a CPU request (BestEffort) has none to count
