@@ -170,8 +170,8 @@ def build_replica_path(
 ) -> ReplicaPath:
     """The replica stocks, each told at once whom it tells: the kubelet of kills and starts, the activator
     of pods gone, the stale endpoints and the placement of pods deleted, the model of activations and
-    terminations. With
-    a placement and a run that starts ready, the initial replicas skip their launch stages once bound."""
+    terminations. With a placement and a run that starts ready, the initial replicas skip their launch
+    stages once bound."""
     replica = spec.replica
     stages = [
         (stage.name, sampler(stage.duration, streams.generator(f"launch.{stage.name}"))) for stage in replica.launch
