@@ -7,10 +7,13 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
     2  queueing | model | workloads the analytic solver; the cluster world; traffic patterns and traces
     3  autoscalers | scheduling     policies: pure calculators and the controllers that drive them
     4  recording | validation       what watches a run; the simulator checked against the solver
-    5  scenario                     format < bundle < build < dryrun < loader < simulation < faketime
+    5  scenario                     format < bundle < wiring < dryrun < loader < simulation < faketime
     6  results                      finished runs read back: RunData, store, analysis, plots, reports
     6.5 sweep                       many runs: settings, designs, workers, intervals, studies
     7  cli, skenario's own names    the commands, and the Python API (`skenario.sweep`, `skenario.tune`)
+
+`model.apiserver`, the controllers behind the simulated API server, lives with the cluster model but
+sits in layer 3: it drives the scheduler's controller.
 
 Packages side by side in one layer (`|`) are independent rooms: neither imports the other.
 Function-local imports count as imports; besides, only the lazy loads of heavy libraries (pandas,
@@ -38,6 +41,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.core", 1),
     ("skenario.queueing", 2),
     ("skenario.model", 2),
+    ("skenario.model.apiserver", 3),  # the controllers behind the API server: they drive the scheduler
     ("skenario.workloads", 2),
     ("skenario.autoscalers", 3),
     ("skenario.scheduling", 3),
@@ -46,7 +50,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.scenario", 5),
     ("skenario.scenario.format", 5.0),
     ("skenario.scenario.bundle", 5.1),
-    ("skenario.scenario.build", 5.2),
+    ("skenario.scenario.wiring", 5.2),
     ("skenario.scenario.dryrun", 5.3),
     ("skenario.scenario.preflight", 5.3),
     ("skenario.scenario.loader", 5.4),
@@ -189,8 +193,9 @@ def test_function_local_imports_are_only_lazy_loads_of_heavy_libraries() -> None
     [
         ("skenario.scenario.io", 0),
         ("skenario.scenario.format.manifests.hpa", 5.0),
-        ("skenario.scenario.build.traffic", 5.2),
+        ("skenario.scenario.wiring.traffic", 5.2),
         ("skenario.model.cpu", 2),
+        ("skenario.model.apiserver", 3),
         ("skenario.cli.run", 7),
     ],
 )

@@ -12,9 +12,9 @@ import yaml
 from click.testing import CliRunner
 
 from skenario.cli import cli
-from skenario.scenario.build.prepare import prepare
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.preflight import LIMITS, estimate
+from skenario.scenario.wiring.prepare import prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 HUGE = """\

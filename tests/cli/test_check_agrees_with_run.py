@@ -40,7 +40,7 @@ from tests.cli.test_fuzz_schema import example_with_boundaries, from_the_schema
 
 Writer = Callable[[Path, str | bytes], Path]
 
-# What only running a plugin's code can say (`build.plugins`): the run's words for it.
+# What only running a plugin's code can say (`wiring.plugins`): the run's words for it.
 PLUGIN_CODE_ONLY = ("the plugin does not take these options",)
 FIELD = re.compile(r"field '([^']*)'")
 

@@ -387,7 +387,7 @@ WHOLE_FILE = (
 REPORTED = {
     # scenario/bundle.py names the document, not its field `kind`.
     "a document's kind, without the field": re.compile(r"^error: \S+ \(document \d+\):\d+: a document of kind "),
-    # scenario/build/ reads a manifest or Deployment named in the scenario only when the run is built:
+    # scenario/wiring/ reads a manifest or Deployment named in the scenario only when the run is built:
     # a missing file is named alone, without the scenario or the field naming it ...
     "a missing manifest, without the scenario or the field": re.compile(r"^error: .+: no such file$"),
     # ... and an inline one's mistakes are "the manifest at <field>", without the scenario file.

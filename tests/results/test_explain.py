@@ -4,7 +4,7 @@ The HPA run is examples/hpa-step.yaml (a step of traffic at 5m, the HPA of
 examples/manifests/web-hpa.yaml: CPU at 60% of request, 2 to 20 replicas); the KPA runs the
 scale-from-zero example and the steady load of tests/autoscalers/kpa/test_controller.py (10 in
 flight against a target of 1.4: 8 pods); the cluster-autoscaler run the zone-spread case of
-tests/scenario/build/test_placement.py.
+tests/scenario/wiring/test_placement.py.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from skenario.results.rundata import RunData
 from skenario.scenario.loader import load_scenario, parse_scenario
 from skenario.scenario.simulation import Simulation
 from tests.autoscalers.kpa.test_controller import STEADY, STEADY_PODS
-from tests.scenario.build.test_placement import ZONE_SPREAD
+from tests.scenario.wiring.test_placement import ZONE_SPREAD
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from skenario.scenario.build.plugins import unloaded
-from skenario.scenario.build.prepare import prepare
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.preflight import estimate, pitfalls
-from tests.scenario.build.test_placement import ZONE_SPREAD
+from skenario.scenario.wiring.plugins import unloaded
+from skenario.scenario.wiring.prepare import prepare
+from tests.scenario.wiring.test_placement import ZONE_SPREAD
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from skenario.core.time import SECOND
-from skenario.scenario.build.autoscalers import hpa_spec
 from skenario.scenario.loader import parse_scenario
+from skenario.scenario.wiring.autoscalers import hpa_spec
 from skenario.sweeps.space import (
     Range,
     Setting,

@@ -7,5 +7,5 @@ classes, time passed in, each naming the upstream function it mirrors) and one `
 (the loop on the clock that reads the cluster, calls the calculators and scales). `hpa/`, `kpa/`
 and `vpa/` are built that way; a new one (KEDA's ScaledObject) gets the same shape beside them,
 and its scenario entry a model in `scenario/format/autoscalers.py` and a builder in
-`scenario/build/autoscalers.py`.
+`scenario/wiring/autoscalers.py`.
 """

@@ -2,9 +2,9 @@
 
 `validated` is the one validation of a scenario file, which `check`, `run --dry-run` and `run`
 all call: the file parsed and validated (its events dry-run), then everything it names read and
-built by `build.prepare` as the run reads it (manifests, traces, plugins, the files its events
+built by `wiring.prepare` as the run reads it (manifests, traces, plugins, the files its events
 bring in), and the run's own refusal of a scenario that never ends. `check` and `run --dry-run`
-check plugins without running their code (`build.plugins.unloaded`); `run` loads them. So check
+check plugins without running their code (`wiring.plugins.unloaded`); `run` loads them. So check
 and run agree on every file but where only a plugin's code can tell.
 
 KEP-140 input (a KEP-140 Scenario, a kube-scheduler-simulator export or recording, told apart as
@@ -22,11 +22,11 @@ import click
 from skenario.cli.common import out, user_errors
 from skenario.cli.kep import check_kep, read_kep
 from skenario.errors import SkenarioError
-from skenario.scenario.build.plugins import refused, unloaded
-from skenario.scenario.build.prepare import Prepared, prepare
 from skenario.scenario.io import located, read_text
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.preflight import LIMITS, estimate, pitfalls
+from skenario.scenario.wiring.plugins import refused, unloaded
+from skenario.scenario.wiring.prepare import Prepared, prepare
 
 Plugins = Literal["check", "load", "refuse"]
 

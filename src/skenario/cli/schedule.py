@@ -13,10 +13,10 @@ from skenario.cli.common import check_output_dirs, out, user_errors
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.core.time import parse_duration
 from skenario.errors import SkenarioError
-from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.io import load_document
+from skenario.scenario.wiring.scheduler import build_profile
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TRACE_KINDS, read_pod_trace
 

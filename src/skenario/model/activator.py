@@ -33,9 +33,10 @@ from collections.abc import Callable
 from typing import Any
 
 from skenario.core.environment import Environment
+from skenario.core.stocks import SinkStock
 from skenario.model.addresses import QUEUE_PROXY_PORT
 from skenario.model.replicas import Replica
-from skenario.model.requests import BUFFERED, ROUTING, Request, RequestsBuffered, RequestsFailed
+from skenario.model.requests import BUFFERED, ROUTING, Request, RequestsBuffered
 
 BREAKER_QUEUE_DEPTH = 10_000
 """`breakerQueueDepth` (pkg/activator/net/throttler.go): requests one revision's breaker holds."""
@@ -72,7 +73,7 @@ class Activator(RequestsBuffered):
     def __init__(
         self,
         env: Environment,
-        failed: RequestsFailed,
+        failed: SinkStock[Request],  # RequestsFailed, or the clients when they retry
         container_concurrency: int,
         uniform: Callable[[], float],
         capacity: int = BREAKER_QUEUE_DEPTH,

@@ -90,9 +90,9 @@ class RequestsRetrying:
         self,
         env: Environment,
         spec: ClientSpec,
-        routing: RequestsRouting,
+        routing: Callable[[], RequestsRouting],
         failed: RequestsFailed,
-        buffer: RequestsBuffered,
+        buffer: Callable[[], RequestsBuffered],
         uniform: Callable[[], float],
         in_flight: Callable[[], int],
         abandoned: set[Request],
@@ -102,6 +102,8 @@ class RequestsRetrying:
         self._env = env
         self.spec = spec
         self.policy = spec.retries or RetryPolicy(attempts=1, retry_on=frozenset())
+        # Where a retry goes, and where an attempt waits for a replica: asked for when needed, as both
+        # send their failures here and so are built after the clients (one call per retry or give-up).
         self._routing = routing
         self._failed = failed
         self._buffer = buffer
@@ -148,7 +150,7 @@ class RequestsRetrying:
             entity.failure = None
             entity.processing = None
             delay = int(self._uniform() * backoff_ceiling(policy, attempt))
-            env.schedule("retry_request", env.now() + delay, self, self._routing, entity)
+            env.schedule("retry_request", env.now() + delay, self, self._routing(), entity)
             if len(self.attempt_of) > self._prune_at:
                 self._prune()
             return
@@ -228,7 +230,7 @@ class RequestsRetrying:
         elif request.processing is not None:
             stock = request.processing
         else:
-            stock = self._buffer
+            stock = self._buffer()
         env.schedule(kind, env.now(), stock, self if retried else self._failed, request)  # type: ignore[arg-type]
 
     def _let_go(self, attempt: Request) -> bool:

@@ -1,7 +1,19 @@
-"""The ClusterModel wires the stocks of replicas, requests and metrics together (seeds 000/002).
+"""The ClusterModel: the stocks of replicas, requests and metrics built whole and joined (seeds 000/002).
 
-It owns the stocks and the accounts that span replicas (CPU busy and capacity integrals); the
-logic lives in the stocks. Random quantities come from named streams of the scenario's seed:
+Three builders make the paths, each stock given at construction everything it reads and every
+hook it calls, in the order the hooks need:
+
+    build_request_sinks   complete, failed, the clients' retries, the buffer or activator, stale endpoints
+    build_replica_path    source -> launching -> active <-> restarting -> terminating -> terminated
+    build_request_path    traffic -> routing (over the active replicas) -> buffer or a replica
+    build_metrics_path    the pipeline's ticker and lag, or metrics-server, into the sink
+
+The clients and the router send to each other (retries one way, failures the other): the clients
+ask for the router when they resend, so each is still built whole. What the kubelet does to a
+replica's container (OOM kills, restarts, evictions) is `model/kubelet.py`. The model owns the
+accounts that span replicas (CPU busy and capacity integrals); the logic lives in the stocks.
+
+Random quantities come from named streams of the scenario's seed:
 `cpu-time`, `io-time` (`cpu-time/<class>`, `io-time/<class>` with request classes),
 `request-classes`, `routing` (the activator's too), `client.backoff`, `launch.<stage>`, with
 memory `memory.baseline`, `memory.per-request` and `restart.<stage>` (a restarted container's
@@ -14,27 +26,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams, sampler
 from skenario.core.stocks import Stock
-from skenario.core.time import SECOND
 from skenario.model.activator import Activator
 from skenario.model.addresses import PodAddresses
 from skenario.model.clients import RETRYING, RequestsRetrying
 from skenario.model.config import ClusterSpec, RequestClass, RequestSpec
 from skenario.model.config import MetricsSource as MetricsSourceKind
-from skenario.model.cpu.node import NodeCPU, implicit_node_millicores, pod_capacity, qos_class
+from skenario.model.cpu.node import NodeCPU, implicit_node_millicores, pod_capacity
 from skenario.model.cpu.quota import CfsQuota
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget, budget_status
 from skenario.model.endpoints import StaleEndpoints
-from skenario.model.memory import CrashLoopBackOff, NodeMemory, PodMemory
+from skenario.model.kubelet import Kubelet, ReplicaStocks
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.metrics_server import MetricsServer
-from skenario.model.probes import ready_at
 from skenario.model.processing import ClassWork, RequestsProcessing
 from skenario.model.replicas import (
     Placement,
@@ -63,14 +74,224 @@ from skenario.model.requests import (
 from skenario.model.routing import make_chooser
 from skenario.model.timeouts import RequestTimeouts
 
-RESTART_STAGES = ("containerStart", "readiness")
-"""The launch stages a restarted container goes through again (it keeps its node and its image)."""
-KUBELET_EVICTION_GRACE = SECOND
-"""`immediateEvictionGracePeriodSeconds` (pkg/kubelet/eviction/eviction_manager.go): a hard eviction's grace."""
+
+class ReplicaPath(NamedTuple):
+    """Replicas from their source through launch, service and restarts to termination."""
+
+    source: ReplicaSource
+    launching: ReplicasLaunching
+    active: ReplicasActive
+    restarting: ReplicasRestarting
+    terminating: ReplicasTerminating
+    terminated: ReplicasTerminated
+    replica_set: ReplicaSet
+
+
+class RequestSinks(NamedTuple):
+    """Where requests end or wait, built before the replicas they wait for: the sinks, the clients that
+    retry failures, the buffer (or Knative's activator), and the endpoints routers still hold."""
+
+    complete: RequestsComplete
+    failed: RequestsFailed
+    clients: RequestsRetrying
+    failure_sink: RequestsFailed | RequestsRetrying  # the clients when they retry
+    activator: Activator | None
+    buffered: RequestsBuffered
+    stale_endpoints: StaleEndpoints | None
+
+
+class RequestPath(NamedTuple):
+    """Requests from traffic through routing to the replicas, with their timeouts."""
+
+    routing: RequestsRouting
+    timeouts: RequestTimeouts | None
+    traffic: TrafficSource
+
+
+class MetricsPath(NamedTuple):
+    """Samples from the replicas to the autoscalers: the Go Skenario's pipeline, or metrics-server."""
+
+    sink: MetricsSink
+    source: MetricsSource
+    pipeline: MetricsPipeline
+    ticker: MetricsTicker
+    server: MetricsServer | None
+
+
+def build_request_sinks(
+    env: Environment,
+    spec: ClusterSpec,
+    streams: RandomStreams,
+    uniform: Callable[[], float],
+    abandoned: set[Request],
+    routing: Callable[[], RequestsRouting],
+    in_flight: Callable[[], int],
+) -> RequestSinks:
+    """The request path's end and its waiting room. `routing` gives the router once it is built (the
+    clients resend retries there, and it sends its failures to them); `abandoned` is shared by the sinks
+    and the clients."""
+    complete = RequestsComplete(env, len(spec.requests.classes), abandoned)
+    failed = RequestsFailed(abandoned)
+    buffered: RequestsBuffered
+    clients = RequestsRetrying(
+        env,
+        spec.client,
+        routing,
+        failed,
+        lambda: buffered,
+        _uniforms(streams.generator("client.backoff")),
+        in_flight,
+        abandoned,
+    )
+    failure_sink: RequestsFailed | RequestsRetrying = clients if spec.client.retries is not None else failed
+    activator = None
+    if spec.activator is not None:
+        activator = Activator(
+            env, failure_sink, spec.activator.container_concurrency, uniform, spec.routing.buffer_capacity
+        )
+    buffered = activator if activator is not None else RequestsBuffered(env, spec.routing.buffer_capacity)
+    stale_endpoints = None
+    if spec.routing.endpoint_propagation is not None:
+        propagation = sampler(spec.routing.endpoint_propagation, streams.generator("endpoint-propagation"))
+        stale_endpoints = StaleEndpoints(env, propagation, spec.replica.pre_stop_sleep)
+    return RequestSinks(complete, failed, clients, failure_sink, activator, buffered, stale_endpoints)
+
+
+def build_replica_path(
+    env: Environment,
+    spec: ClusterSpec,
+    streams: RandomStreams,
+    placement: Placement | None,
+    new_replica: Callable[[], Replica],
+    kubelet: Kubelet,
+    sinks: RequestSinks,
+    activated: Callable[[Replica], object],
+    terminated: Callable[[Replica], object],
+) -> ReplicaPath:
+    """The replica stocks, each told at once whom it tells: the kubelet of kills and starts, the activator
+    of pods gone, the stale endpoints and the placement of pods deleted, the model of activations and
+    terminations. With a placement and a run that starts ready, the initial replicas skip their launch
+    stages once bound."""
+    replica = spec.replica
+    stages = [
+        (stage.name, sampler(stage.duration, streams.generator(f"launch.{stage.name}"))) for stage in replica.launch
+    ]
+    activator, stale = sinks.activator, sinks.stale_endpoints
+    active = ReplicasActive(
+        env, on_activate=[activated], on_deactivate=[activator.pod_gone] if activator is not None else []
+    )
+    instant = range(spec.initial_replicas) if spec.initial_ready and placement is not None else ()
+    launching = ReplicasLaunching(
+        env,
+        stages,
+        active,
+        placement=placement,
+        instant=instant,
+        probe=replica.readiness_probe,
+        startup=replica.startup_probe,
+        backoff=kubelet.startup_backoff,
+        on_startup_kill=[kubelet.startup_killed],
+        on_container_start=[kubelet.container_started],
+    )
+    # The ReplicaSet acts on the source and the terminating replicas, and hears from both: they call it
+    # once it is made (one call per launch or stop).
+    replica_set: ReplicaSet
+    gone = ReplicasTerminated(env, on_terminated=[terminated, *([placement.stopped] if placement is not None else [])])
+    terminating = ReplicasTerminating(
+        env,
+        replica.termination_grace,
+        gone,
+        pre_stop=replica.pre_stop_sleep,
+        on_terminating=[
+            lambda r: replica_set.replacement_due(r),
+            *([stale.deleted] if stale is not None else []),
+            *([placement.stopping] if placement is not None else []),
+        ],
+    )
+    restarting = ReplicasRestarting(env, active, kubelet.restart_delay, on_restarting=[kubelet.container_killed])
+    source = ReplicaSource(new_replica, on_emit=lambda: replica_set.launch_ran())
+    replica_set = ReplicaSet(env, source, launching, active, terminating, restarting)
+    return ReplicaPath(source, launching, active, restarting, terminating, gone, replica_set)
+
+
+def build_request_path(
+    env: Environment,
+    spec: ClusterSpec,
+    arrivals: Iterator[int],
+    streams: RandomStreams,
+    uniform: Callable[[], float],
+    sinks: RequestSinks,
+    active: ReplicasActive,
+    expire: Callable[[Request], None],
+) -> RequestPath:
+    """Traffic, and the router that sends each request to a replica `spec.routing` picks among the active
+    ones (and the endpoints routers still hold); `expire` hears of each request whose timeout passed."""
+    choose = make_chooser(spec.routing, active, uniform)
+    stale = sinks.stale_endpoints
+    if stale is not None:
+        choose = stale.chooser(active, choose, uniform)
+    routing = RequestsRouting(
+        env, choose, sinks.buffered, sinks.failure_sink, accepts=stale.accepts if stale is not None else None
+    )
+    requests = spec.requests
+    timeouts = RequestTimeouts(env, requests.timeout, expire) if requests.timeout is not None else None
+    watch: Callable[[Request], None] | None = timeouts.watch if timeouts is not None else None
+    if spec.client.retries is not None and spec.client.retries.per_try_timeout is not None:
+        watch = _both(watch, sinks.clients.watch)
+    classes = len(requests.classes)
+    classify = _classifier(requests.classes, streams) if classes else None
+    traffic = TrafficSource(env, arrivals, routing, watch, classify, classes)
+    return RequestPath(routing, timeouts, traffic)
+
+
+def build_metrics_path(
+    env: Environment, spec: ClusterSpec, streams: RandomStreams, running: Callable[[], list[Replica]]
+) -> MetricsPath:
+    """The pipeline's ticker and lag, and with `metrics.source` metrics-server over the `running` pods."""
+    sink = MetricsSink()
+    source = MetricsSource()
+    pipeline = MetricsPipeline(env, spec.metrics.lag, sink)
+    ticker = MetricsTicker(env, spec.metrics, source, pipeline)
+    server = None
+    if spec.metrics.source is MetricsSourceKind.METRICS_SERVER:
+        server = _metrics_server(env, spec, streams, running, sink)
+    return MetricsPath(sink, source, pipeline, ticker, server)
+
+
+def _metrics_server(
+    env: Environment,
+    spec: ClusterSpec,
+    streams: RandomStreams,
+    running: Callable[[], list[Replica]],
+    sink: MetricsSink,
+) -> MetricsServer:
+    """metrics-server over the running pods, each with a housekeeping phase (stream `metrics.housekeeping`),
+    its scrapes at a phase of its own."""
+    metrics = spec.metrics
+    phases: dict[int, int] = {}
+    phase_rng = streams.generator("metrics.housekeeping")
+
+    def phase(replica: Replica) -> int:
+        if replica.id not in phases:
+            phases[replica.id] = int(phase_rng.random() * metrics.housekeeping)
+        return phases[replica.id]
+
+    duration = metrics.scrape_duration
+    scrape_duration = sampler(duration, streams.generator("metrics.scrape")) if duration is not None else _no_time
+    return MetricsServer(
+        env,
+        metrics.resolution,
+        metrics.housekeeping,
+        scrape_duration,
+        phase,
+        running,
+        sink,
+        streams.root().phase("metrics-server.phase", metrics.resolution),
+    )
 
 
 class ClusterModel:
-    """One workload's replicas and requests on one Environment."""
+    """One workload's replicas and requests on one Environment, assembled from its three paths."""
 
     def __init__(
         self,
@@ -82,138 +303,67 @@ class ClusterModel:
     ) -> None:
         self.env = env
         self.spec = spec
-        replica = spec.replica
-        requests = spec.requests
-        self._work: Sequence[ClassWork] = class_work(requests, streams)
-        uniform = _uniforms(streams.generator("routing"))
-
-        # Replicas.
+        self._work: Sequence[ClassWork] = class_work(spec.requests, streams)
         self.replicas: dict[int, Replica] = {}  # live ones: not yet terminated
         self._addresses = PodAddresses(streams.generator("pod-addresses"))
-        # The pod template's CPU: what new replicas get; a vertical autoscaler changes it.
+        # The pod template's resources: what new replicas get; a vertical autoscaler changes them.
+        replica = spec.replica
         self.cpu_request = replica.cpu_request
         self.cpu_limit = replica.cpu_limit
         self.memory_request = replica.memory_request
         self.memory_limit = replica.memory_limit
-        self.replica_source = ReplicaSource(self._new_replica)
-        self.replicas_active = ReplicasActive(env)
-        stages = [
-            (stage.name, sampler(stage.duration, streams.generator(f"launch.{stage.name}"))) for stage in replica.launch
-        ]
-        # Memory: each container's working set, and the kubelet's restarts of killed containers.
-        memory = replica.memory
-        self._baseline = sampler(memory.baseline, streams.generator("memory.baseline")) if memory else None
-        per_request = memory.per_request if memory else None
-        self._per_request = sampler(per_request, streams.generator("memory.per-request")) if per_request else None
-        self._restart_stages = [
-            (stage.name, sampler(stage.duration, streams.generator(f"restart.{stage.name}")))
-            for stage in replica.launch
-            if stage.name in RESTART_STAGES
-        ]
-        self._backoffs: dict[Replica, CrashLoopBackOff] = {}
-        self.oom_kills = 0  # containers the kernel killed (over their limit, or by a node's OOM killer)
-        self.evictions = 0  # pods the kubelet evicted under node memory pressure
-        self.restarts = 0  # containers started again after a kill
-        self._retired_memory_peak = 0
-        self.on_oom_kill: list[Callable[[Replica], object]] = []  # told of each container the kernel kills
-        self.replicas_launching = ReplicasLaunching(env, stages, self.replicas_active)
-        self.replicas_launching.placement = placement
-        self.replicas_launching.probe = replica.readiness_probe
-        self.replicas_launching.startup = replica.startup_probe
-        self.replicas_launching.backoff = self._startup_backoff
-        self.replicas_launching.on_startup_kill.append(self._startup_killed)
-        self.replicas_launching.on_container_start.append(self._container_started)
-        self.startup_probe_kills = 0  # containers the kubelet killed for failing their startup probe
-        self.replicas_terminated = ReplicasTerminated(env)
-        self.replicas_terminating = ReplicasTerminating(env, replica.termination_grace, self.replicas_terminated)
-        self.replicas_terminating.pre_stop = replica.pre_stop_sleep
-        self.replicas_restarting = ReplicasRestarting(env, self.replicas_active, self._restart_delay)
-        self.replicas_restarting.on_restarting.append(self._container_killed)
-        self.replica_set = ReplicaSet(
-            env,
-            self.replica_source,
-            self.replicas_launching,
-            self.replicas_active,
-            self.replicas_terminating,
-            self.replicas_restarting,
-        )
-
-        # Requests.
-        classes = len(requests.classes)
-        self.requests_complete = RequestsComplete(env, classes)
-        self.requests_failed = RequestsFailed()
-        self.activator: Activator | None = None
-        if spec.activator is not None:
-            self.activator = Activator(
-                env, self.requests_failed, spec.activator.container_concurrency, uniform, spec.routing.buffer_capacity
-            )
-            self.replicas_active.on_deactivate.append(self.activator.pod_gone)
-        self.requests_buffered = (
-            self.activator if self.activator is not None else RequestsBuffered(env, spec.routing.buffer_capacity)
-        )
-        choose = make_chooser(spec.routing, self.replicas_active, uniform)
-        self.stale_endpoints: StaleEndpoints | None = None
-        if spec.routing.endpoint_propagation is not None:
-            propagation = sampler(spec.routing.endpoint_propagation, streams.generator("endpoint-propagation"))
-            self.stale_endpoints = StaleEndpoints(env, propagation, replica.pre_stop_sleep)
-            choose = self.stale_endpoints.chooser(self.replicas_active, choose, uniform)
-            self.replicas_terminating.on_terminating.append(self.stale_endpoints.deleted)
-        self.requests_routing = RequestsRouting(env, choose, self.requests_buffered, self.requests_failed)
-        if self.stale_endpoints is not None:
-            self.requests_routing.accepts = self.stale_endpoints.accepts
-        # The clients: retries (failed attempts go through them), and what a server does with abandoned ones.
-        self.abandoned: set[Request] = set()
-        self.requests_complete.abandoned = self.requests_failed.abandoned = self.abandoned
-        self.clients = RequestsRetrying(
-            env,
-            spec.client,
-            self.requests_routing,
-            self.requests_failed,
-            self.requests_buffered,
-            _uniforms(streams.generator("client.backoff")),
-            self._attempts_in_flight,
-            self.abandoned,
-        )
-        self._failure_sink: RequestsFailed | RequestsRetrying = self.requests_failed
-        if spec.client.retries is not None:
-            self._failure_sink = self.clients
-            self.requests_routing.failed = self.clients
-            if self.activator is not None:
-                self.activator.failed = self.clients
-        self.timeouts: RequestTimeouts | None = None
-        if requests.timeout is not None:
-            self.timeouts = RequestTimeouts(env, requests.timeout, self._expire)
-        watch: Callable[[Request], None] | None = self.timeouts.watch if self.timeouts is not None else None
-        if spec.client.retries is not None and spec.client.retries.per_try_timeout is not None:
-            watch = _both(watch, self.clients.watch)
-        classify = _classifier(requests.classes, streams) if classes else None
-        self.traffic_source = TrafficSource(env, arrivals, self.requests_routing, watch, classify, classes)
-
-        # Metrics.
-        self.metrics_sink = MetricsSink()
-        self.metrics_source = MetricsSource()
-        self.metrics_pipeline = MetricsPipeline(env, spec.metrics.lag, self.metrics_sink)
-        self.metrics_ticker = MetricsTicker(env, spec.metrics, self.metrics_source, self.metrics_pipeline)
-        self.metrics_server: MetricsServer | None = None
-        if spec.metrics.source is MetricsSourceKind.METRICS_SERVER:
-            self.metrics_server = self._metrics_server(spec, streams)
-
+        # Memory: each container's working set, and the kubelet's restarts and evictions.
+        self.kubelet = Kubelet(env, replica, streams)
+        self.on_oom_kill = self.kubelet.on_oom_kill  # told of each container the kernel kills
         # Accounts that outlive replicas, for cluster-wide CPU utilisation.
         self._retired_busy_core_ns = 0.0
         self._retired_requested_core_ns = 0.0
         self._retired_node_core_ns = 0.0
         self._retired_bound = 0  # terminated replicas whose pods had been bound
 
-        self.replicas_active.on_activate.append(self._activated)
-        self.replicas_terminated.on_terminated.append(self._terminated)
+        uniform = _uniforms(streams.generator("routing"))
+        # Attempts their clients left to their servers: the sinks count them apart.
+        self.abandoned: set[Request] = set()
+        sinks = build_request_sinks(
+            env, spec, streams, uniform, self.abandoned, lambda: self.requests_routing, self._attempts_in_flight
+        )
+        self.requests_complete = sinks.complete
+        self.requests_failed = sinks.failed
+        self.clients = sinks.clients
+        self._failure_sink = sinks.failure_sink
+        self.activator = sinks.activator
+        self.requests_buffered = sinks.buffered
+        self.stale_endpoints = sinks.stale_endpoints
 
-        if spec.initial_ready and placement is not None:
-            # Initial replicas still need nodes; once bound they are active at once.
-            self.replicas_launching.instant = set(range(spec.initial_replicas))
-            self.replica_set.scale_to(spec.initial_replicas)
-        elif spec.initial_ready:
+        replicas = build_replica_path(
+            env, spec, streams, placement, self._new_replica, self.kubelet, sinks, self._activated, self._terminated
+        )
+        self.replica_source = replicas.source
+        self.replicas_launching = replicas.launching
+        self.replicas_active = replicas.active
+        self.replicas_restarting = replicas.restarting
+        self.replicas_terminating = replicas.terminating
+        self.replicas_terminated = replicas.terminated
+        self.replica_set = replicas.replica_set
+        self._stocks = ReplicaStocks(
+            replicas.launching, replicas.active, replicas.restarting, replicas.terminating, replicas.replica_set
+        )
+
+        requests = build_request_path(env, spec, arrivals, streams, uniform, sinks, replicas.active, self._expire)
+        self.requests_routing = requests.routing
+        self.timeouts = requests.timeouts
+        self.traffic_source = requests.traffic
+
+        metrics = build_metrics_path(env, spec, streams, self._running)
+        self.metrics_sink = metrics.sink
+        self.metrics_source = metrics.source
+        self.metrics_pipeline = metrics.pipeline
+        self.metrics_ticker = metrics.ticker
+        self.metrics_server = metrics.server
+
+        if spec.initial_ready and placement is None:
             self.replica_set.start_active([self._new_replica() for _ in range(spec.initial_replicas)])
-        else:
+        else:  # with a placement, initial replicas that start ready still need nodes (`instant` once bound)
             self.replica_set.scale_to(spec.initial_replicas)
         self.traffic_source.start()
 
@@ -224,6 +374,7 @@ class ClusterModel:
         id = len(self.replicas) + self.replicas_terminated.count()
         node = implicit_node_millicores(self.cpu_request, spec.node_cpu)
         capacity = pod_capacity(self.cpu_limit, node)
+        activator = self.activator
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
             self.env,
@@ -234,11 +385,10 @@ class ClusterModel:
             concurrency=spec.concurrency,
             capacity=spec.queue_capacity,
             scheduling=spec.cpu_scheduling,
-        )
-        if self.activator is not None:
             # Knative's queue-proxy: its breaker's queue overflows with a 503; the activator hears who leaves.
-            processing.overflow = "queue_proxy_overflow"
-            processing.on_leave = self.activator.left
+            overflow="queue_proxy_overflow" if activator is not None else "replica_queue_full",
+            on_leave=activator.left if activator is not None else None,
+        )
         if spec.cfs_quota_period is not None and self.cpu_limit is not None:
             # The limit is a quota per period, not a smooth cap: the quota owns the CPU's capacity.
             assert isinstance(processing.cpu, ProcessorSharingCPU), "a CFS quota drives processor sharing"
@@ -247,127 +397,18 @@ class ClusterModel:
             id, processing, self.env.now(), self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit
         )
         replica.address = self._addresses.allocate()
-        if self._baseline is not None:
-            self._give_memory(replica)
+        if self.kubelet.memory_modelled:
+            self.kubelet.give_memory(replica, self._stocks, alone=self.replicas_launching.placement is None)
         self.replicas[id] = replica
         return replica
-
-    def _metrics_server(self, spec: ClusterSpec, streams: RandomStreams) -> MetricsServer:
-        """metrics-server over the running pods, each with a housekeeping phase (stream `metrics.housekeeping`),
-        its scrapes at a phase of its own."""
-        metrics = spec.metrics
-        phases: dict[int, int] = {}
-        phase_rng = streams.generator("metrics.housekeeping")
-
-        def phase(replica: Replica) -> int:
-            if replica.id not in phases:
-                phases[replica.id] = int(phase_rng.random() * metrics.housekeeping)
-            return phases[replica.id]
-
-        duration = metrics.scrape_duration
-        scrape_duration = sampler(duration, streams.generator("metrics.scrape")) if duration is not None else _no_time
-        return MetricsServer(
-            self.env,
-            metrics.resolution,
-            metrics.housekeeping,
-            scrape_duration,
-            phase,
-            self._running,
-            self.metrics_sink,
-            streams.root().phase("metrics-server.phase", metrics.resolution),
-        )
 
     def _running(self) -> list[Replica]:
         """Pods whose container runs: serving, or draining while they stop."""
         running = (ReplicaState.ACTIVE, ReplicaState.TERMINATING)
         return [replica for replica in self.replicas.values() if replica.state in running]
 
-    def _give_memory(self, replica: Replica) -> None:
-        """The replica's container gets a working set; alone on its node without a cluster."""
-        assert self._baseline is not None and self.spec.replica.memory is not None
-        qos = qos_class(replica.cpu_request, replica.cpu_limit, replica.memory_request, replica.memory_limit)
-        memory = PodMemory(self._baseline(), replica.memory_request, replica.memory_limit, qos)
-        memory.on_oom = lambda: self._oom_killed(replica)
-        memory.on_evict = lambda: self._kubelet_evicts(replica)
-        replica.memory = memory
-        replica.processing.hold_memory(memory, self._per_request)
-        if self.replicas_launching.placement is None:
-            # Its kubelet has run since the start: eviction passes every 10 s from 0.
-            node = NodeMemory(self.env, self.spec.replica.memory.node_memory, f"node-{replica.id}")
-            node.attach(memory)
-
-    def _oom_killed(self, replica: Replica) -> None:
-        """The kernel killed the replica's container: it restarts if it was warming up or serving (killed
-        again while it waits to restart, it waits anew), else its pod ends now."""
-        self.oom_kills += 1
-        for hook in self.on_oom_kill:
-            hook(replica)
-        env = self.env
-        state = replica.state
-        if state is ReplicaState.ACTIVE:
-            env.schedule("oom_kill", env.now(), self.replicas_active, self.replicas_restarting, replica)
-        elif state is ReplicaState.LAUNCHING:  # its container had started: its launch ends here
-            env.schedule("oom_kill", env.now(), self.replicas_launching, self.replicas_restarting, replica)
-        elif state is ReplicaState.RESTARTING:
-            env.schedule("oom_kill", env.now(), self.replicas_restarting, self.replicas_restarting, replica)
-        elif state is ReplicaState.TERMINATING:
-            self.replicas_terminating.crash(replica, "oom")
-
-    def _container_started(self, replica: Replica) -> None:
-        """The replica's container starts (the kubelet's `startContainer`): its memory is charged from now,
-        as cAdvisor sees the cgroup from its creation; a baseline above the limit dies at once. A start
-        after a kill is a restart."""
-        memory = replica.memory
-        if memory is None or memory.running:
-            return
-        killed, started = replica.killed_at, replica.container_started_at
-        if killed is not None and (started is None or started <= killed):
-            self.restarts += 1
-        replica.container_started_at = self.env.now()
-        memory.start()
-
-    def _restarted(self, replica: Replica) -> None:
-        """The kubelet started the killed container again; the replica is still waiting to be ready."""
-        if replica.state is ReplicaState.RESTARTING:
-            self._container_started(replica)
-
-    def _container_killed(self, replica: Replica) -> None:
-        replica.processing.fail_all("oom")
-
-    def _restart_delay(self, replica: Replica) -> int:
-        """From the kill to ready again: the kubelet's back-off, then the container's start and readiness."""
-        now = self.env.now()
-        backoff = self._backoffs.setdefault(replica, CrashLoopBackOff())
-        durations = {name: stage() for name, stage in self._restart_stages}
-        started = backoff.restart_at(now) + durations.get("containerStart", 0)
-        warm_up = durations.get("readiness", 0)
-        probe = self.spec.replica.readiness_probe
-        ready = started + warm_up if probe is None else ready_at(started, warm_up, probe)
-        if started < ready:  # else it starts as it turns active
-            self.env.call_at(started, lambda: self._restarted(replica))
-        return ready - now
-
-    def _startup_backoff(self, replica: Replica) -> int:
-        """How long a container killed by its startup probe waits to start again (the crash-loop back-off)."""
-        now = self.env.now()
-        return self._backoffs.setdefault(replica, CrashLoopBackOff()).restart_at(now) - now
-
-    def _startup_killed(self, replica: Replica) -> None:
-        self.startup_probe_kills += 1
-        self.restarts += 1
-        if replica.memory is not None:
-            replica.memory.stop()  # the killed container's memory is free; its next start charges it again
-
-    def _kubelet_evicts(self, replica: Replica) -> None:
-        """The kubelet evicts the pod under node memory pressure: 1 s to drain, then its ReplicaSet replaces it."""
-        if replica.state in (ReplicaState.TERMINATING, ReplicaState.TERMINATED):
-            return
-        self.evictions += 1
-        self.replicas_terminating.shorten(replica, KUBELET_EVICTION_GRACE, "evicted")
-        self.replica_set.replace(replica)
-
     def _activated(self, replica: Replica) -> None:
-        self._container_started(replica)  # no readiness stage: it started just now (else it runs already)
+        self.kubelet.container_started(replica)  # no readiness stage: it started just now (else it runs already)
         warm_up = self.spec.replica.warm_up
         if warm_up is not None:  # each start of its container warms up again
             cpu_work = warm_up.cpu_millicores * warm_up.duration // 1000
@@ -388,12 +429,7 @@ class ClusterModel:
             env.schedule("route_buffered", env.now(), self.requests_buffered, self.requests_routing, request)
 
     def _terminated(self, replica: Replica) -> None:
-        if replica.memory is not None:
-            replica.memory.stop()
-            if replica.memory.node is not None:
-                replica.memory.node.detach(replica.memory)
-            self._retired_memory_peak = max(self._retired_memory_peak, replica.memory.peak)
-        self._backoffs.pop(replica, None)
+        self.kubelet.terminated(replica)
         self._addresses.release(replica.address)
         del self.replicas[replica.id]
         self.metrics_sink.forget(replica)
@@ -562,6 +598,7 @@ class ClusterModel:
     def set_spec(self, spec: ClusterSpec) -> None:
         """A new spec for what is made from now on: replicas' concurrency and queue, and the grace period."""
         self.spec = spec
+        self.kubelet.spec = spec.replica
         self.replicas_terminating.grace = spec.replica.termination_grace
         self.replicas_terminating.pre_stop = spec.replica.pre_stop_sleep
 
@@ -620,6 +657,26 @@ class ClusterModel:
         ]
 
     @property
+    def oom_kills(self) -> int:
+        """Containers the kernel killed (over their limit, or by a node's OOM killer)."""
+        return self.kubelet.oom_kills
+
+    @property
+    def evictions(self) -> int:
+        """Pods the kubelet evicted under node memory pressure."""
+        return self.kubelet.evictions
+
+    @property
+    def restarts(self) -> int:
+        """Containers started again after a kill."""
+        return self.kubelet.restarts
+
+    @property
+    def startup_probe_kills(self) -> int:
+        """Containers the kubelet killed for failing their startup probe."""
+        return self.kubelet.startup_probe_kills
+
+    @property
     def requests_arrived(self) -> int:
         return self.traffic_source.emitted
 
@@ -634,16 +691,16 @@ class ClusterModel:
 
     def memory_working_set(self) -> int | None:
         """The working sets of every replica now, in bytes; None when memory is not modelled."""
-        if self._baseline is None:
+        if not self.kubelet.memory_modelled:
             return None
         return sum(r.memory.working_set for r in self.replicas.values() if r.memory is not None)
 
     def memory_peak(self) -> int | None:
         """The largest working set any replica has had, in bytes; None when memory is not modelled."""
-        if self._baseline is None:
+        if not self.kubelet.memory_modelled:
             return None
         live = (r.memory.peak for r in self.replicas.values() if r.memory is not None)
-        return max(self._retired_memory_peak, *live, 0)
+        return max(self.kubelet.retired_memory_peak, *live, 0)
 
     def replicas_in(self, state: ReplicaState) -> int:
         return sum(1 for r in self.replicas.values() if r.state is state)

@@ -187,7 +187,17 @@ class PodMemory:
         "working_set",
     )
 
-    def __init__(self, baseline: int, request: int | None, limit: int | None, qos: QoSClass, priority: int = 0) -> None:
+    def __init__(
+        self,
+        baseline: int,
+        request: int | None,
+        limit: int | None,
+        qos: QoSClass,
+        priority: int = 0,
+        *,
+        on_oom: Callable[[], object] | None = None,
+        on_evict: Callable[[], object] | None = None,
+    ) -> None:
         self.baseline = baseline
         self.request = request or 0
         self.limit = limit
@@ -197,8 +207,8 @@ class PodMemory:
         self.peak = 0  # the largest working set it has had
         self.running = False
         self.node: NodeMemory | None = None
-        self.on_oom: Callable[[], object] | None = None
-        self.on_evict: Callable[[], object] | None = None
+        self.on_oom = on_oom
+        self.on_evict = on_evict
         self.oom_adj = 0  # set by the node it joins
 
     def start(self) -> None:

@@ -79,6 +79,8 @@ class RequestsProcessing:
         concurrency: int | None = None,
         capacity: int | None = None,
         scheduling: CpuScheduling = CpuScheduling.PROCESSOR_SHARING,
+        overflow: str = "replica_queue_full",
+        on_leave: Callable[[Request], object] | None = None,
     ) -> None:
         self.name = name
         self.kind_stocked = "Request"
@@ -105,10 +107,10 @@ class RequestsProcessing:
         self.memory: PodMemory | None = None
         self._request_memory: Callable[[], int] | None = None
         self._held: dict[Request, int] | None = None  # bytes each request holds, with memory per request
-        self.overflow = "replica_queue_full"  # the cause of a request that finds the queue full
+        self.overflow = overflow  # the cause of a request that finds the queue full
         self._warm_until = 0  # until then (a warm-up after start) requests need `_slowdown` times their CPU
         self._slowdown = 1.0
-        self.on_leave: Callable[[Request], object] | None = None  # told of each request that leaves
+        self.on_leave = on_leave  # told of each request that leaves
         # Requests Knative's activator proxied here, which queue-proxy counts apart (`ProxiedIn`).
         self.proxied = 0
         self._proxied_held = 0

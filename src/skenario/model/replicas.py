@@ -12,7 +12,7 @@ once more; killed again before it is ready, it starts its wait over.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import IntEnum, StrEnum
 from typing import Protocol
 
@@ -27,14 +27,24 @@ from skenario.model.processing import RequestsProcessing
 ReplicaHook = Callable[["Replica"], object]
 
 
+def _no_backoff(replica: Replica) -> int:
+    """A killed container starts again at once (the model gives the kubelet's back-off when it has one)."""
+    return 0
+
+
 class Placement(Protocol):
     """Where a new replica must first be placed (a scheduler binding its pod to a node).
 
     `place` calls `placed` once the replica's pod is bound; until then the replica is Pending.
     `resize` is the kubelet's admission of an in-place resize of a bound pod's requests.
+    `stopping` and `stopped` hear as the replica begins to stop and once it is gone.
     """
 
     def place(self, replica: Replica, placed: Callable[[], object]) -> None: ...
+
+    def stopping(self, replica: Replica) -> None: ...
+
+    def stopped(self, replica: Replica) -> None: ...
 
     def resize(self, replica: Replica, cpu_request: int, memory_request: int | None) -> ResizeOutcome: ...
 
@@ -142,9 +152,9 @@ class ReplicaSource(Source[Replica]):
 
     __slots__ = ("on_emit",)
 
-    def __init__(self, factory: Callable[[], Replica]) -> None:
+    def __init__(self, factory: Callable[[], Replica], on_emit: Callable[[], object] | None = None) -> None:
         super().__init__("ReplicaSource", "Replica", factory)
-        self.on_emit: Callable[[], object] | None = None
+        self.on_emit = on_emit
 
     def remove(self, entity: Replica | None = None) -> Replica | None:
         if self.on_emit is not None:
@@ -181,20 +191,33 @@ class ReplicasLaunching(KeyedStock[Replica]):
         "startup",
     )
 
-    def __init__(self, env: Environment, stages: list[tuple[str, Callable[[], int]]], active: ReplicasActive) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        stages: list[tuple[str, Callable[[], int]]],
+        active: ReplicasActive,
+        *,
+        placement: Placement | None = None,
+        instant: Iterable[int] = (),
+        probe: ReadinessProbe | None = None,
+        startup: StartupProbe | None = None,
+        backoff: Callable[[Replica], int] | None = None,
+        on_startup_kill: Iterable[ReplicaHook] = (),
+        on_container_start: Iterable[ReplicaHook] = (),
+    ) -> None:
         super().__init__("ReplicasLaunching", "Replica")
         self._env = env
         self._stages = stages
         names = [name for name, _ in stages]
         self._bound_after = names.index("scheduling") if "scheduling" in names else -1  # the stage binding ends
         self._active = active
-        self.placement: Placement | None = None
-        self.instant: set[int] = set()
-        self.probe: ReadinessProbe | None = None  # with one, the pod is ready at a probe (model/probes.py)
-        self.startup: StartupProbe | None = None  # with one, it must pass first or its container is killed
-        self.backoff: Callable[[Replica], int] = lambda replica: 0  # a killed container's wait to restart
-        self.on_startup_kill: list[ReplicaHook] = []
-        self.on_container_start: list[ReplicaHook] = []
+        self.placement = placement
+        self.instant: set[int] = set(instant)
+        self.probe = probe  # with one, the pod is ready at a probe (model/probes.py)
+        self.startup = startup  # with one, it must pass first or its container is killed
+        self.backoff: Callable[[Replica], int] = backoff or _no_backoff  # a killed container's wait to restart
+        self.on_startup_kill: list[ReplicaHook] = list(on_startup_kill)
+        self.on_container_start: list[ReplicaHook] = list(on_container_start)
         self._killing: set[Replica] = set()  # killed by their startup probe when their movement comes
 
     def add(self, entity: Replica) -> None:
@@ -298,11 +321,13 @@ class ReplicasActive(FifoStock[Replica]):
 
     __slots__ = ("_env", "on_activate", "on_deactivate")
 
-    def __init__(self, env: Environment) -> None:
+    def __init__(
+        self, env: Environment, *, on_activate: Iterable[ReplicaHook] = (), on_deactivate: Iterable[ReplicaHook] = ()
+    ) -> None:
         super().__init__("ReplicasActive", "Replica")
         self._env = env
-        self.on_activate: list[ReplicaHook] = []
-        self.on_deactivate: list[ReplicaHook] = []
+        self.on_activate: list[ReplicaHook] = list(on_activate)
+        self.on_deactivate: list[ReplicaHook] = list(on_deactivate)
 
     def add(self, entity: Replica) -> None:
         self._items.append(entity)
@@ -346,12 +371,19 @@ class ReplicasRestarting(KeyedStock[Replica]):
 
     __slots__ = ("_active", "_env", "_restarts", "on_restarting", "restart_delay")
 
-    def __init__(self, env: Environment, active: ReplicasActive, restart_delay: Callable[[Replica], int]) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        active: ReplicasActive,
+        restart_delay: Callable[[Replica], int],
+        *,
+        on_restarting: Iterable[ReplicaHook] = (),
+    ) -> None:
         super().__init__("ReplicasRestarting", "Replica")
         self._env = env
         self._active = active
         self.restart_delay = restart_delay
-        self.on_restarting: list[ReplicaHook] = []
+        self.on_restarting: list[ReplicaHook] = list(on_restarting)
         self._restarts: dict[Replica, Timer] = {}  # each waiting replica's restart
 
     def add(self, entity: Replica) -> None:
@@ -386,12 +418,20 @@ class ReplicasTerminating(KeyedStock[Replica]):
 
     __slots__ = ("_crashing", "_env", "_graces", "_terminated", "_timers", "grace", "on_terminating", "pre_stop")
 
-    def __init__(self, env: Environment, grace: int, terminated: ReplicasTerminated) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        grace: int,
+        terminated: ReplicasTerminated,
+        *,
+        pre_stop: int = 0,
+        on_terminating: Iterable[ReplicaHook] = (),
+    ) -> None:
         super().__init__("ReplicasTerminating", "Replica")
         self._env = env
-        self.on_terminating: list[ReplicaHook] = []
+        self.on_terminating: list[ReplicaHook] = list(on_terminating)
         self.grace = grace  # for replicas that begin terminating from now on
-        self.pre_stop = 0  # ns of preStop sleep before the container stops and drains
+        self.pre_stop = pre_stop  # ns of preStop sleep before the container stops and drains
         self._terminated = terminated
         self._timers: dict[Replica, Timer] = {}
         self._crashing: dict[Replica, str] = {}  # replica -> why its requests fail
@@ -461,10 +501,10 @@ class ReplicasTerminated(Sink[Replica]):
 
     __slots__ = ("_env", "on_terminated")
 
-    def __init__(self, env: Environment) -> None:
+    def __init__(self, env: Environment, *, on_terminated: Iterable[ReplicaHook] = ()) -> None:
         super().__init__("ReplicasTerminated", "Replica")
         self._env = env
-        self.on_terminated: list[ReplicaHook] = []
+        self.on_terminated: list[ReplicaHook] = list(on_terminated)
 
     def add(self, entity: Replica) -> None:
         self._count += 1

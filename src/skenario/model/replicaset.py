@@ -73,7 +73,12 @@ class ReplicasRunning:
 
 
 class ReplicaSet:
-    """Holds `desired` and reconciles launching + active replicas toward it with movements."""
+    """Holds `desired` and reconciles launching + active replicas toward it with movements.
+
+    It counts on hearing from the stocks it acts on, joined when they are built (`build_replica_path`):
+    the source calls `launch_ran` as each launch runs, the terminating stock `replacement_due` as
+    each replica begins to stop.
+    """
 
     def __init__(
         self,
@@ -90,13 +95,11 @@ class ReplicaSet:
         self._active = active
         self._terminating = terminating
         self.running = ReplicasRunning(launching, active, self._stop_ran, self._replaced_already_gone, restarting)
-        source.on_emit = self._launch_ran
         self.desired = 0
         self._pending_launches = 0  # begin_launch movements scheduled and not yet run
         self._pending_stops = 0  # terminate_replica movements scheduled and not yet run
         # Evicted, to be replaced once they stop; a dict for its order (a set's varies by process).
         self._replacing: dict[Replica, None] = {}
-        terminating.on_terminating.append(self._replacement_due)
 
     @property
     def current(self) -> int:
@@ -134,7 +137,7 @@ class ReplicaSet:
     def _replaced_already_gone(self, replica: Replica) -> None:
         self._replacing.pop(replica, None)  # an eviction that found nothing: no replacement comes
 
-    def _replacement_due(self, replica: Replica) -> None:
+    def replacement_due(self, replica: Replica) -> None:
         if replica in self._replacing:
             del self._replacing[replica]
             self._pending_launches += 1
@@ -148,7 +151,7 @@ class ReplicaSet:
             self._pending_launches += 1
             self._env.schedule("start_initial_replica", _FIRST, self._source, self._active, replica)
 
-    def _launch_ran(self) -> None:
+    def launch_ran(self) -> None:
         self._pending_launches -= 1
 
     def _stop_ran(self) -> None:

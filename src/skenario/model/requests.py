@@ -19,7 +19,7 @@ from skenario.core.clock import Clock
 from skenario.core.entity import Entity
 from skenario.core.environment import Environment
 from skenario.core.stats import LatencyHistogram
-from skenario.core.stocks import KeyedStock, Sink, Source, ThroughStock
+from skenario.core.stocks import KeyedStock, Sink, SinkStock, Source, ThroughStock
 
 # Where a request is in its life; kept on the request so a timeout knows what to undo.
 ROUTING = 0
@@ -79,11 +79,11 @@ class RequestsComplete(Sink[Request]):
 
     __slots__ = ("_env", "_record", "_total", "abandoned", "abandoned_done", "by_class", "window")
 
-    def __init__(self, env: Environment, classes: int = 0) -> None:
+    def __init__(self, env: Environment, classes: int = 0, abandoned: set[Request] | None = None) -> None:
         super().__init__("RequestsComplete", "Request")
         self._env = env
         # Attempts their clients gave up on while a server worked on them: they count apart.
-        self.abandoned: set[Request] = set()
+        self.abandoned: set[Request] = abandoned if abandoned is not None else set()
         self.abandoned_done = 0
         self._total = LatencyHistogram()
         self.window = LatencyHistogram()
@@ -126,11 +126,11 @@ class RequestsFailed(Sink[Request]):
 
     __slots__ = ("abandoned", "abandoned_done", "by_class", "reasons")
 
-    def __init__(self) -> None:
+    def __init__(self, abandoned: set[Request] | None = None) -> None:
         super().__init__("RequestsFailed", "Request")
         self.reasons: Counter[str] = Counter()
         self.by_class: Counter[int] = Counter()
-        self.abandoned: set[Request] = set()  # as RequestsComplete's: shared with it
+        self.abandoned: set[Request] = abandoned if abandoned is not None else set()  # as RequestsComplete's
         self.abandoned_done = 0
 
     def add(self, entity: Request) -> None:
@@ -199,7 +199,8 @@ class RequestsRouting:
         env: Environment,
         choose: Callable[[], Routable | None],
         buffer: RequestsBuffered,
-        failed: RequestsFailed,
+        failed: SinkStock[Request],  # RequestsFailed, or the clients when they retry
+        accepts: Callable[[Any], bool] | None = None,
     ) -> None:
         self.name = "RequestsRouting"
         self.kind_stocked = "Request"
@@ -208,7 +209,7 @@ class RequestsRouting:
         self._buffer = buffer
         self.failed: Any = failed  # where failures go: RequestsFailed, or the clients when they retry
         self._n = 0
-        self.accepts: Callable[[Any], bool] | None = None
+        self.accepts = accepts
 
     def count(self) -> int:
         return self._n

@@ -13,13 +13,13 @@ import yaml
 
 from skenario.core.random import RandomStreams
 from skenario.errors import ScenarioError
-from skenario.scenario.build.operations import Objects, Planner
-from skenario.scenario.build.prepare import colocated_objects, plan_events
-from skenario.scenario.build.targets import MAIN
-from skenario.scenario.build.traffic import OPEN_HORIZON
 from skenario.scenario.format.autoscalers import autoscaler_names
 from skenario.scenario.format.scenario import Scenario, Workload
 from skenario.scenario.io import line_of
+from skenario.scenario.wiring.operations import Objects, Planner
+from skenario.scenario.wiring.prepare import colocated_objects, plan_events
+from skenario.scenario.wiring.targets import MAIN
+from skenario.scenario.wiring.traffic import OPEN_HORIZON
 
 
 def check_pods_fit(scenario: Scenario, root: yaml.Node | None, source: str) -> None:
@@ -49,7 +49,7 @@ def check_pods_fit(scenario: Scenario, root: yaml.Node | None, source: str) -> N
 
 def check_events(scenario: Scenario, root: yaml.Node | None, source: str) -> None:
     """Walk the timeline over the objects as written, so a bad event is reported with its line now: each
-    event on the workloads it acts on (`build.targets`)."""
+    event on the workloads it acts on (`wiring.targets`)."""
     spec = scenario.spec
     horizon = spec.end or OPEN_HORIZON
     document = scenario.document

@@ -29,12 +29,12 @@ from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
-from skenario.scenario.build.apiserver import ObjectStore, parse_patch
-from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.kep import KepScenario, ScenarioEvent, is_kep_scenario
 from skenario.scenario.format.scheduler import Plugins, SchedulerSpec
 from skenario.scenario.io import read_text, validate_document, validate_node, yaml_documents
 from skenario.scenario.simulation import Phase
+from skenario.scenario.wiring.apiserver import ObjectStore, parse_patch
+from skenario.scenario.wiring.scheduler import build_profile
 from skenario.scheduling.analysis import SchedulingSummary, attempt_records, pod_records
 from skenario.scheduling.attempts import Attempt
 from skenario.scheduling.controller import SchedulingController

@@ -1,6 +1,6 @@
 """Pre-flight: what a scenario will cost before it runs, and the limits past which `run` refuses it.
 
-The estimate comes from the scenario as `build.prepare` read it, before any replica, node or
+The estimate comes from the scenario as `wiring.prepare` read it, before any replica, node or
 request is made (building 10 million replicas is itself the runaway): requests from the traffic's
 rates over the run (a trace file's count is not read ahead, so it is unknown), rows from the
 recording interval and the most replicas the scenario can have, wall time from the measured cost
@@ -28,9 +28,6 @@ from skenario.autoscalers.kpa.controller import KnativePodAutoscaler
 from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler
 from skenario.autoscalers.vpa.updater import UpdateMode
 from skenario.core.time import SECOND, format_duration
-from skenario.scenario.build.operations import Step
-from skenario.scenario.build.prepare import Prepared, PreparedWorkload
-from skenario.scenario.build.targets import MAIN
 from skenario.scenario.format.cluster import PodSchedulingSpec
 from skenario.scenario.format.scenario import ScenarioSpec
 from skenario.scenario.format.traffic import (
@@ -43,6 +40,9 @@ from skenario.scenario.format.traffic import (
     TrafficSpec,
     UniformTraffic,
 )
+from skenario.scenario.wiring.operations import Step
+from skenario.scenario.wiring.prepare import Prepared, PreparedWorkload
+from skenario.scenario.wiring.targets import MAIN
 from skenario.scheduling.clusterautoscaler.simulator import node_filters
 from skenario.scheduling.objects import DO_NOT_SCHEDULE, NodeSpec
 from skenario.scheduling.plugins.podtopologyspread import spread_constraints

@@ -25,13 +25,13 @@ from skenario.model.cluster import ClusterModel
 from skenario.recording.recorder import Recorder
 from skenario.recording.summary import Summary
 from skenario.recording.timeline import Operation, Timeline, as_detail
-from skenario.scenario.build.placement import ClusterPlacement
-from skenario.scenario.build.prepare import Planned, Prepared, plan_events, prepare
-from skenario.scenario.build.targets import MAIN
-from skenario.scenario.build.workloadrun import WorkloadRun
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
+from skenario.scenario.wiring.placement import ClusterPlacement
+from skenario.scenario.wiring.prepare import Planned, Prepared, plan_events, prepare
+from skenario.scenario.wiring.targets import MAIN
+from skenario.scenario.wiring.workloadrun import WorkloadRun
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -27,7 +27,7 @@ Each event has exactly one operation. Targets are `workload`, `traffic`, `metric
 accepts, and which nodes there are at each event's time, is checked when the scenario loads
 (`dryrun.check_events`), not when the run reaches them. In a scenario of several workloads
 (`spec.workloads`), `workload/<w>`, `traffic/<w>`, `replica/<w>[/<id>]` and `autoscaler/<w>/<name>`
-act on workload `w` (`build.targets`).
+act on workload `w` (`wiring.targets`).
 
 Nodes (with `spec.cluster` only): a node is one of `spec.cluster.nodes` (each name a `count`
 gives) or one an earlier event created, and not yet deleted; a node group's nodes are not targets.

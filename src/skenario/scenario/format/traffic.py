@@ -9,7 +9,7 @@ traffic:                      # one traffic object, or a list of them meaning th
 
 Every type names a pattern or a trace reader of `skenario.workloads`, and every type takes
 `start` and `stop`, the window in which it produces arrivals (by default the whole run).
-`skenario.scenario.build.traffic` turns a section into its lazy arrival stream and checks trace
+`skenario.scenario.wiring.traffic` turns a section into its lazy arrival stream and checks trace
 files then, before the run starts, so a bad row is one clear `TraceError` and not a failure
 halfway through.
 """

@@ -22,16 +22,16 @@ from typing import Any
 from skenario.autoscalers.base import Autoscaler
 from skenario.core.random import RandomStreams
 from skenario.errors import ScenarioError
-from skenario.scenario.build.autoscalers import build_autoscalers
-from skenario.scenario.build.operations import Objects, Planner, Step
-from skenario.scenario.build.scheduler import build_profile
-from skenario.scenario.build.targets import MAIN, route
-from skenario.scenario.build.traffic import OPEN_HORIZON, build_arrivals
-from skenario.scenario.build.workload import resolve_spec
 from skenario.scenario.format.autoscalers import AutoscalerSpec, autoscaler_names
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario, ScenarioSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
+from skenario.scenario.wiring.autoscalers import build_autoscalers
+from skenario.scenario.wiring.operations import Objects, Planner, Step
+from skenario.scenario.wiring.scheduler import build_profile
+from skenario.scenario.wiring.targets import MAIN, route
+from skenario.scenario.wiring.traffic import OPEN_HORIZON, build_arrivals
+from skenario.scenario.wiring.workload import resolve_spec
 from skenario.scheduling.framework import Profile
 
 # What each entry of spec.workloads has of its own (the rest of the spec it shares).

@@ -25,7 +25,6 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from skenario.core.random import RandomStreams
 from skenario.core.time import MILLISECOND, MINUTE, SECOND, UNITS
-from skenario.scenario.build.traffic import arrivals, build_arrivals
 from skenario.scenario.format.traffic import (
     AzureLlmTraffic,
     ConstantTraffic,
@@ -41,6 +40,7 @@ from skenario.scenario.format.traffic import (
     TrafficSpec,
     UniformTraffic,
 )
+from skenario.scenario.wiring.traffic import arrivals, build_arrivals
 from skenario.workloads.patterns import poisson_arrivals
 
 SECTION: TypeAdapter[Any] = TypeAdapter(TrafficSpec)

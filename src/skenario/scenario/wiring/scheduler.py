@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skenario.scenario.build.plugins import load_class
 from skenario.scenario.format.scheduler import BalancedArgs, FitArgs, InterPodAffinityArgs, SchedulerSpec
+from skenario.scenario.wiring.plugins import load_class
 from skenario.scheduling.framework import Profile, WeightedScore
 from skenario.scheduling.plugins.custom import UserPlugin
 from skenario.scheduling.plugins.noderesources import ShapePoint

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from skenario.errors import ScenarioError
-from skenario.scenario.build.autoscalers import knative_service
 from skenario.scenario.format.autoscalers import KpaAutoscaler
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
 from skenario.scenario.format.scenario import ProbeSpec, Resources, ScenarioSpec, StartupProbeSpec, Workload
 from skenario.scenario.io import load_document, validate_document
+from skenario.scenario.wiring.autoscalers import knative_service
 
 QUEUE_PROXY_DEPTH_FACTOR = 10
 """queue-proxy's breaker queues 10 requests per slot of containerConcurrency (`buildBreaker`)."""

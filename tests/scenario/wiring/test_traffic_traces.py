@@ -23,8 +23,8 @@ from pydantic import TypeAdapter
 from skenario.core.random import RandomStreams
 from skenario.core.time import MINUTE, SECOND
 from skenario.errors import SkenarioError
-from skenario.scenario.build.traffic import build_arrivals
 from skenario.scenario.format.traffic import AzureLlmTraffic, TrafficSpec
+from skenario.scenario.wiring.traffic import build_arrivals
 from skenario.workloads.traces import TraceError
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"

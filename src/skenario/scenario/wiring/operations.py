@@ -26,16 +26,16 @@ from skenario.core.time import format_duration
 from skenario.errors import ScenarioError
 from skenario.model.cluster import ClusterModel, class_work
 from skenario.model.replicas import ReplicaState
-from skenario.scenario.build.autoscalers import build_autoscaler
-from skenario.scenario.build.placement import ClusterPlacement
-from skenario.scenario.build.traffic import build_arrivals
-from skenario.scenario.build.workload import knative_concurrency, with_container_concurrency, with_deployment
 from skenario.scenario.format.autoscalers import AutoscalerSpec
 from skenario.scenario.format.cluster import NodeShape, NodesSpec
 from skenario.scenario.format.events import Event, merge_patch, split_target
 from skenario.scenario.format.scenario import Metrics, ScenarioSpec, Workload
 from skenario.scenario.format.traffic import TrafficSpec
 from skenario.scenario.io import describe_problem
+from skenario.scenario.wiring.autoscalers import build_autoscaler
+from skenario.scenario.wiring.placement import ClusterPlacement
+from skenario.scenario.wiring.traffic import build_arrivals
+from skenario.scenario.wiring.workload import knative_concurrency, with_container_concurrency, with_deployment
 
 _TRAFFIC: TypeAdapter[Any] = TypeAdapter(TrafficSpec)
 _AUTOSCALER: TypeAdapter[Any] = TypeAdapter(AutoscalerSpec)

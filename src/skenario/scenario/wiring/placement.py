@@ -48,9 +48,9 @@ from skenario.model.disruption import EvictionBudget
 from skenario.model.memory import EVICTED, NodeMemory
 from skenario.model.nodestatus import NODE_STATUS_UPDATE_FREQUENCY, NodeStatus
 from skenario.model.replicas import Replica, ReplicaState, ResizeOutcome
-from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
+from skenario.scenario.wiring.scheduler import build_profile
 from skenario.scheduling.analysis import SchedulingSummary, attempt_records, node_records, pod_records
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulingController, TimelineEvent
@@ -103,10 +103,14 @@ class WorkloadPlacement:
         self.images: set[str] = set()  # nodes holding the workload's image
 
     def attach(self, model: ClusterModel) -> None:
-        """Follow the model's replicas as they stop."""
+        """The model this places the replicas of, for its disruption budget."""
         self.model = model
-        model.replicas_terminating.on_terminating.append(lambda replica: self.cluster.stopping(self, replica))
-        model.replicas_terminated.on_terminated.append(lambda replica: self.cluster.stopped(self, replica))
+
+    def stopping(self, replica: Replica) -> None:
+        self.cluster.stopping(self, replica)
+
+    def stopped(self, replica: Replica) -> None:
+        self.cluster.stopped(self, replica)
 
     def place(self, replica: Replica, placed: Callable[[], object]) -> None:
         cpu = replica.cpu_request or None  # a pod without a CPU request (BestEffort) has none to count
@@ -150,7 +154,7 @@ class ClusterPlacement:
     ) -> None:
         self.env = env
         self.snapshot = ClusterSnapshot(cluster.static_nodes())
-        profile = profile or build_profile(scheduler, base_dir)  # given when `build.prepare` built it
+        profile = profile or build_profile(scheduler, base_dir)  # given when `wiring.prepare` built it
         self.framework = Framework(profile, self.snapshot, streams.generator("scheduler.tie-break"))
         self.controller = SchedulingController(
             env, self.snapshot, self.framework, scheduler.settings(), streams.generator("scheduler.heartbeats")

@@ -21,7 +21,6 @@ from skenario.autoscalers.kpa.controller import KnativePodAutoscaler
 from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler
 from skenario.autoscalers.vpa.memory import MemoryConfig
 from skenario.errors import ScenarioError
-from skenario.scenario.build.plugins import load_class
 from skenario.scenario.format.autoscalers import (
     AutoscalerSpec,
     HpaAutoscaler,
@@ -37,6 +36,7 @@ from skenario.scenario.format.manifests.kpa import KnativeServiceManifest, kpa_c
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest, VPASpecModel
 from skenario.scenario.format.scenario import SimulatedPods
 from skenario.scenario.io import Rename, line_of, read_document, read_text, validate_node
+from skenario.scenario.wiring.plugins import load_class
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from skenario.core.random import RandomStreams
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.errors import ScenarioError
-from skenario.scenario.build.prepare import rebase
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
+from skenario.scenario.wiring.prepare import rebase
 
 # One core, two pods of 500m: each request of 100 ms of CPU arrives with one of the other workload,
 # so they share the core half and half while both run.

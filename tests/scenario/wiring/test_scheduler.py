@@ -10,10 +10,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from skenario.scenario.build.scheduler import build_profile
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
+from skenario.scenario.wiring.scheduler import build_profile
 from skenario.scheduling.plugins.interpodaffinity import InterPodAffinityPlugin
 from skenario.scheduling.pods import PodEnd
 

@@ -2,9 +2,9 @@
 
 A scenario runs its workload (`spec.workload`, named by the scenario) and any others
 (`spec.workloads`) on one Environment; with `spec.cluster` their pods share the nodes and the
-scheduler (`build.placement`). Each has random streams of its own, so adding a workload never
+scheduler (`wiring.placement`). Each has random streams of its own, so adding a workload never
 changes the draws of another's traffic or launches, and each is the `Runtime` its events'
-steps act on (`build.operations`).
+steps act on (`wiring.operations`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from skenario.model.cluster import ClusterModel
 from skenario.recording.recorder import Recorder
 from skenario.recording.summary import Summary, summarize
 from skenario.recording.timeline import Operation, Timeline, as_detail
-from skenario.scenario.build.placement import ClusterPlacement, WorkloadPlacement
-from skenario.scenario.build.prepare import PreparedWorkload
 from skenario.scenario.format.cluster import PodSchedulingSpec
 from skenario.scenario.format.events import Event
+from skenario.scenario.wiring.placement import ClusterPlacement, WorkloadPlacement
+from skenario.scenario.wiring.prepare import PreparedWorkload
 
 
 class WorkloadRun:
-    """A workload wired into a run, from what `build.prepare` read and built of it. Its name names its pods
+    """A workload wired into a run, from what `wiring.prepare` read and built of it. Its name names its pods
     (`<name>-<id>`); `prefix` goes before its autoscalers' names in the timeline (empty for
     `spec.workload`, `<name>/` for the others), and `target` is what the timeline says their decisions
     act on."""

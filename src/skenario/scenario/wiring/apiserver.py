@@ -1,7 +1,8 @@
-"""Kubernetes objects on the clock: what the API server and the controllers that own pods do with them.
+"""Kubernetes objects on the clock: the API server's front, over the controllers of `model/apiserver.py`.
 
-The `ObjectStore` keeps every object as its manifest stands and applies create, patch (a JSON merge
-patch) and delete to the scheduler's world:
+The `ObjectStore` keeps every object as its manifest stands (read and checked here, a pod's priority
+admitted here) and applies create, patch (a JSON merge patch) and delete to the scheduler's world
+through the controllers that own pods:
 - Nodes join, change (labels, taints, `unschedulable`, allocatable) and leave. A node deleted is
   drained first, as `kubectl drain` does: cordoned, its pods evicted through the eviction API (a
   PodDisruptionBudget that allows no disruption holds the eviction back, and it is retried each
@@ -26,7 +27,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import yaml
@@ -34,6 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from skenario.core.environment import Environment
 from skenario.errors import ScenarioError
+from skenario.model.apiserver import ClusterControllers, DisruptionSpec, Key, Owner
 from skenario.scenario.format.events import merge_patch
 from skenario.scenario.format.manifests.kube import (
     DeploymentObject,
@@ -54,7 +56,6 @@ from skenario.scenario.io import describe_problem
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.objects import LabelSelector, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
-from skenario.scheduling.volumes import VolumeCatalog
 
 RUN_FOR = "skenario.dev/run-for"
 _API = {
@@ -79,8 +80,6 @@ MODELS: dict[str, type[BaseModel]] = {
 }
 STORAGE = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass")
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass"}
-
-Key = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 
 
 def validated(model: type[BaseModel], data: Any, field: str) -> Any:
@@ -117,49 +116,15 @@ def pod_key(namespace: str, name: str) -> str:
     return name if namespace == DEFAULT_NAMESPACE else f"{namespace}/{name}"
 
 
-@dataclass
-class Owner:
-    """A ReplicaSet or Job: the pods it keeps, made from its template."""
-
-    kind: str
-    namespace: str
-    name: str
-    template: PodSpecManifest
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    replicas: int  # pods wanted at once (a Job's parallelism)
-    completions: int | None = None  # a Job's; None for a ReplicaSet
-    succeeded: int = 0
-    pods: dict[str, Pod] = field(default_factory=dict)
-    made: int = 0
-    deleted: bool = False
-
-    def wanted(self) -> int:
-        if self.deleted:
-            return 0
-        if self.completions is None:
-            return self.replicas
-        return max(min(self.replicas, self.completions - self.succeeded), 0)
-
-
-class ObjectStore:
+class ObjectStore(ClusterControllers):
     """Every object of the scenario as it stands, and what each operation does to the cluster."""
 
     def __init__(self, env: Environment, controller: SchedulingController, fake_step: int) -> None:
-        self.env = env
-        self.controller = controller
-        self.snapshot = controller.snapshot
+        super().__init__(env, controller)
         self.fake_step = fake_step
         self.objects: dict[Key, dict[str, Any]] = {}
-        self.owners: dict[Key, Owner] = {}
         self.priority_classes: dict[str, dict[str, Any]] = {}  # by name, as their manifests stand
-        self.storage_classes: dict[str, Any] = {}  # StorageClass by name, for the volume catalog
-        self.draining: dict[str, None] = {}
-        self.evicted: list[tuple[int, str, str]] = []  # (time, pod, node) of each eviction a drain made
-        self.removed: list[tuple[int, str]] = []  # (time, node) of each node a drain removed
         self.on_change: Callable[[], object] | None = None
-        controller.on_gone = self._pod_gone
-        self._retry_due = False
 
     # -- the operations ------------------------------------------------------------------------
 
@@ -228,12 +193,11 @@ class ObjectStore:
             )
             return f"pod {pod_key(namespace, name)} created"
         if kind in STORAGE:
-            self._storage_changed(key=(kind, namespace, name), built=obj.build(), where=where)
+            self.storage_changed((kind, namespace, name), obj.build(), where)
             return f"{kind} {_shown(namespace, name)} created"
         if kind in ("ReplicaSet", "Deployment", "Job"):
             owner = self._owner(kind, namespace, name, obj, where)
-            self.owners[(kind, namespace, name)] = owner
-            self._reconcile(owner)
+            self.add_owner((kind, namespace, name), owner)
             return f"{kind} {_shown(namespace, name)} created with {owner.wanted()} pod(s)"
         return f"{kind} {_shown(namespace, name)} created"
 
@@ -310,18 +274,11 @@ class ObjectStore:
             self.controller.update_pod(pod, spec)
             return f"pod {pod.name} patched"
         if kind in STORAGE:
-            self._storage_changed(key=key, built=obj.build(), where=where)
+            self.storage_changed(key, obj.build(), where)
             return f"{kind} {_shown(namespace, name)} patched"
         if kind in ("ReplicaSet", "Deployment", "Job"):
+            self.update_owner(key, self._owner(kind, namespace, name, obj, where))
             owner = self.owners[key]
-            fresh = self._owner(kind, namespace, name, obj, where)
-            template_changed = (fresh.template, fresh.labels) != (owner.template, owner.labels)
-            owner.template, owner.labels, owner.annotations = fresh.template, fresh.labels, fresh.annotations
-            owner.replicas, owner.completions = fresh.replicas, fresh.completions
-            if template_changed:
-                for pod in list(owner.pods.values()):
-                    self.controller.delete(pod, PodEnd.DELETED)
-            self._reconcile(owner)
             return f"{kind} {_shown(namespace, name)} patched: {owner.wanted()} pod(s) wanted"
         return f"{kind} {_shown(namespace, name)} patched"
 
@@ -330,10 +287,7 @@ class ObjectStore:
     def _deleted(self, key: Key) -> str:
         kind, namespace, name = key
         if kind == "Node":
-            self.draining[name] = None
-            node = self.snapshot.nodes[self.snapshot.index[name]]
-            self.controller.update_node(replace(node, unschedulable=True))
-            self._drain()
+            self.drain_node(name)
             return f"node {name} cordoned and draining"
         if kind == "Namespace":
             self.snapshot.namespaces.pop(name, None)
@@ -343,63 +297,21 @@ class ObjectStore:
             self.controller.delete(pod, PodEnd.DELETED)
             return f"pod {pod.name} deleted"
         if kind in STORAGE:
-            self._storage_changed(key=key, built=None, where="")
+            self.storage_changed(key, None, "")
             return f"{kind} {_shown(namespace, name)} deleted"
         if kind in ("ReplicaSet", "Deployment", "Job"):
-            owner = self.owners.pop(key)
-            owner.deleted = True
-            for pod in list(owner.pods.values()):
-                self.controller.delete(pod, PodEnd.DELETED)
+            self.delete_owner(key)
             return f"{kind} {_shown(namespace, name)} deleted with its pods"
         return f"{kind} {_shown(namespace, name)} deleted"
 
-    # -- storage -------------------------------------------------------------------------------------
-
-    def _storage_changed(self, key: Key, built: Any, where: str) -> None:
-        """The volume catalog with one volume, claim or class added, replaced (`built`) or removed (None).
-
-        The catalog is made anew from what it holds now, so the bindings the scheduler has made
-        (a claim bound to a volume, a volume provisioned) stay.
-        """
-        kind, namespace, name = key
-        current = self.snapshot.volumes
-        volumes = {v.name: v for v in current.volumes} if current is not None else {}
-        claims = {(c.namespace, c.name): c for c in current.claims} if current is not None else {}
-        if kind == "PersistentVolume":
-            volumes.pop(name, None)
-            if built is not None:
-                volumes[name] = built
-        elif kind == "PersistentVolumeClaim":
-            claims.pop((namespace, name), None)
-            if built is not None:
-                claims[(namespace, name)] = built
-        else:
-            self.storage_classes.pop(name, None)
-            if built is not None:
-                self.storage_classes[name] = built
-        try:
-            self.snapshot.volumes = VolumeCatalog(volumes.values(), claims.values(), self.storage_classes.values())
-        except ValueError as exc:
-            raise ScenarioError(str(exc), field=where) from None
-        self.controller.cluster_changed()  # a pod waiting for its claim may fit now
-
     # -- owners --------------------------------------------------------------------------------------
 
-    def _reconcile(self, owner: Owner) -> None:
-        """`manageReplicas`: make the missing pods, delete the extra ones, those least far along first
-        (`controller.ActivePods`: unbound before bound, then the most recently bound and created)."""
-        live = [p for p in owner.pods.values() if p.end is None]
-        wanted = owner.wanted()
-        extra = sorted(live, key=lambda p: (p.bound_at is not None, -(p.bound_at or 0), -p.created_at, p.name))
-        for pod in extra[: max(len(live) - wanted, 0)]:
-            self.controller.delete(pod, PodEnd.DELETED)
-        for _ in range(wanted - len(live)):
-            name = f"{owner.name}-{owner.made}"
-            owner.made += 1
-            spec = self._pod_spec(owner.template, owner.namespace, name, owner.labels, owner.kind, controlled=True)
-            pod = self.controller.create(spec, duration=self._run_for(owner.annotations), owner=owner)
-            owner.pods[pod.name] = pod
-            self.objects[("Pod", owner.namespace, name)] = self._owned_manifest(owner, name)
+    def _owned_pod(self, owner: Owner, name: str) -> tuple[PodSpec, int | None]:
+        spec = self._pod_spec(owner.template, owner.namespace, name, owner.labels, owner.kind, controlled=True)
+        return spec, self._run_for(owner.annotations)
+
+    def _pod_made(self, owner: Owner, name: str) -> None:
+        self.objects[("Pod", owner.namespace, name)] = self._owned_manifest(owner, name)
 
     def _owned_manifest(self, owner: Owner, name: str) -> dict[str, Any]:
         """The pod an owner made, as the API server holds it: its template with a name and an owner reference."""
@@ -414,112 +326,18 @@ class ObjectStore:
         }
         return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": copy.deepcopy(template["spec"])}
 
-    def _pod_gone(self, pod: Pod) -> None:
-        owner = pod.owner
-        if isinstance(owner, Owner):
-            owner.pods.pop(pod.name, None)
-            if owner.completions is not None and pod.end is PodEnd.COMPLETED and pod.bound_at is not None:
-                owner.succeeded += 1
-            if not owner.deleted:
-                self._reconcile(owner)
+    def _pod_forgotten(self, pod: Pod) -> None:
         self.objects.pop(("Pod", *_split(pod.name)), None)  # gone from the API, however it ended
-        if self.draining:
-            self._want_retry()
 
-    # -- drains --------------------------------------------------------------------------------------
-
-    def _want_retry(self) -> None:
-        if not self._retry_due:
-            self._retry_due = True
-            self.env.call_when_settled(self._retry, order=1)  # after the scheduler's pass
-
-    def _retry(self) -> None:
-        self._retry_due = False
-        self._drain()
-
-    def _drain(self) -> None:
-        """Evict what the budgets allow from every draining node; remove the nodes left empty."""
-        snap = self.snapshot
-        budgets = self._budgets()
-        for name in list(self.draining):
-            i = snap.index[name]
-            for spec in sorted(snap.pods_on[i].values(), key=lambda s: s.name):
-                pod = self.controller.pods[spec.name]
-                if pod.end is not None:
-                    continue  # already on its way out
-                covering = [b for b in budgets if b.covers(pod)]
-                if any(b.allowed <= 0 for b in covering):
-                    continue  # the eviction API answers 429: retried later
-                for b in covering:
-                    b.allowed -= 1
-                self.evicted.append((self.env.now(), pod.name, name))
-                self.controller.delete(pod, PodEnd.EVICTED)
-            if not snap.pods_on[i]:
-                del self.draining[name]
-                self.controller.remove_node(name)
-                self.removed.append((self.env.now(), name))
-
-    def _budgets(self) -> list[_Budget]:
-        budgets = []
+    def _disruption_specs(self) -> list[DisruptionSpec]:
+        specs = []
         for (kind, namespace, _), manifest in self.objects.items():
             if kind != "PodDisruptionBudget":
                 continue
             pdb = PodDisruptionBudgetObject.model_validate(manifest)
             selector = pdb.spec.selector.build() if pdb.spec.selector is not None else LabelSelector()
-            matching = [
-                p for p in self.controller.pods.values()
-                if p.spec.namespace == namespace and selector.matches(p.spec.labels) and p.end is None
-            ]  # fmt: skip
-            healthy = sum(1 for p in matching if p.bound_at is not None)
-            expected = max(len(matching), self._expected(namespace, selector))
-            budgets.append(_Budget(namespace, selector, _allowed(pdb, healthy, expected)))
-        return budgets
-
-    def _expected(self, namespace: str, selector: LabelSelector) -> int:
-        """The pods the budget expects: the replicas of the owners whose pods it selects (`getExpectedScale`)."""
-        return sum(o.wanted() for o in self.owners.values() if o.namespace == namespace and selector.matches(o.labels))
-
-    def pending_drains(self) -> list[str]:
-        return list(self.draining)
-
-    def retry_drains(self) -> None:
-        """Called at each FakeTime step: evictions a budget refused are tried again."""
-        if self.draining:
-            self._want_retry()
-
-
-@dataclass
-class _Budget:
-    namespace: str
-    selector: LabelSelector
-    allowed: int
-
-    def covers(self, pod: Pod) -> bool:
-        return pod.spec.namespace == self.namespace and self.selector.matches(pod.spec.labels)
-
-
-def _allowed(pdb: PodDisruptionBudgetObject, healthy: int, expected: int) -> int:
-    """`disruptionsAllowed` as the disruption controller computes it (`getExpectedPodCount`)."""
-    spec = pdb.spec
-    if spec.max_unavailable is not None:
-        unavailable = _scaled(spec.max_unavailable, expected, round_up=True)
-        desired = max(expected - unavailable, 0)
-    elif spec.min_available is not None:
-        desired = _scaled(spec.min_available, expected, round_up=True)
-    else:
-        desired = expected  # no bound given: nothing may be disrupted
-    return max(healthy - desired, 0)
-
-
-def _scaled(value: int | str, total: int, *, round_up: bool) -> int:
-    """`intstr.GetScaledValueFromIntOrPercent`."""
-    if isinstance(value, int):
-        return value
-    text = value.strip()
-    if text.endswith("%"):
-        percent = int(text[:-1])
-        return -(-percent * total // 100) if round_up else percent * total // 100
-    return int(text)
+            specs.append(DisruptionSpec(namespace, selector, pdb.spec.min_available, pdb.spec.max_unavailable))
+        return specs
 
 
 def _split(pod_name: str) -> tuple[str, str]:
