@@ -26,16 +26,6 @@ from skenario.scenario.simulation import Simulation
 
 OLD = Path(__file__).resolve().parents[1] / "data" / "store-9bb56aa.sqlite"
 
-TINY = """\
-apiVersion: skenario.dev/v1alpha1
-kind: Scenario
-metadata: {name: tiny}
-spec:
-  duration: 10s
-  workload: {replicas: 1, request: {cpuTime: 10ms}}
-  traffic: {type: constant, rate: 1/s}
-"""
-
 
 def old_rows(query: str, *params: Any) -> list[tuple[Any, ...]]:
     """Rows of the committed file as it is, read without writing to it (nor beside it)."""
@@ -62,6 +52,12 @@ def same(stored: Any, loaded: Any) -> bool:
     if stored is None:
         return loaded is None or (isinstance(loaded, float) and math.isnan(loaded))
     return bool(stored == loaded)
+
+
+def assert_same_rows(stored: list[tuple[Any, ...]], loaded: list[tuple[Any, ...]]) -> None:
+    assert len(loaded) == len(stored)
+    for row, loaded_row in zip(stored, loaded, strict=True):
+        assert all(same(a, b) for a, b in zip(row, loaded_row, strict=True)), (row, loaded_row)
 
 
 def test_the_old_file_is_small_unnumbered_and_holds_what_it_says() -> None:
@@ -133,18 +129,12 @@ def test_every_run_loads_with_the_figures_of_its_rows(store: RunStore, run_id: i
     samples = old_rows(
         f"SELECT {', '.join(REPLICA_COLUMNS)} FROM replica_series WHERE run_id = ? ORDER BY time_ns, replica", run_id
     )
-    loaded_samples = list(data.replica_series[list(REPLICA_COLUMNS)].itertuples(index=False))
-    assert len(loaded_samples) == len(samples)
-    for sample, loaded_sample in zip(samples, loaded_samples, strict=True):
-        assert all(same(a, b) for a, b in zip(sample, loaded_sample, strict=True))
+    assert_same_rows(samples, list(data.replica_series[list(REPLICA_COLUMNS)].itertuples(index=False)))
 
     lifecycles = old_rows(
         f"SELECT {', '.join(LIFECYCLE_COLUMNS)} FROM replicas WHERE run_id = ? ORDER BY replica", run_id
     )
-    loaded_lifecycles = list(data.replicas[list(LIFECYCLE_COLUMNS)].itertuples(index=False))
-    assert len(loaded_lifecycles) == len(lifecycles)
-    for lifecycle, loaded_lifecycle in zip(lifecycles, loaded_lifecycles, strict=True):
-        assert all(same(a, b) for a, b in zip(lifecycle, loaded_lifecycle, strict=True))
+    assert_same_rows(lifecycles, list(data.replicas[list(LIFECYCLE_COLUMNS)].itertuples(index=False)))
 
     timeline = old_rows(
         "SELECT time_ns, source, operation, target, message, detail FROM timeline WHERE run_id = ? ORDER BY seq", run_id
@@ -175,13 +165,14 @@ def test_the_old_sweep_reads_back_with_its_points_and_figures(store: RunStore) -
 
 
 def test_an_upgraded_store_takes_new_runs_after_the_old_ones(store: RunStore) -> None:
-    simulation = Simulation(parse_scenario(TINY), scenario_text=TINY)
+    [(text, digest)] = old_rows("SELECT scenario, digest FROM runs WHERE name = 'tiny' AND sweep_id IS NULL")
+    simulation = Simulation(parse_scenario(text), scenario_text=text)  # an old run's scenario, run again
     writer = store.begin(simulation, "tiny.yaml", name="after")
     simulation.run()
     writer.finish(0.1)
     [(newest,)] = old_rows("SELECT MAX(id) FROM runs")
     assert writer.run_id == newest + 1
-    assert store.load("after").digest == simulation.summary().digest
+    assert store.load("after").digest == simulation.summary().digest == digest  # as 9bb56aa ran it
     [(sweep_id,)] = old_rows("SELECT id FROM sweeps")
     assert store.remove_sweep("tiny-sweep")[0] == sweep_id  # and the old sweep goes with its runs
     alone = [run_id for (run_id,) in old_rows("SELECT id FROM runs WHERE sweep_id IS NULL ORDER BY id")]

@@ -15,7 +15,7 @@ from skenario.core.time import SECOND
 from skenario.results.store import FinishedRun, RunOutput, RunStore, RunWriter
 
 S = SECOND
-SERIES = [
+SERIES: list[dict[str, Any]] = [
     {"time_ns": 10 * S, "replicas_desired": 2, "requests_arrived": 100, "latency_p99_ms": 80.0, "failed_timeout": 1},
     {"time_ns": 20 * S, "replicas_desired": 3, "requests_arrived": 150, "latency_p99_ms": None},
     {"time_ns": 30 * S, "replicas_desired": 3, "requests_arrived": 120, "latency_p99_ms": 95.5, "failed_timeout": 4},
