@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skenario.results.store import _SCHEMA, RunStore, StoreError, check_label
+from skenario.results.store import RunStore, StoreError, check_label
+from skenario.results.store.schema import TABLES
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 
@@ -24,6 +25,8 @@ spec:
 """
 
 Begin = Callable[..., int]
+_SCHEMA = "".join(f"{statement};\n" for statement in TABLES)
+"""Every table as the first numbered store has it, as one script."""
 
 
 @pytest.fixture

@@ -22,9 +22,9 @@ from skenario.core.environment import Environment
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
-from skenario.recording.recorder import Recorder
+from skenario.recording.recorder import REPLICA_COLUMNS, Recorder
 from skenario.recording.summary import Summary
-from skenario.recording.timeline import Operation, Timeline, as_detail
+from skenario.recording.timeline import Entry, Operation, Timeline, as_detail
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
@@ -246,6 +246,36 @@ class Simulation:
         if others:
             documents["workload-series"] = others
         return documents
+
+    # -- what the run store keeps (results.store.RunOutput) --------------------------------------
+
+    @property
+    def scenario_name(self) -> str:
+        return self.scenario.metadata.name
+
+    @property
+    def simulated_ns(self) -> int:
+        return self.env.now()
+
+    def summary_record(self) -> tuple[str | None, dict[str, Any]]:
+        summary = self.summary()
+        return summary.digest, summary.as_dict()
+
+    def series_rows(self, start: int = 0) -> list[dict[str, Any]]:
+        return self.recorder.rows(start)
+
+    def replica_rows(self, start: int = 0) -> list[tuple[Any, ...]]:
+        columns = self.recorder.replica_columns
+        return list(zip(*(columns[name][start:] for name in REPLICA_COLUMNS), strict=True))
+
+    def timeline_since(self, start: int = 0) -> list[Entry]:
+        return self.timeline.since(start)
+
+    def lifecycle_rows(self) -> list[tuple[Any, ...]]:
+        return self.recorder.lifecycles()
+
+    def ignored_movements(self) -> list[tuple[int, str, str, str, str]]:
+        return [(m.occurs_at, m.kind, m.from_stock.name, m.to_stock.name, str(why)) for m, why in self.env.ignored]
 
     # -- events ----------------------------------------------------------------------------------
 

@@ -1,0 +1,86 @@
+"""The run store: every run's scenario, seed, phase, summary, time series and timeline, in one SQLite file.
+
+SQLite needs no server and survives a killed writer: each batch is one transaction, so the file
+always holds whole batches. A run's row is written first with phase Running and the writer's
+process id; a run whose process is gone while it still says Running is marked Failed the next
+time the store is opened, so a killed run never looks finished or still under way.
+
+The store lives in `.skenario/runs.sqlite` by default (`SKENARIO_STORE` or `--store` name
+another folder). Its jobs, one module each:
+
+    schema      the tables, and the numbered migrations an older store file is brought up by
+    base        the file: opened, upgraded, and its dead Running runs and sweeps reaped
+    references  what a user types for a run or sweep (a number, `latest`, -N, a name, a tag)
+    writer      the one way a run goes in: `RunWriter` reading a `RunOutput`, in batches or whole
+    runs        runs listed, loaded and removed
+    sweeps      sweeps and studies, their points and the runs they made
+
+`RunStore` is all of them at once, as every command uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from skenario.results.store.base import DATABASE, DEFAULT_STORE, StoreError
+from skenario.results.store.references import check_label
+from skenario.results.store.runs import RUN_FIELDS
+from skenario.results.store.sweeps import SWEEP_FIELDS, Sweeps
+from skenario.results.store.writer import FinishedRun, RunOutput, RunWriter
+
+__all__ = [
+    "DATABASE",
+    "DEFAULT_STORE",
+    "RUN_FIELDS",
+    "SWEEP_FIELDS",
+    "FinishedRun",
+    "RunOutput",
+    "RunStore",
+    "RunWriter",
+    "StoreError",
+    "check_label",
+]
+
+
+class RunStore(Sweeps):
+    """The runs kept in one folder."""
+
+    def begin(
+        self, run: RunOutput, scenario_file: str | None, *, name: str | None = None, tags: Sequence[str] = ()
+    ) -> RunWriter:
+        """A new run, phase Running, with its own name and tags if given; its results follow through the writer."""
+        return RunWriter.start(self, run, scenario_file, name=name, tags=tags)
+
+    def save(
+        self,
+        *,
+        name: str,
+        scenario_file: str | None,
+        scenario_text: str,
+        seed: int,
+        phase: str,
+        message: str | None,
+        documents: dict[str, Any],
+        digest: str,
+        simulated_ns: int,
+        wall_s: float | None,
+        run_name: str | None = None,
+        tags: Sequence[str] = (),
+    ) -> int:
+        """A finished run that no Simulation made (a KEP-140 Scenario on FakeTime), written whole at once:
+        its row and its documents, with no series."""
+        run = FinishedRun(
+            name=name,
+            scenario_text=scenario_text,
+            seed=seed,
+            phase=phase,
+            message=message,
+            digest=digest,
+            simulated_ns=simulated_ns,
+            wall_s=wall_s,
+            named_documents=documents,
+        )
+        with self._connect(create=True) as db, db:
+            self._reap(db)
+            return RunWriter.whole(db, run, wall_s, scenario_file, name=run_name, tags=tags)

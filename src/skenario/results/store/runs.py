@@ -1,0 +1,197 @@
+"""Runs read back from the store: listed, filtered, found by reference, loaded whole, removed."""
+
+from __future__ import annotations
+
+import json
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
+
+from skenario.core.time import SECOND
+from skenario.recording.recorder import COLUMNS, LIFECYCLE_COLUMNS, REPLICA_COLUMNS
+from skenario.results.rundata import RunData, replica_frame, timeline_frame
+from skenario.results.store.base import StoreBase, StoreError
+from skenario.results.store.references import resolve_run, tags_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RUN_FIELDS = {
+    "run": "id",
+    "name": "run_name",
+    "tags": "tags",
+    "scenario": "name",
+    "scenario_file": "scenario_file",
+    "seed": "seed",
+    "phase": "phase",
+    "message": "message",
+    "digest": "digest",
+    "simulated_ns": "simulated_ns",
+    "wall_s": "wall_s",
+    "started_at": "started_at",
+    "finished_at": "finished_at",
+    "version": "version",
+    "host": "host",
+    "pid": "pid",
+    "summary": "summary",
+    "sweep": "sweep_id",
+}
+"""A stored run as `runs` and `record` give it: each field and the column of `runs` it comes from.
+`name` is the run's own (`run --name`), `scenario` its scenario's `metadata.name`, `sweep` the sweep
+or study it was run by (None for a run of its own)."""
+
+_RUN_TABLES = ("series", "replica_series", "replicas", "timeline", "ignored", "documents")
+"""The tables holding a run's records by `run_id`, besides `runs` itself."""
+
+
+class Runs(StoreBase):
+    """The store's runs, as a reader and a user managing them see them."""
+
+    def runs(
+        self,
+        *,
+        name: str | None = None,
+        tag: str | None = None,
+        phase: str | None = None,
+        sweep: int | None = None,
+        last: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """The runs with this name, tag, phase and sweep (each if given), oldest first; only the newest `last`
+        of them if given; none where no store is. Each run has RUN_FIELDS, whatever its row holds."""
+        if not self.exists():
+            return []
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        for column, value in (("run_name", name), ("phase", phase), ("sweep_id", sweep)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        with self._connect() as db, db:
+            self._reap(db)
+            rows = db.execute(
+                f"SELECT {', '.join(RUN_FIELDS.values())} FROM runs WHERE {' AND '.join(where)} ORDER BY id", params
+            ).fetchall()
+        found = [_record(row) for row in rows]
+        if tag is not None:
+            found = [run for run in found if tag in run["tags"]]
+        return found[-last:] if last is not None else found
+
+    def record(self, run: str | int) -> dict[str, Any]:
+        """One run's row (RUN_FIELDS), with its scenario file's text as `scenario_text`."""
+        run_id = self.resolve(run)
+        with self._connect() as db, db:
+            self._reap(db)
+            row = db.execute(f"SELECT {', '.join(RUN_FIELDS.values())}, scenario FROM runs WHERE id = ?", (run_id,))
+            *fields, scenario = row.fetchone()
+        return _record(tuple(fields)) | {"scenario_text": scenario}
+
+    def resolve(self, run: str | int) -> int:
+        """A run id from what a user typed (`references.resolve_run`)."""
+        with self._connect() as db:
+            return resolve_run(db, run, str(self.path))
+
+    def remove(self, runs: list[str | int]) -> list[int]:
+        """Delete these runs (as `resolve` takes them) and all they recorded; their ids. A Running one is refused."""
+        ids = [self.resolve(run) for run in runs]
+        with self._connect() as db, db:
+            self._reap(db)
+            for run_id in ids:
+                (phase,) = db.execute("SELECT phase FROM runs WHERE id = ?", (run_id,)).fetchone()
+                if phase == "Running":
+                    raise StoreError("run is still running; stop it first", value=run_id, file=str(self.path))
+            for run_id in ids:
+                for table in _RUN_TABLES:
+                    db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                db.execute("UPDATE sweep_runs SET run_id = NULL WHERE run_id = ?", (run_id,))  # its figures stay
+                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        return ids
+
+    def keep_newest(self, keep: int) -> list[int]:
+        """Delete all but the newest `keep` finished runs; the ids deleted."""
+        if not self.exists():
+            return []
+        with self._connect() as db:
+            rows = db.execute("SELECT id FROM runs WHERE phase != 'Running' ORDER BY id DESC").fetchall()
+        old = [int(run_id) for (run_id,) in rows[keep:]]
+        return self.remove(list(old)) if old else []
+
+    def load(self, run: str | int) -> RunData:
+        """One run's results."""
+        import pandas as pd
+
+        run_id = self.resolve(run)
+        with self._connect() as db, db:
+            self._reap(db)
+            head = db.execute(
+                "SELECT name, seed, phase, message, digest, simulated_ns, summary, scenario FROM runs WHERE id = ?",
+                (run_id,),
+            ).fetchone()
+            series_rows = db.execute("SELECT row FROM series WHERE run_id = ? ORDER BY time_ns", (run_id,)).fetchall()
+            replica_rows = db.execute(
+                f"SELECT {', '.join(REPLICA_COLUMNS)} FROM replica_series WHERE run_id = ? ORDER BY time_ns, replica",
+                (run_id,),
+            ).fetchall()
+            lifecycles = db.execute(
+                f"SELECT {', '.join(LIFECYCLE_COLUMNS)} FROM replicas WHERE run_id = ? ORDER BY replica", (run_id,)
+            ).fetchall()
+            timeline = db.execute(
+                "SELECT time_ns, source, operation, target, message, detail FROM timeline "
+                "WHERE run_id = ? ORDER BY seq",
+                (run_id,),
+            ).fetchall()
+            documents = db.execute("SELECT name, body FROM documents WHERE run_id = ?", (run_id,)).fetchall()
+        name, seed, phase, message, digest, simulated_ns, summary, scenario = head
+        return RunData(
+            id=run_id,
+            name=name,
+            seed=seed,
+            phase=phase,
+            message=message,
+            digest=digest,
+            simulated_ns=simulated_ns,
+            summary=json.loads(summary) if summary else {},
+            series=_series_frame([json.loads(row) for (row,) in series_rows]),
+            replica_series=replica_frame(
+                {name: [row[i] for row in replica_rows] for i, name in enumerate(REPLICA_COLUMNS)}
+            ),
+            replicas=pd.DataFrame(lifecycles, columns=list(LIFECYCLE_COLUMNS)),
+            timeline=timeline_frame([(*row[:5], json.loads(row[5])) for row in timeline]),
+            scenario=scenario,
+            documents={key: json.loads(body) for key, body in documents},
+        )
+
+    def ignored(self, run: str | int) -> pd.DataFrame:
+        """The movements a run ignored (up to the kernel's keep limit), with why."""
+        import pandas as pd
+
+        run_id = self.resolve(run)
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT time_ns, kind, from_stock, to_stock, reason FROM ignored WHERE run_id = ? ORDER BY rowid",
+                (run_id,),
+            ).fetchall()
+        return pd.DataFrame(rows, columns=["time_ns", "kind", "from_stock", "to_stock", "reason"])
+
+
+def _record(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A `runs` row (RUN_FIELDS' columns, in order) as its fields, tags and summary decoded when they can be."""
+    run = dict(zip(RUN_FIELDS, row, strict=True))
+    run["tags"] = tags_of(run["tags"])
+    if isinstance(run["summary"], str | bytes):
+        with suppress(ValueError):  # else kept as the text it is
+            run["summary"] = json.loads(run["summary"])
+    return run
+
+
+def _series_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The recorder's frame again: its columns in order, then its gauges (the cluster's, the autoscalers'
+    bound), failure reasons last, missing counts as 0."""
+    import pandas as pd
+
+    reasons = sorted({key for row in rows for key in row if key.startswith("failed_")})
+    known = {*COLUMNS, *reasons}
+    gauges = list(dict.fromkeys(key for row in rows for key in row if key not in known))
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, *gauges, *reasons])
+    if reasons:
+        frame[reasons] = frame[reasons].fillna(0).astype("int64")
+    frame.index = pd.Index(frame["time_ns"] / SECOND, name="time_s")
+    return frame
