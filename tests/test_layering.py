@@ -57,6 +57,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.scenario.simulation", 5.5),
     ("skenario.scenario.faketime", 5.6),
     ("skenario.results", 6),
+    ("skenario.runs", 6.2),
     ("skenario.sweeps", 6.5),
     ("skenario.cli", 7),
 )

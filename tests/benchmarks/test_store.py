@@ -44,7 +44,7 @@ def test_the_store_run_loads_back_what_the_recorder_has(runs: dict[str, dict[str
 
 
 def test_the_store_run_flushes_at_each_step_as_the_cli_does(runs: dict[str, dict[str, Any]]) -> None:
-    from skenario.cli.run import STEPS
+    from skenario.runs import STEPS
 
     assert store.STEPS == STEPS
     record = runs["store"]

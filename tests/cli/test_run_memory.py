@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from skenario.cli import cli
-from skenario.cli.run import DEFAULT_MEMORY_SHARE, MemoryGuard, format_size, memory_budget, resident_memory
 from skenario.errors import SkenarioError
+from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, MemoryGuard, format_size, memory_budget, resident_memory
 from tests.cli.test_run_lifecycle import (  # hours of traffic: the first look at memory finds it running
     INTERVAL_NS,
     LONG,

@@ -32,6 +32,8 @@ def user_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except SkenarioError as exc:
+            for line in getattr(exc, "lines", ()):  # what the error rests on (a refused run's estimate)
+                err.print(f"  {line}", highlight=False, soft_wrap=True)
             err.print(f"[bold red]error:[/] {one_line(str(exc))}", highlight=False, markup=True, soft_wrap=True)
             sys.exit(2)
 

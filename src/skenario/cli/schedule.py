@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -11,23 +10,10 @@ import click
 
 from skenario.cli.common import check_output_dirs, out, user_errors
 from skenario.cli.scheduling import scheduling_table, write_results
-from skenario.core.time import parse_duration
-from skenario.errors import SkenarioError
+from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
-from skenario.scenario.format.scheduler import SchedulerSpec
-from skenario.scenario.io import load_document
-from skenario.scenario.wiring.scheduler import build_profile
 from skenario.scheduling.replay import BatchReplay
-from skenario.scheduling.traces import TRACE_KINDS, read_pod_trace
-
-
-def _duration(value: str | None, option: str) -> int | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise SkenarioError(str(exc), field=option, value=value) from None
+from skenario.scheduling.traces import TRACE_KINDS
 
 
 @click.command()
@@ -105,31 +91,19 @@ def schedule(
 ) -> None:
     """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's)."""
     check_output_dirs(("--pods", pods_file), ("--results", results_file))
-    shape = "a scheduler file is a mapping such as {percentageOfNodesToScore: 0, profiles: [...]}"
-    spec = (
-        load_document(scheduler_file, SchedulerSpec, shape)
-        if scheduler_file is not None
-        else SchedulerSpec.model_validate({})
-    )
-    base_dir = scheduler_file.parent if scheduler_file is not None else Path.cwd()
-    profile = build_profile(spec, base_dir, field=str(scheduler_file or "scheduler"))
-    settings = spec.settings()
-    interval, delay = _duration(heartbeat, "--heartbeat"), _duration(heartbeat_delay, "--heartbeat-delay")
-    settings = dataclasses.replace(
-        settings,
-        heartbeat_interval=settings.heartbeat_interval if interval is None else interval,
-        heartbeat_delay=settings.heartbeat_delay if delay is None else delay,
-        record_attempts=settings.record_attempts and not no_plugin_results,
+    options = TraceOptions(
+        kind=kind,
+        nodes=nodes,
+        scheduler_file=scheduler_file,
+        hold=hold,
+        until=until,
+        heartbeat=heartbeat,
+        heartbeat_delay=heartbeat_delay,
+        no_plugin_results=no_plugin_results,
     )
     started = time.perf_counter()
-    reader = read_pod_trace(kind, trace, nodes)
-    pods = reader.pods()
-    if hold:
-        pods = [dataclasses.replace(p, duration=None) for p in pods]
-    node_list = reader.nodes()
-    if not node_list:
-        raise SkenarioError("the trace gives no nodes: name a node file with --nodes", file=str(trace))
-    replay = BatchReplay(node_list, pods, profile, settings, seed=seed, until=_duration(until, "--until"))
+    replay = open_run(trace, seed=seed, trace=options)
+    assert isinstance(replay, BatchReplay)
     summary = replay.run()
     wall = time.perf_counter() - started
     write_results(replay.controller, pods_file, results_file)

@@ -7,13 +7,11 @@ The sweep extra (SciPy, Optuna, Dask) loads only once a sweep is asked for, afte
 from __future__ import annotations
 
 import functools
-import signal
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -23,6 +21,7 @@ from skenario.cli.common import check_output_dirs, err, out, print_document, sto
 from skenario.cli.sweeptables import points_table, sweeps_table
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, check_label
+from skenario.runs import Interruption
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.sweeps.extra import require_sweep_extra
 
@@ -36,30 +35,6 @@ DESIGN_NAMES = ("grid", "lhs", "sobol")
 parquet_option = click.option(
     "--output", "-o", "parquet", type=click.Path(dir_okay=False, path_type=Path), help="FILE.parquet: every run."
 )
-
-
-class Interruption:
-    """Ctrl-C, or SIGTERM made to act as Ctrl-C does (the runs that finished are kept), while in the block;
-    `exit_code` is how a shell reports the signal that stopped it (130 for SIGINT, 143 for SIGTERM)."""
-
-    def __init__(self) -> None:
-        self.signal = signal.SIGINT
-        self._previous: Any = None
-
-    def __enter__(self) -> Interruption:
-        self._previous = signal.signal(signal.SIGTERM, self._terminate)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGTERM, self._previous)
-
-    def _terminate(self, signum: int, frame: FrameType | None) -> None:
-        self.signal = signal.SIGTERM
-        raise KeyboardInterrupt
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + int(self.signal)
 
 
 def price_options(command: Any) -> Any:

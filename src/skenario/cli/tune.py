@@ -13,10 +13,11 @@ import click
 from rich.table import Table
 
 from skenario.cli.common import err, out, print_document, store_option, user_errors
-from skenario.cli.sweep import Interruption, execution_options, price_options, progress_bar
+from skenario.cli.sweep import execution_options, price_options, progress_bar
 from skenario.cli.sweeptables import figure_cell, headings, number, present
 from skenario.errors import SkenarioError
 from skenario.results.store import RunStore, check_label
+from skenario.runs import Interruption
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.sweeps.extra import require_sweep_extra
 

@@ -18,10 +18,10 @@ verdict and raw, normalized and final score).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic.alias_generators import to_camel
 
@@ -159,7 +159,10 @@ class TimelineEntry:
 
 @dataclass
 class FakeTimeRun:
-    """One KEP-140 Scenario, wired and ready to run. Deterministic: the same scenario and seed give the same results."""
+    """One KEP-140 Scenario, wired and ready to run. Deterministic: the same scenario and seed give the same results.
+    It meets `skenario.runs.Runnable`."""
+
+    kind: ClassVar[str] = "kep140"
 
     scenario: KepScenario
     source: str = "<scenario>"
@@ -220,15 +223,20 @@ class FakeTimeRun:
 
     # -- running -----------------------------------------------------------------------------------
 
-    def run(self) -> None:
-        """Run every event not yet run, step by step; pause after the last, or complete at Done."""
+    def run(self, until: int | None = None, *, steps: int = 1, progress: Callable[[int], object] | None = None) -> None:
+        """Run every event not yet run (up to FakeTime `until`), step by step; pause after the last, or
+        complete at Done. `progress(now)` hears each FakeTime step: the steps are the scenario's own."""
         if self.phase in (Phase.COMPLETED, Phase.FAILED):
             raise RuntimeError(f"the scenario is {self.phase.value.lower()}: {self.message}")
         self.phase, self.message = Phase.RUNNING, None
-        steps = sorted({e.time for _, e in self._events if e.id not in self._ran})
+        times = sorted(
+            {e.time for _, e in self._events if e.id not in self._ran and (until is None or e.time <= until)}
+        )
         try:
-            for time in steps:
+            for time in times:
                 self._step(time)
+                if progress is not None:
+                    progress(self.env.now())
                 if self._done is not None:
                     break
         except ScenarioError as exc:
@@ -385,6 +393,10 @@ class FakeTimeRun:
             for pod in self.controller.pods.values()
             for a in pod.attempts
         )
+
+    def simulated(self) -> int:
+        """The kernel's time reached, in ns (FakeTime is `time`)."""
+        return self.env.now()
 
     def summary(self) -> SchedulingSummary:
         return summarize(self.controller, self.env.now())

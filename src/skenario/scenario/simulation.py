@@ -73,8 +73,10 @@ class Simulation:
     `base_dir` is where relative paths in the scenario (traces, manifests, plugins) are found:
     the scenario file's directory when it was loaded from a file. `scenario_text` is the file as
     written, kept with the results. Everything the scenario names is read and built here, so a
-    mistake is a ScenarioError before the run starts.
+    mistake is a ScenarioError before the run starts. It meets `skenario.runs.Runnable`.
     """
+
+    kind = "scenario"
 
     def __init__(
         self,
@@ -217,6 +219,10 @@ class Simulation:
         """Mark the run Failed (something raised, or the process is being stopped)."""
         self.phase = Phase.FAILED
         self.message = message
+
+    def simulated(self) -> int:
+        """The simulated time reached, in ns."""
+        return self.env.now()
 
     def summary(self) -> Summary:
         """spec.workload's summary, with the other workloads' (whose digests its digest covers)."""

@@ -6,15 +6,22 @@ once bound and then leave; a month of trace runs in seconds because nothing wait
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
-from skenario.scheduling.analysis import SchedulingSummary, allocation_over_time, time_weighted_mean
+from skenario.scheduling.analysis import (
+    SchedulingSummary,
+    allocation_over_time,
+    attempt_records,
+    pod_records,
+    time_weighted_mean,
+)
 from skenario.scheduling.controller import SchedulerSettings, SchedulingController
 from skenario.scheduling.framework import Framework, Profile, default_profile
 from skenario.scheduling.objects import NodeSpec
@@ -26,7 +33,10 @@ HORIZON = 100 * 365 * 86_400 * SECOND  # far beyond any trace: the replay stops 
 
 @dataclass
 class BatchReplay:
-    """A trace's pods on a set of nodes, run to the end of the trace (or `until`, in ns)."""
+    """A trace's pods on a set of nodes, run to the end of the trace (or `until`, in ns). It meets
+    `skenario.runs.Runnable`: its phase is Pending, then Completed (a replay has no pause)."""
+
+    kind: ClassVar[str] = "trace"
 
     nodes: Sequence[NodeSpec]
     pods: Sequence[TracePod]
@@ -42,6 +52,8 @@ class BatchReplay:
         self.end = 0
         self.snapshot = ClusterSnapshot(self.nodes)
         self.framework = Framework(self.profile or default_profile(), self.snapshot, streams.generator("tie-break"))
+        self.phase = "Pending"
+        self.message: str | None = "not started"
         self._last_created = max((p.created_at for p in self.pods), default=0)
         # Without `until`, the run goes on until nothing more can happen (see `run`).
         self.env = Environment(halt_at=max(self.until if self.until is not None else HORIZON, 2))
@@ -53,8 +65,21 @@ class BatchReplay:
             (replace(p.spec, movable=False), p.created_at, p.duration) for p in sorted(self.pods, key=_order)
         )
 
-    def run(self) -> SchedulingSummary:
-        """Run to `until`, or until every pod has arrived and nothing is left to happen."""
+    def run(
+        self, until: int | None = None, *, steps: int = 1, progress: Callable[[int], object] | None = None
+    ) -> SchedulingSummary:
+        """Run to `until`, or until every pod has arrived and nothing is left to happen; `progress(now)`
+        hears the end (the replay's stretches are its own). The end is fixed when the replay is made
+        (its halt is scheduled then): `until` here may only repeat it."""
+        if until is not None and until != self.until:
+            raise ValueError(f"this replay ends at {self.until}: give until={until} when making it")
+        summary = self._run()
+        self.phase, self.message = "Completed", f"replayed to {self.end / SECOND:,.0f} s"
+        if progress is not None:
+            progress(self.end)
+        return summary
+
+    def _run(self) -> SchedulingSummary:
         env = self.env
         if self.until is not None:
             env.run()
@@ -69,6 +94,19 @@ class BatchReplay:
         pods = self.controller.pods.values()
         self.end = max((max(p.created_at, p.bound_at or 0, p.finished_at or 0) for p in pods), default=0) + 1
         return self.summary()
+
+    @property
+    def timeline(self) -> list[Any]:
+        """The scheduler's timeline: every attempt, binding, preemption and departure."""
+        return list(self.controller.timeline)
+
+    def simulated(self) -> int:
+        return self.end
+
+    def documents(self) -> dict[str, Any]:
+        """The summary, the pods and the attempts tables, as a KEP-140 run keeps them."""
+        pods = list(self.controller.pods.values())
+        return {"scheduling": self.summary().as_dict(), "pods": pod_records(pods), "attempts": attempt_records(pods)}
 
     def summary(self) -> SchedulingSummary:
         start = min((p.created_at for p in self.pods), default=0)

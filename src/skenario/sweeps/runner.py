@@ -11,10 +11,8 @@ CPU-hours, the cost at the given prices and the share of recording intervals tha
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
-import signal
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -28,6 +26,7 @@ from skenario.core.time import MILLISECOND
 from skenario.results.analysis import cost, limits, slo_summary
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import FinishedRun
+from skenario.runs.supervise import worker_signals
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 from skenario.sweeps.space import SweepError
@@ -168,7 +167,7 @@ class LocalWorkers:
         self._interrupted = False
 
     def _new_pool(self, count: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=count, mp_context=self._context, initializer=_start_worker)
+        return ProcessPoolExecutor(max_workers=count, mp_context=self._context, initializer=worker_signals)
 
     def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
         waiting = dict(enumerate(jobs))
@@ -243,16 +242,6 @@ def lost(job: Job, reason: str) -> Outcome:
     """The row of a job whose worker was lost, not its run's fault to know: Failed, with why, no run to keep."""
     row: dict[str, Any] = {"point": job.point, "seed": job.seed, **dict.fromkeys(METRICS)}
     return Outcome(row | {"digest": None, "phase": "Failed", "error": reason, "wall_s": None}, None)
-
-
-def _start_worker() -> None:
-    """A worker leaves Ctrl-C to the parent, and dies quietly when the parent terminates it. What it
-    inherited from the parent (every module loaded) is set aside from the garbage collector
-    (`gc.freeze`, as Python's documentation advises for a fork without exec): the runs' collections
-    then scan only the runs' own objects, and leave the shared pages unwritten."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    gc.freeze()
 
 
 class DaskWorkers:

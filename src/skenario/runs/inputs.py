@@ -1,0 +1,268 @@
+"""`open_run`: every input skenario reads, recognised in one place and opened as a `Runnable`.
+
+    input                                        told by                            opened as
+    a batch trace and its node file              `trace=` given, or a .csv file     BatchReplay
+    a kube-scheduler-simulator recording (JSONL) `ksimrecord.is_recording`          KepRun (replayed)
+    a kube-scheduler-simulator export            `ksim.is_export`                   KepRun (exported)
+    a KEP-140 Scenario                           `faketime.kep_scenario`            KepRun
+    skenario's own scenario                      anything else                      Simulation
+
+The order matters: a recording and an export are YAML/JSON too, and skenario's format is the
+fallback that names what is wrong with the file. A scenario is read and checked whole before it
+is opened (`validated`: everything it names built, plugins loaded or refused), so a mistake is one
+`SkenarioError` naming the file, the field and the value, and nothing is run or written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from skenario.core.time import parse_duration
+from skenario.errors import ScenarioError, SkenarioError
+from skenario.runs.protocol import Runnable
+from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
+from skenario.scenario.format.kep import KepScenario
+from skenario.scenario.format.scheduler import SchedulerSpec
+from skenario.scenario.io import load_document, located, read_text
+from skenario.scenario.ksim import is_export, ksim_annotations, read_export
+from skenario.scenario.ksimrecord import Replay, is_recording, parse_recording
+from skenario.scenario.loader import parse_scenario
+from skenario.scenario.preflight import estimate
+from skenario.scenario.simulation import Simulation
+from skenario.scenario.wiring.plugins import refused, unloaded
+from skenario.scenario.wiring.prepare import Prepared, prepare
+from skenario.scenario.wiring.scheduler import build_profile
+from skenario.scheduling.replay import BatchReplay
+from skenario.scheduling.traces import read_pod_trace
+
+Plugins = Literal["check", "load", "refuse"]
+TRACE_SUFFIXES = (".csv",)
+"""A file with one of these suffixes is a batch trace of pods (`skenario schedule`'s default, a CSV)."""
+
+
+class Refused(SkenarioError):
+    """A scenario whose estimate passes the limits, not forced: `lines` are the estimate, to show first."""
+
+    def __init__(self, message: str, *, lines: list[str], file: str) -> None:
+        super().__init__(message, file=file)
+        self.lines = lines
+
+
+@dataclass(frozen=True)
+class KepInput:
+    """A file read as KEP-140: its Scenario, and where it came from (a recording's replay, an export)."""
+
+    scenario: KepScenario
+    replay: Replay | None = None  # a kube-scheduler-simulator recording, replayed (docs/ksim.md)
+    exported: bool = False  # a kube-scheduler-simulator export
+
+
+def read_kep(file: Path, text: str) -> KepInput | None:
+    """The file as KEP-140 input (a recording, an export, a KEP-140 Scenario), or None for skenario's format."""
+    if is_recording(text):
+        replay = parse_recording(text, str(file)).replay(file.stem)
+        return KepInput(KepScenario.model_validate(replay.scenario), replay=replay)
+    if is_export(text, str(file)):
+        return KepInput(KepScenario.model_validate(read_export(file).as_scenario(file.stem)), exported=True)
+    scenario = kep_scenario(text, str(file))
+    return None if scenario is None else KepInput(scenario)
+
+
+def digest_of(status: dict[str, Any]) -> str:
+    """A KEP-140 run's fingerprint: its ScenarioResult, less the simulator's version."""
+    result = dict(status["scenarioResult"])
+    result.pop("simulatorVersion", None)
+    text = json.dumps(result, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class KepRun(FakeTimeRun):
+    """A KEP-140 run opened from a file: a mistake on its timeline is said against the file's event
+    (a replayed recording's, against the record it came from), and a kube-scheduler-simulator input's
+    results carry the annotations its web UI shows on each pod, to compare with."""
+
+    text: str = ""
+    replay: Replay | None = None
+    exported: bool = False
+    scenario_file: str | None = None
+
+    @property
+    def ksim(self) -> bool:
+        return self.exported or self.replay is not None
+
+    def run(self, until: int | None = None, *, steps: int = 1, progress: Any = None) -> None:
+        try:
+            super().run(until, steps=steps, progress=progress)
+        except ScenarioError as exc:
+            raise located(exc if self.replay is None else self.replay.locate(exc), self.source, self.text) from None
+
+    def annotated_status(self) -> dict[str, Any]:
+        """KEP-140's ScenarioStatus (every PodResult and plugin result), with kube-scheduler-simulator's
+        annotations for its inputs."""
+        status = self.status()
+        if self.ksim:
+            status["ksimAnnotations"] = self._annotations()
+        return status
+
+    def documents(self) -> dict[str, Any]:
+        documents = super().documents()
+        if self.ksim and self.plugin_verdicts() <= STORED_PLUGIN_RESULTS:  # per-node results, as the store's cap
+            documents["kep140"]["ksimAnnotations"] = self._annotations()
+        return documents
+
+    def digest(self) -> str:
+        return digest_of(self.status())
+
+    def _annotations(self) -> dict[str, Any]:
+        return {pod.name: ksim_annotations(pod.result()) for pod in self.pods()}
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """How to read and replay a batch trace (`skenario schedule`'s options)."""
+
+    kind: str = "csv"
+    nodes: Path | None = None
+    scheduler_file: Path | None = None
+    hold: bool = False
+    until: str | None = None
+    heartbeat: str | None = None
+    heartbeat_delay: str | None = None
+    no_plugin_results: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def open_run(
+    source: Path | str,
+    *,
+    text: str | None = None,
+    seed: int | None = None,
+    plugins: Plugins = "load",
+    force: bool = True,
+    trace: TraceOptions | None = None,
+) -> Runnable:
+    """The run of `source` (a file's path, or a scenario's text as a str), of whichever kind it is.
+
+    `plugins`: "load" runs a plugin's code, "refuse" refuses a scenario naming one, "check" reads it
+    without running it. Without `force`, a scenario whose estimate passes the limits is `Refused`.
+    """
+    if isinstance(source, str):
+        file, text = Path("<scenario>"), source
+        base = Path.cwd()
+    else:
+        file, base = source, source.parent
+    if trace is not None or (text is None and file.suffix.lower() in TRACE_SUFFIXES):
+        return open_trace(file, trace or TraceOptions(), seed=seed or 0)
+    text = read_text(file) if text is None else text
+    kep = read_kep(file, text)
+    if kep is not None:
+        return open_kep(kep, file=file, text=text, seed=seed, base_dir=base)
+    prepared = validated(file, text, seed=seed, plugins=plugins, base_dir=base)
+    cost = estimate(prepared)
+    if (over := cost.over()) and not force:
+        raise Refused(
+            f"refused: the run would take {'; '.join(over)}. Run it anyway with --force",
+            lines=list(cost.lines()),
+            file=str(file),
+        )
+    return Simulation(prepared.scenario, scenario_text=text, prepared=prepared)
+
+
+def open_kep(kep: KepInput, *, file: Path, text: str, seed: int | None, base_dir: Path | None = None) -> KepRun:
+    """A KEP-140 input, wired: a replayed recording skips operations on objects already gone (`skip_gone`)."""
+    try:
+        return KepRun(
+            kep.scenario,
+            source=str(file),
+            base_dir=file.parent if base_dir is None else base_dir,
+            seed=seed,
+            skip_gone=kep.replay is not None,
+            text=text,
+            replay=kep.replay,
+            exported=kep.exported,
+            scenario_file=str(file),
+        )
+    except ScenarioError as exc:
+        raise located(exc if kep.replay is None else kep.replay.locate(exc), str(file), text) from None
+
+
+def examine(file: Path, *, seed: int | None = None) -> Prepared | KepRun:
+    """What `check` and `run --dry-run` look at: a scenario read and checked whole (plugins read, not
+    run), or a KEP-140 input to run in memory, nothing written (whether an object is there at a step
+    can hang on the scheduler, so only running the timeline finds every mistake the real run would)."""
+    text = read_text(file)
+    kep = read_kep(file, text)
+    if kep is None:
+        return validated(file, text, seed=seed)
+    return open_kep(kep, file=file, text=text, seed=seed)
+
+
+def validated(
+    file: Path, text: str, *, seed: int | None = None, plugins: Plugins = "check", base_dir: Path | None = None
+) -> Prepared:
+    """The scenario FILE holds (`text`), read and checked as `skenario run` reads it, ready to run.
+
+    `plugins`: "check" reads a plugin without running its code (check, run --dry-run), "load" runs
+    it (run), "refuse" refuses it (run --no-plugins). A mistake found in a file the scenario names
+    but not said against a file of its own is said against FILE, with the line of its field.
+    """
+    scenario = parse_scenario(text, str(file))
+    mode: AbstractContextManager[None] = (
+        unloaded() if plugins == "check" else refused() if plugins == "refuse" else nullcontext()
+    )
+    try:
+        with mode:
+            prepared = prepare(scenario, seed=seed, base_dir=file.parent if base_dir is None else base_dir)
+    except SkenarioError as exc:
+        raise located(exc, str(file), text) from None
+    if prepared.end is None:
+        raise SkenarioError(
+            "the scenario never ends: give spec.duration or a `done` event", file=str(file), field="spec.duration"
+        )
+    return prepared
+
+
+def _duration(value: str | None, option: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise SkenarioError(str(exc), field=option, value=value) from None
+
+
+def open_trace(trace: Path, options: TraceOptions, *, seed: int = 0) -> BatchReplay:
+    """A batch trace's pods on its nodes, with kube-scheduler's default profile or the scheduler file's."""
+    scheduler_file = options.scheduler_file
+    shape = "a scheduler file is a mapping such as {percentageOfNodesToScore: 0, profiles: [...]}"
+    spec = (
+        load_document(scheduler_file, SchedulerSpec, shape)
+        if scheduler_file is not None
+        else SchedulerSpec.model_validate({})
+    )
+    base_dir = scheduler_file.parent if scheduler_file is not None else Path.cwd()
+    profile = build_profile(spec, base_dir, field=str(scheduler_file or "scheduler"))
+    settings = spec.settings()
+    interval = _duration(options.heartbeat, "--heartbeat")
+    delay = _duration(options.heartbeat_delay, "--heartbeat-delay")
+    settings = dataclasses.replace(
+        settings,
+        heartbeat_interval=settings.heartbeat_interval if interval is None else interval,
+        heartbeat_delay=settings.heartbeat_delay if delay is None else delay,
+        record_attempts=settings.record_attempts and not options.no_plugin_results,
+    )
+    reader = read_pod_trace(options.kind, trace, options.nodes, **options.extra)
+    pods = reader.pods()
+    if options.hold:
+        pods = [dataclasses.replace(p, duration=None) for p in pods]
+    node_list = reader.nodes()
+    if not node_list:
+        raise SkenarioError("the trace gives no nodes: name a node file with --nodes", file=str(trace))
+    return BatchReplay(node_list, pods, profile, settings, seed=seed, until=_duration(options.until, "--until"))

@@ -1,0 +1,82 @@
+"""`Runnable`: what every kind of run offers the front ends, so a new kind needs no change above it.
+
+A run is opened (`skenario.runs.open_run`), run (to its end, or `until`; stopping `steps` times on
+the way to call `progress(now)`), and read: its phase and message, its summary, the documents and
+tables it produced, its timeline. The three runners meet it structurally, without a base class:
+
+    kind        runner                                   summary()
+    scenario    scenario.simulation.Simulation           recording.summary.Summary
+    kep140      scenario.faketime.FakeTimeRun             scheduling.analysis.SchedulingSummary
+    trace       scheduling.replay.BatchReplay             scheduling.analysis.SchedulingSummary
+
+Their summaries share one shape: `describe` gives the common core (kind, phase, message, simulated
+time) with what each kind adds under `summary`, as its own `as_dict()` writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+CORE = ("kind", "phase", "message", "simulated_ns", "summary")
+"""The keys every run's `describe` has, whatever its kind."""
+
+
+@runtime_checkable
+class Summarised(Protocol):
+    """A run's summary: its figures as plain data."""
+
+    def as_dict(self) -> Mapping[str, Any]: ...
+
+
+@runtime_checkable
+class Runnable(Protocol):
+    """One run of any kind, as a front end drives and reads it."""
+
+    @property
+    def kind(self) -> str:
+        """Which kind of run: `scenario`, `kep140`, `trace` (the table above)."""
+        ...
+
+    @property
+    def phase(self) -> str:
+        """Pending, Running, Paused, Completed or Failed."""
+        ...
+
+    @property
+    def message(self) -> str | None:
+        """Why the run is in its phase (reached its duration, paused at an instant, the error)."""
+        ...
+
+    @property
+    def timeline(self) -> Any:
+        """What happened, in order: the events applied and what the controllers did."""
+        ...
+
+    def run(
+        self, until: int | None = None, *, steps: int = 1, progress: Callable[[int], object] | None = None
+    ) -> object:
+        """Run to the end, or to `until` (ns), calling `progress(now)` on the way (`steps` times at most)."""
+        ...
+
+    def summary(self) -> Summarised: ...
+
+    def documents(self) -> dict[str, Any]:
+        """Results beyond the summary, as plain JSON data by name: what the run store keeps."""
+        ...
+
+    def simulated(self) -> int:
+        """The simulated time reached, in ns."""
+        ...
+
+
+def describe(run: Runnable) -> dict[str, Any]:
+    """The run's summary in the shape every kind shares: the core keys (`CORE`), with the kind's own
+    figures under `summary`."""
+    return {
+        "kind": run.kind,
+        "phase": str(run.phase),
+        "message": run.message,
+        "simulated_ns": run.simulated(),
+        "summary": dict(run.summary().as_dict()),
+    }
