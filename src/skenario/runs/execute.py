@@ -1,13 +1,13 @@
 """`execute`: a `Runnable` run under supervision into the run store, the one way every front end runs one.
 
     open_run(file) ─► execute(run, store) ─► supervise (signals, memory budget, watchdog)
-                                           ─► run in STEPS stretches, each stretch's results written
-                                           ─► the run kept: Completed, Paused, or Failed with what it had
+                                           ─► run in STEPS stretches (a scenario's; other kinds step their own way)
+                                           ─► the run kept as its `keeping` says, through one writer
 
-A scenario's run is written as it goes (`RunStore.begin`, a batch per stretch), so a run stopped
-half-way is kept as Failed with what it recorded; a KEP-140 run is written whole once run
-(`RunStore.save`); a trace's replay is not kept. Nothing reaches the store before the input was
-read and checked whole (`open_run`), so bad input leaves nothing half-written.
+How a run is kept is the run's to say (`Runnable.keeping`, see `skenario.runs.protocol`): streamed
+(a batch per stretch, a run stopped half-way kept as Failed with what it recorded), whole (once run,
+in one transaction; a run that fails is not kept) or not at all. Nothing reaches the store before
+the input was read and checked whole (`open_run`), so bad input leaves nothing half-written.
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skenario.results.store import RunStore, RunWriter
-from skenario.runs.inputs import KepRun
 from skenario.runs.protocol import Runnable
 from skenario.runs.supervise import Stopped, StopRequests, supervise
-from skenario.scenario.simulation import Simulation
 
 STEPS = 100
 """A scenario's run stops this many times on its way: to draw progress and to write a batch of results."""
@@ -49,57 +47,26 @@ def execute(
 ) -> Executed:
     """Run `run` to its end under supervision and keep it in `store` (None: keep nothing).
 
-    A stop (a signal, the memory budget) raises `Stopped` once the run is kept as Failed; any
-    other error is raised once the run is kept as Failed with what it had made.
+    A stop (a signal, the memory budget) raises `Stopped`, and any other error is raised, once a
+    streamed run is kept as Failed with what it had made; a whole run is kept only once it is over.
     """
-    if isinstance(run, Simulation):
-        return _simulate(
-            run, store, scenario_file=scenario_file, name=name, tags=tags, budget=budget, progress=progress
-        )
-    started = time.perf_counter()
-    run.run(progress=progress)
-    wall = time.perf_counter() - started
-    run_id = None
-    if store is not None and isinstance(run, KepRun):
-        run_id = store.save(
-            name=run.scenario.name,
-            scenario_file=scenario_file if scenario_file is not None else run.scenario_file,
-            scenario_text=run.text,
-            seed=int(run.seed or 0),
-            phase=str(run.phase),
-            message=run.message,
-            documents=run.documents(),
-            digest=run.digest(),
-            simulated_ns=run.simulated(),
-            wall_s=wall,
-            run_name=name,
-            tags=tags,
-        )
-    return Executed(run_id, wall, None if store is None else store.path)
-
-
-def _simulate(
-    simulation: Simulation,
-    store: RunStore | None,
-    *,
-    scenario_file: str | None,
-    name: str | None,
-    tags: Sequence[str],
-    budget: int | None,
-    progress: Callable[[int], object] | None,
-) -> Executed:
-    with supervise(simulation.env.pause_soon, budget=budget, now=simulation.env.now) as stops:
-        # Everything the scenario names is read and checked by now: only a valid run reaches the store.
-        writer = None if store is None else store.begin(simulation, scenario_file, name=name, tags=tags)
+    kept = store if run.keeping != "none" else None
+    with supervise(run.pause_soon, budget=budget, now=run.simulated) as stops:
+        # Everything the input names is read and checked by now: only a valid run reaches the store.
+        writer = None
+        if kept is not None and run.keeping == "streamed":
+            record = run.record()
+            assert record is not None, f"a {run.kind} run kept as it goes has no record"
+            writer = kept.begin(record, scenario_file, name=name, tags=tags)
         started = time.perf_counter()
         try:
             try:
-                _stretches(simulation, writer, stops, progress)
+                _stretches(run, writer, stops, progress)
             except KeyboardInterrupt:  # the watchdog, or a second signal, interrupting a long movement
                 raise stops.stop or Stopped.by_signal(signal.SIGINT) from None
         except Stopped as stopped:
             stops.ignore()
-            simulation.fail(str(stopped))
+            run.fail(str(stopped))
             if writer is not None:
                 writer.finish(time.perf_counter() - started)
             stopped.run_id = None if writer is None else writer.run_id
@@ -111,13 +78,19 @@ def _simulate(
             raise
         wall = time.perf_counter() - started
         stops.ignore()
+        run_id = None
         if writer is not None:
             writer.finish(wall)
-    return Executed(None if writer is None else writer.run_id, wall, None if store is None else store.path)
+            run_id = writer.run_id
+        elif kept is not None:
+            record = run.record()
+            assert record is not None, f"a {run.kind} run kept whole has no record"
+            run_id = kept.keep(record, scenario_file, wall_s=wall, name=name, tags=tags)
+    return Executed(run_id, wall, None if kept is None else kept.path)
 
 
 def _stretches(
-    simulation: Simulation,
+    run: Runnable,
     writer: RunWriter | None,
     stops: StopRequests,
     progress: Callable[[int], object] | None,
@@ -131,4 +104,5 @@ def _stretches(
         if progress is not None:
             progress(now)
 
-    simulation.run(steps=STEPS, progress=step)
+    run.run(steps=STEPS, progress=step)
+    stops.check()  # a run that stepped its own way may have returned at the pause a stop asked for

@@ -21,11 +21,12 @@ import json
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from skenario.core.time import parse_duration
 from skenario.errors import ScenarioError, SkenarioError
-from skenario.runs.protocol import Runnable
+from skenario.results.store import FinishedRun
+from skenario.runs.protocol import Keeping, Runnable
 from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
 from skenario.scenario.format.kep import KepScenario
 from skenario.scenario.format.scheduler import SchedulerSpec
@@ -88,6 +89,8 @@ class KepRun(FakeTimeRun):
     (a replayed recording's, against the record it came from), and a kube-scheduler-simulator input's
     results carry the annotations its web UI shows on each pod, to compare with."""
 
+    keeping: ClassVar[Keeping] = "whole"
+
     text: str = ""
     replay: Replay | None = None
     exported: bool = False
@@ -119,6 +122,20 @@ class KepRun(FakeTimeRun):
 
     def digest(self) -> str:
         return digest_of(self.status())
+
+    def record(self) -> FinishedRun:
+        """What the store keeps once the run is over: its row and documents, with no series."""
+        return FinishedRun(
+            name=self.scenario.name,
+            scenario_text=self.text,
+            seed=int(self.seed or 0),
+            phase=str(self.phase),
+            message=self.message,
+            digest=self.digest(),
+            simulated_ns=self.simulated(),
+            wall_s=None,
+            named_documents=self.documents(),
+        )
 
     def _annotations(self) -> dict[str, Any]:
         return {pod.name: ksim_annotations(pod.result()) for pod in self.pods()}

@@ -4,20 +4,30 @@ A run is opened (`skenario.runs.open_run`), run (to its end, or `until`; stoppin
 the way to call `progress(now)`), and read: its phase and message, its summary, the documents and
 tables it produced, its timeline. The three runners meet it structurally, without a base class:
 
-    kind        runner                                   summary()
-    scenario    scenario.simulation.Simulation           recording.summary.Summary
-    kep140      scenario.faketime.FakeTimeRun             scheduling.analysis.SchedulingSummary
-    trace       scheduling.replay.BatchReplay             scheduling.analysis.SchedulingSummary
+    kind        runner                            summary()                              keeping
+    scenario    scenario.simulation.Simulation    recording.summary.Summary              streamed
+    kep140      runs.inputs.KepRun                scheduling.analysis.SchedulingSummary  whole
+    trace       scheduling.replay.BatchReplay     scheduling.analysis.SchedulingSummary  none
 
 Their summaries share one shape: `describe` gives the common core (kind, phase, message, simulated
-time) with what each kind adds under `summary`, as its own `as_dict()` writes it.
+time) with what each kind adds under `summary`, as its own `as_dict()` writes it. How a run is
+kept (`keeping`) is the run's to say, so `execute` and the store need no change for a new kind:
+
+- `streamed`: written as it goes, a batch per stretch; a run stopped or failing half-way is kept
+  as Failed with what it recorded (a scenario: everything it names was checked before it ran);
+- `whole`: written once run, in one transaction; a run that fails is not kept, its mistake is
+  its input's, found only by running (a KEP-140 step naming an object the scheduler removed);
+- `none`: not kept (a trace's replay writes its tables where the user says).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
+from skenario.results.store import RunOutput
+
+Keeping = Literal["streamed", "whole", "none"]
 CORE = ("kind", "phase", "message", "simulated_ns", "summary")
 """The keys every run's `describe` has, whatever its kind."""
 
@@ -39,6 +49,11 @@ class Runnable(Protocol):
         ...
 
     @property
+    def keeping(self) -> Keeping:
+        """How the store keeps the run (the table above)."""
+        ...
+
+    @property
     def phase(self) -> str:
         """Pending, Running, Paused, Completed or Failed."""
         ...
@@ -57,6 +72,19 @@ class Runnable(Protocol):
         self, until: int | None = None, *, steps: int = 1, progress: Callable[[int], object] | None = None
     ) -> object:
         """Run to the end, or to `until` (ns), calling `progress(now)` on the way (`steps` times at most)."""
+        ...
+
+    def pause_soon(self) -> None:
+        """Stop after the movement under way (safe from a signal handler); a later `run` resumes."""
+        ...
+
+    def fail(self, message: str) -> None:
+        """Mark the run Failed: it was stopped from outside, or something raised."""
+        ...
+
+    def record(self) -> RunOutput | None:
+        """What the store keeps of the run (None when its `keeping` is `none`): a streamed run's is read
+        again at each stretch, a whole run's is taken once it has run."""
         ...
 
     def summary(self) -> Summarised: ...

@@ -394,6 +394,15 @@ class FakeTimeRun:
             for a in pod.attempts
         )
 
+    def pause_soon(self) -> None:
+        """Return from the kernel after the movement under way: the stop is then the caller's to make
+        (`skenario.runs.execute` keeps no KEP-140 run stopped half-way)."""
+        self.env.pause_soon()
+
+    def fail(self, message: str) -> None:
+        """Mark the run Failed: it was stopped from outside."""
+        self.phase, self.message = Phase.FAILED, message
+
     def simulated(self) -> int:
         """The kernel's time reached, in ns (FakeTime is `time`)."""
         return self.env.now()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import yaml
 
@@ -77,6 +77,7 @@ class Simulation:
     """
 
     kind = "scenario"
+    keeping: ClassVar[Literal["streamed"]] = "streamed"  # written as it goes: see skenario.runs.protocol
 
     def __init__(
         self,
@@ -219,6 +220,14 @@ class Simulation:
         """Mark the run Failed (something raised, or the process is being stopped)."""
         self.phase = Phase.FAILED
         self.message = message
+
+    def pause_soon(self) -> None:
+        """Pause after the movement under way (safe from a signal handler); a later `run` resumes."""
+        self.env.pause_soon()
+
+    def record(self) -> Simulation:
+        """What the store keeps: the run itself, read again at each stretch (a `results.store.RunOutput`)."""
+        return self
 
     def simulated(self) -> int:
         """The simulated time reached, in ns."""

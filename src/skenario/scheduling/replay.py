@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -37,6 +37,7 @@ class BatchReplay:
     `skenario.runs.Runnable`: its phase is Pending, then Completed (a replay has no pause)."""
 
     kind: ClassVar[str] = "trace"
+    keeping: ClassVar[Literal["none"]] = "none"  # its tables go where the user says (skenario.runs.protocol)
 
     nodes: Sequence[NodeSpec]
     pods: Sequence[TracePod]
@@ -102,6 +103,18 @@ class BatchReplay:
 
     def simulated(self) -> int:
         return self.end
+
+    def pause_soon(self) -> None:
+        """Return from the kernel after the movement under way (a stop is then the caller's to make)."""
+        self.env.pause_soon()
+
+    def fail(self, message: str) -> None:
+        """Mark the replay Failed: it was stopped from outside."""
+        self.phase, self.message = "Failed", message
+
+    def record(self) -> None:
+        """A replay is not kept in the run store."""
+        return None
 
     def documents(self) -> dict[str, Any]:
         """The summary, the pods and the attempts tables, as a KEP-140 run keeps them."""

@@ -21,7 +21,6 @@ another folder). Its jobs, one module each:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from skenario.results.store.base import DATABASE, DEFAULT_STORE, StoreError
 from skenario.results.store.references import check_label
@@ -52,35 +51,16 @@ class RunStore(Sweeps):
         """A new run, phase Running, with its own name and tags if given; its results follow through the writer."""
         return RunWriter.start(self, run, scenario_file, name=name, tags=tags)
 
-    def save(
+    def keep(
         self,
-        *,
-        name: str,
+        run: RunOutput,
         scenario_file: str | None,
-        scenario_text: str,
-        seed: int,
-        phase: str,
-        message: str | None,
-        documents: dict[str, Any],
-        digest: str,
-        simulated_ns: int,
+        *,
         wall_s: float | None,
-        run_name: str | None = None,
+        name: str | None = None,
         tags: Sequence[str] = (),
     ) -> int:
-        """A finished run that no Simulation made (a KEP-140 Scenario on FakeTime), written whole at once:
-        its row and its documents, with no series."""
-        run = FinishedRun(
-            name=name,
-            scenario_text=scenario_text,
-            seed=seed,
-            phase=phase,
-            message=message,
-            digest=digest,
-            simulated_ns=simulated_ns,
-            wall_s=wall_s,
-            named_documents=documents,
-        )
+        """A run already over, written whole in one transaction (never seen Running); its id."""
         with self._connect(create=True) as db, db:
             self._reap(db)
-            return RunWriter.whole(db, run, wall_s, scenario_file, name=run_name, tags=tags)
+            return RunWriter.whole(db, run, wall_s, scenario_file, name=name, tags=tags)

@@ -3,7 +3,7 @@
 A run under way (`RunStore.begin`) is written in batches: its row first, phase Running, then one
 transaction per `flush` with what it made since the last, then `finish` with the rest, its
 lifecycles, documents, phase and summary. A run made elsewhere (a sweep's worker, a KEP-140
-Scenario on FakeTime: `RunStore.save`, `RunStore.save_sweep_run`) goes through the same three
+Scenario on FakeTime: `RunStore.keep`, `RunStore.save_sweep_run`) goes through the same three
 steps inside one transaction (`RunWriter.whole`), so it is never seen Running.
 
 The writer knows nothing of what made the run: anything with the members of `RunOutput` will do.
