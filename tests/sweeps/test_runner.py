@@ -7,6 +7,7 @@ import os
 import pickle
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -62,15 +63,15 @@ def test_a_failing_run_is_reported_and_the_others_go_on() -> None:
 def test_a_job_that_kills_its_worker_fails_alone_and_the_others_finish(monkeypatch: pytest.MonkeyPatch) -> None:
     # The third job's worker dies by SIGKILL, as under the kernel's OOM killer: the pool breaks, the jobs
     # it held run again alone, and only the killer is reported, Failed. (Workers are forked: they inherit
-    # the patched reader.)
-    reader = runner.parse_scenario
+    # the patched opener.)
+    opener = runner.open_run
 
-    def deadly(text: str, source: str = "<scenario>") -> object:
-        if "name: deadly" in text:
+    def deadly(source: Path, **options: Any) -> object:
+        if "name: deadly" in options["text"]:
             os.kill(os.getpid(), signal.SIGKILL)
-        return reader(text, source)
+        return opener(source, **options)
 
-    monkeypatch.setattr(runner, "parse_scenario", deadly)
+    monkeypatch.setattr(runner, "open_run", deadly)
     batch = jobs(5)
     batch[2] = Job(point=0, seed=2, text=SCENARIO.replace("name: small", "name: deadly"), base_dir=".")
     with workers(2) as pool:

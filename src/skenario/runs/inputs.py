@@ -164,17 +164,20 @@ def open_run(
     plugins: Plugins = "load",
     force: bool = True,
     trace: TraceOptions | None = None,
+    base_dir: Path | None = None,
 ) -> Runnable:
     """The run of `source` (a file's path, or a scenario's text as a str), of whichever kind it is.
 
+    `text`: the file's text, already read (the file is then only its name in messages). `base_dir`:
+    where the files it names are, by default the file's folder (the working directory for a text).
     `plugins`: "load" runs a plugin's code, "refuse" refuses a scenario naming one, "check" reads it
     without running it. Without `force`, a scenario whose estimate passes the limits is `Refused`.
     """
     if isinstance(source, str):
         file, text = Path("<scenario>"), source
-        base = Path.cwd()
+        base = Path.cwd() if base_dir is None else base_dir
     else:
-        file, base = source, source.parent
+        file, base = source, source.parent if base_dir is None else base_dir
     if trace is not None or (text is None and file.suffix.lower() in TRACE_SUFFIXES):
         return open_trace(file, trace or TraceOptions(), seed=seed or 0)
     text = read_text(file) if text is None else text
@@ -182,8 +185,8 @@ def open_run(
     if kep is not None:
         return open_kep(kep, file=file, text=text, seed=seed, base_dir=base)
     prepared = validated(file, text, seed=seed, plugins=plugins, base_dir=base)
-    cost = estimate(prepared)
-    if (over := cost.over()) and not force:
+    cost = None if force else estimate(prepared)
+    if cost is not None and (over := cost.over()):
         raise Refused(
             f"refused: the run would take {'; '.join(over)}. Run it anyway with --force",
             lines=list(cost.lines()),

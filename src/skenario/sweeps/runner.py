@@ -26,8 +26,8 @@ from skenario.core.time import MILLISECOND
 from skenario.results.analysis import cost, limits, slo_summary
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import FinishedRun
+from skenario.runs import open_run
 from skenario.runs.supervise import worker_signals
-from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
 from skenario.sweeps.space import SweepError
 
@@ -89,8 +89,10 @@ def run_job(job: Job) -> Outcome:
     row: dict[str, Any] = {"point": job.point, "seed": job.seed}
     simulation: Simulation | None = None
     try:
-        scenario = parse_scenario(job.text, source=f"point {job.point}")
-        simulation = Simulation(scenario, seed=job.seed, base_dir=Path(job.base_dir), scenario_text=job.text)
+        run = open_run(Path(f"point {job.point}"), text=job.text, seed=job.seed, base_dir=Path(job.base_dir))
+        if not isinstance(run, Simulation):
+            raise SweepError(f"point {job.point}: a sweep runs skenario's scenarios, not a {run.kind} input")
+        simulation = run
         summary = simulation.run()
         row["simulation_s"] = time.perf_counter() - started  # the run alone: what a sweep adds is the rest
         row |= figures(RunData.from_simulation(simulation), job.prices, job.objectives)
