@@ -1,28 +1,16 @@
-"""The layering the README draws, checked on every module's imports (read with ast, nothing is run).
+"""The layering docs/background/layout.md draws, checked on every module's imports (read with ast, nothing run).
 
-Layers, lowest first; a module may import its own layer and the layers below, never one above:
-
-    0  version, errors, scenario.io the version, the errors, and the YAML/validation I/O every file format shares
-    1  core                         time, Environment, stocks, clock: nothing of Kubernetes
-    2  queueing | model | workloads the analytic solver; the cluster world; traffic patterns and traces
-    3  autoscalers | scheduling     policies: pure calculators and the controllers that drive them
-    4  recording | validation       what watches a run; the simulator checked against the solver
-    5  scenario                     format < bundle < wiring < dryrun < loader < simulation < faketime
-    6  results                      finished runs read back: RunData, store, analysis, plots, reports
-    6.5 sweep                       many runs: settings, designs, workers, intervals, studies
-    7  cli, skenario's own names    the commands, and the Python API (`skenario.sweep`, `skenario.tune`)
-
-`model.apiserver`, the controllers behind the simulated API server, lives with the cluster model but
-sits in layer 3: it drives the scheduler's controller.
-
-Packages side by side in one layer (`|`) are independent rooms: neither imports the other.
-Function-local imports count as imports; besides, only the lazy loads of heavy libraries (pandas,
-matplotlib, plotly, and the modules of ours that load them) may be function-local.
+A module may import its own layer and the layers below (`LAYERS`), never one above; packages side
+by side in one layer (`PEERS`) are independent rooms: neither imports the other. Function-local
+imports count as imports; besides, only the lazy loads of heavy libraries (pandas, matplotlib,
+plotly, and the modules of ours that load them) may be function-local. The page's picture is
+checked against `LAYERS` too, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +87,7 @@ def _within(name: str, prefix: str) -> bool:
 
 def layer(module: str) -> float:
     matches = [(len(prefix), rank) for prefix, rank in LAYERS if _within(module, prefix)]
-    assert matches, f"{module} is in no layer: add it to LAYERS (and to the README's picture)"
+    assert matches, f"{module} is in no layer: add it to LAYERS (and to the picture in docs/background/layout.md)"
     return max(matches)[1]
 
 
@@ -212,3 +200,40 @@ def test_the_checks_catch_an_upward_import(tmp_path: Path) -> None:
     found = [i for i in _imports(source, tmp_path) if i.target == "skenario.scenario.simulation"]
     assert found and found[0].local and found[0].module == "skenario.model.probe"
     assert layer(found[0].target) > layer(found[0].module)
+
+
+PICTURE = SOURCE.parent / "docs" / "background" / "layout.md"
+_PICTURE_LINE = re.compile(r"^(\d+(?:\.\d+)?)\s+(.+?)\s{2,}(.*)$")
+
+
+def _picture() -> list[tuple[float, list[str], str]]:
+    """The layers the layout page draws: (rank, the modules named, what it says of them)."""
+    text = PICTURE.read_text(encoding="utf-8")
+    block = text[text.index("## Layers") :].split("```")[1]
+    rows = []
+    for line in block.strip().splitlines():
+        match = _PICTURE_LINE.match(line)
+        assert match, f"a line of the layers picture is not `rank  names  what`: {line!r}"
+        names = [n.strip() for n in re.split(r"[|,]", match.group(2))]
+        modules = [
+            "skenario" if n == "skenario's own names" else "skenario." + n.removesuffix(".py").replace("/", ".")
+            for n in names
+        ]
+        rows.append((float(match.group(1)), modules, match.group(3)))
+    return rows
+
+
+def test_the_layout_pages_picture_draws_the_layers_checked_here() -> None:
+    ranks = dict(LAYERS)
+    drawn = {module: rank for rank, modules, _ in _picture() for module in modules}
+    assert all(ranks.get(module) == rank for module, rank in drawn.items()), {
+        module: (rank, ranks.get(module)) for module, rank in drawn.items() if ranks.get(module) != rank
+    }
+    # Every package directly under skenario, and every module placed apart from its package, is drawn.
+    placed = {prefix for prefix, _ in LAYERS if prefix.count(".") == 1 and not prefix.startswith("skenario.scenario.")}
+    assert placed - {"skenario.__main__"} <= set(drawn)
+    # The scenario's half-layers are drawn in their order.
+    (says,) = [what for _, modules, what in _picture() if modules == ["skenario.scenario"]]
+    steps = [[f"skenario.scenario.{n.strip()}" for n in step.split(",")] for step in says.split("<")]
+    drawn_ranks = [sorted({ranks[m] for m in step}) for step in steps]
+    assert drawn_ranks == [[r] for r in sorted({ranks[m] for step in steps for m in step})]
