@@ -40,12 +40,18 @@ Usage (from the repository root, with the virtualenv active)::
     python benchmarks/store.py --rounds 3 --json  # one JSON object on stdout, nothing else
     python benchmarks/store.py --quick            # 3 min and 12 min simulated, 1 round (the tests' mode)
     python benchmarks/store.py --one store --hours 1   # one timed run in this process, one JSON line
+    python benchmarks/store.py --baseline ../old/src   # also the 1 h store run with another version's package
+
+With `--baseline SRC` each round also runs the 1 h `store` run with the skenario package in SRC (say
+a checkout from before a change: `git worktree add ../old <commit>`), and the report adds the ratio
+of this version's store wall (and time in flush + finish) to the baseline's, taken within rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -63,6 +69,8 @@ STEPS = 100
 """As `skenario run` (src/skenario/cli/run.py): the run stops 100 times, and writes a batch each time."""
 BUDGET = 0.10
 KINDS = ("bare", "store")
+BASELINE = "baseline"
+"""The `store` run with another version's package (`--baseline SRC`), at the first length only."""
 HOURS = (1.0, 4.0)
 QUICK_HOURS = (0.05, 0.2)
 TABLES = ("series", "replica_series", "timeline", "replicas", "ignored")
@@ -184,11 +192,17 @@ def run_name(kind: str, hours: float) -> str:
     return f"{kind}_{hours:g}h"
 
 
-def run_in_subprocess(kind: str, hours: float, folder: str | None = None) -> dict[str, Any]:
+def run_in_subprocess(
+    kind: str, hours: float, folder: str | None = None, baseline: Path | None = None
+) -> dict[str, Any]:
+    env = None
+    if kind == BASELINE:
+        assert baseline is not None
+        kind, env = "store", {**os.environ, "PYTHONPATH": str(baseline)}
     command = [sys.executable, str(Path(__file__).resolve()), "--one", kind, "--hours", repr(hours)]
     if folder is not None:
         command += ["--dir", folder]
-    finished = subprocess.run(command, capture_output=True, text=True, check=False)
+    finished = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if finished.returncode != 0:
         raise RuntimeError(f"{run_name(kind, hours)} failed (exit {finished.returncode}):\n{finished.stderr}")
     record: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
@@ -201,14 +215,20 @@ def rotated(names: Sequence[Any], index: int) -> list[Any]:
 
 
 def measure(
-    hours: Sequence[float], rounds: int, folder: str | None, progress: Callable[[str], None] | None
+    hours: Sequence[float],
+    rounds: int,
+    folder: str | None,
+    progress: Callable[[str], None] | None,
+    baseline: Path | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Interleaved rounds of fresh-process runs, the order rotated each round."""
     plan = [(kind, h) for h in hours for kind in KINDS]
+    if baseline is not None:
+        plan.append((BASELINE, hours[0]))
     runs: dict[str, list[dict[str, Any]]] = {run_name(kind, h): [] for kind, h in plan}
     for index in range(rounds):
         for kind, h in rotated(plan, index):
-            record = run_in_subprocess(kind, h, folder)
+            record = run_in_subprocess(kind, h, folder, baseline)
             runs[run_name(kind, h)].append(record)
             if progress is not None:
                 progress(f"round {index + 1}/{rounds}: {run_name(kind, h):<10} {record['wall_s']:7.2f} s")
@@ -258,6 +278,14 @@ def summarise(runs: dict[str, list[dict[str, Any]]], hours: Sequence[float]) -> 
         "share_le_10pct": reference["share"]["median"] <= BUDGET,
     }
     result["verdict"]["met"] = all(result["verdict"].values())
+    if (base := runs.get(run_name(BASELINE, hours[0]))) is not None:
+        store = runs[run_name("store", hours[0])]
+        result["baseline"] = {
+            "store_wall_s": _spread([r["wall_s"] for r in base]),
+            "x_store_wall": _spread([s["wall_s"] / b["wall_s"] for s, b in zip(store, base, strict=True)]),
+            "x_flush_finish": _spread([store_time(s) / store_time(b) for s, b in zip(store, base, strict=True)]),
+            "same_digest": {r["digest"] for r in base} == {reference["digest"]},
+        }
     if len(hours) > 1:
         last = variants[f"{hours[-1]:g}h"]
         result["proportional"] = {
@@ -314,6 +342,14 @@ def print_table(summary: dict[str, Any]) -> None:
             f"proportional: {p['x_hours']:g}× the simulated time → {p['x_store_time']:.2f}× the time in "
             f"flush + finish; share {p['share_ratio']:.2f}× the first's"
         )
+    if "baseline" in summary:
+        b = summary["baseline"]
+        console.print(
+            f"against --baseline at {next(iter(summary['variants']))}: store wall {_secs(b['store_wall_s'])} s there; "
+            f"this version's ÷ the baseline's: wall {b['x_store_wall']['median']:.3f}×, flush + finish "
+            f"{b['x_flush_finish']['median']:.3f}× (medians of ratios within rounds); "
+            f"same digest: {'yes' if b['same_digest'] else 'NO'}"
+        )
     first_name, first = next(iter(summary["variants"].items()))
     verdict = summary["verdict"]
     console.print(
@@ -331,6 +367,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dir", default=None, help="where the temporary store folders go (default: the system's)")
     parser.add_argument("--one", choices=KINDS, help="time one run in this process, print one JSON line")
     parser.add_argument("--hours", type=float, default=1.0, help="simulated hours of the --one run (default 1)")
+    parser.add_argument(
+        "--baseline", type=Path, default=None, help="another version's src folder: its 1 h store run, for ratios"
+    )
     args = parser.parse_args(argv)
     if args.one is not None:
         print(json.dumps({"run": run_name(args.one, args.hours), **run_once(args.one, args.hours, args.dir)}))
@@ -342,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    runs = measure(hours, rounds, args.dir, None if args.json else progress)
+    runs = measure(hours, rounds, args.dir, None if args.json else progress, args.baseline)
     summary = summarise(runs, hours)
     if args.json:
         print(json.dumps(summary))

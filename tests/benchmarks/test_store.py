@@ -95,6 +95,13 @@ def test_ratios_are_taken_within_rounds() -> None:
     assert variant["same_digest"]
     assert summary["verdict"] == {"overhead_le_10pct": True, "share_le_10pct": True, "met": True}
     assert "proportional" not in summary
+    assert "baseline" not in summary
+    # With a baseline version's store runs: this version's walls over the baseline's, round by round.
+    runs["baseline_1h"] = [record("store", 21.0, 0.1), record("store", 21.0, 0.8), record("store", 12.0, 0.3)]
+    against = store.summarise(runs, [1.0])["baseline"]
+    assert against["x_store_wall"]["median"] == pytest.approx(1.0)  # 0.5, 1.0, 1.0
+    assert against["x_flush_finish"]["median"] == pytest.approx(1.0)  # 2.0, 0.5, 1.0
+    assert against["same_digest"]
 
 
 def test_rounds_rotate_the_order() -> None:
