@@ -30,7 +30,7 @@ from skenario.runs.protocol import Keeping, Runnable
 from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
 from skenario.scenario.format.kep import KepScenario
 from skenario.scenario.format.scheduler import SchedulerSpec
-from skenario.scenario.io import load_document, located, read_text
+from skenario.scenario.io import Documents, load_document, located, read_text, yaml_documents
 from skenario.scenario.ksim import is_export, ksim_annotations, read_export
 from skenario.scenario.ksimrecord import Replay, is_recording, parse_recording
 from skenario.scenario.loader import parse_scenario
@@ -64,14 +64,23 @@ class KepInput:
     exported: bool = False  # a kube-scheduler-simulator export
 
 
-def read_kep(file: Path, text: str) -> KepInput | None:
-    """The file as KEP-140 input (a recording, an export, a KEP-140 Scenario), or None for skenario's format."""
+def yaml_of(file: Path, text: str) -> Documents | None:
+    """The text's YAML documents, read once for every question of its kind and for the scenario itself
+    (PyYAML reads about 1 MB/s); None for a recording or JSON, which their own readers take faster."""
+    if is_recording(text) or text.lstrip().startswith("{"):
+        return None
+    return yaml_documents(text, str(file))
+
+
+def read_kep(file: Path, text: str, documents: Documents | None = None) -> KepInput | None:
+    """The file as KEP-140 input (a recording, an export, a KEP-140 Scenario), or None for skenario's
+    format; `documents`: the text already read as YAML (`yaml_of`)."""
     if is_recording(text):
         replay = parse_recording(text, str(file)).replay(file.stem)
         return KepInput(KepScenario.model_validate(replay.scenario), replay=replay)
-    if is_export(text, str(file)):
+    if is_export(text, str(file), documents=documents):
         return KepInput(KepScenario.model_validate(read_export(file).as_scenario(file.stem)), exported=True)
-    scenario = kep_scenario(text, str(file))
+    scenario = kep_scenario(text, str(file), documents=documents)
     return None if scenario is None else KepInput(scenario)
 
 
@@ -181,10 +190,11 @@ def open_run(
     if trace is not None or (text is None and file.suffix.lower() in TRACE_SUFFIXES):
         return open_trace(file, trace or TraceOptions(), seed=seed or 0)
     text = read_text(file) if text is None else text
-    kep = read_kep(file, text)
+    documents = yaml_of(file, text)
+    kep = read_kep(file, text, documents)
     if kep is not None:
         return open_kep(kep, file=file, text=text, seed=seed, base_dir=base)
-    prepared = validated(file, text, seed=seed, plugins=plugins, base_dir=base)
+    prepared = validated(file, text, seed=seed, plugins=plugins, base_dir=base, documents=documents)
     cost = None if force else estimate(prepared)
     if cost is not None and (over := cost.over()):
         raise Refused(
@@ -218,22 +228,30 @@ def examine(file: Path, *, seed: int | None = None) -> Prepared | KepRun:
     run), or a KEP-140 input to run in memory, nothing written (whether an object is there at a step
     can hang on the scheduler, so only running the timeline finds every mistake the real run would)."""
     text = read_text(file)
-    kep = read_kep(file, text)
+    documents = yaml_of(file, text)
+    kep = read_kep(file, text, documents)
     if kep is None:
-        return validated(file, text, seed=seed)
+        return validated(file, text, seed=seed, documents=documents)
     return open_kep(kep, file=file, text=text, seed=seed)
 
 
 def validated(
-    file: Path, text: str, *, seed: int | None = None, plugins: Plugins = "check", base_dir: Path | None = None
+    file: Path,
+    text: str,
+    *,
+    seed: int | None = None,
+    plugins: Plugins = "check",
+    base_dir: Path | None = None,
+    documents: Documents | None = None,
 ) -> Prepared:
     """The scenario FILE holds (`text`), read and checked as `skenario run` reads it, ready to run.
 
     `plugins`: "check" reads a plugin without running its code (check, run --dry-run), "load" runs
     it (run), "refuse" refuses it (run --no-plugins). A mistake found in a file the scenario names
     but not said against a file of its own is said against FILE, with the line of its field.
+    `documents`: the text already read as YAML.
     """
-    scenario = parse_scenario(text, str(file))
+    scenario = parse_scenario(text, str(file), documents=documents)
     mode: AbstractContextManager[None] = (
         unloaded() if plugins == "check" else refused() if plugins == "refuse" else nullcontext()
     )

@@ -31,7 +31,7 @@ from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.format.kep import KepScenario, ScenarioEvent, is_kep_scenario
 from skenario.scenario.format.scheduler import Plugins, SchedulerSpec
-from skenario.scenario.io import read_text, validate_document, validate_node, yaml_documents
+from skenario.scenario.io import Documents, read_text, validate_document, validate_node, yaml_documents
 from skenario.scenario.simulation import Phase
 from skenario.scenario.wiring.apiserver import ObjectStore, parse_patch
 from skenario.scenario.wiring.scheduler import build_profile
@@ -496,9 +496,10 @@ def parse_kep_scenario(text: str, source: str = "<scenario>") -> KepScenario:
     return validate_node(data, root, KepScenario, source, SCENARIO_SHAPE)
 
 
-def kep_scenario(text: str, source: str) -> KepScenario | None:
-    """The file's KEP-140 Scenario if that is what it holds (None: skenario's own format)."""
-    documents = yaml_documents(text, source)
+def kep_scenario(text: str, source: str, *, documents: Documents | None = None) -> KepScenario | None:
+    """The file's KEP-140 Scenario if that is what it holds (None: skenario's own format); `documents`:
+    the text already read."""
+    documents = yaml_documents(text, source) if documents is None else documents
     data, root = documents[0]
     if len(documents) != 1 or not is_kep_scenario(data):
         return None

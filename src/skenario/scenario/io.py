@@ -75,7 +75,11 @@ def validate_node(
     return _validate(data, root, model, source, shape, rename)
 
 
-def yaml_documents(text: str, source: str) -> list[tuple[Any, yaml.Node | None]]:
+Documents = list[tuple[Any, "yaml.Node | None"]]
+"""A file's YAML documents, each with its node tree (for line numbers): what `yaml_documents` reads."""
+
+
+def yaml_documents(text: str, source: str) -> Documents:
     """Each non-empty document of the text with its node tree (for line numbers)."""
     datas: list[Any] = []
     roots: list[yaml.Node | None] = []

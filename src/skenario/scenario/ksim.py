@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from skenario.errors import ScenarioError
-from skenario.scenario.io import located, read_text, yaml_documents
+from skenario.scenario.io import Documents, located, read_text, yaml_documents
 
 # scenario/api/v1alpha1/groupversion_info.go: `GroupVersion`.
 SCENARIO_API_VERSION = "simulation.kube-scheduler-simulator.x-k8s.io/v1alpha1"
@@ -374,10 +374,16 @@ def _event_id(kind: ExportedKind, manifest: Manifest) -> str:
     return f"create/{kind.kind.lower()}/{where}"
 
 
-def is_export(text: str, source: str) -> bool:
-    """Whether the text is a kube-scheduler-simulator export (a mapping with its keys and no `kind`)."""
-    try:
-        data = _parse(text, source)
-    except ScenarioError:
-        return False
+def is_export(text: str, source: str, *, documents: Documents | None = None) -> bool:
+    """Whether the text is a kube-scheduler-simulator export (a mapping with its keys and no `kind`);
+    `documents`: the text already read as YAML."""
+    if documents is not None:
+        if len(documents) != 1:
+            return False
+        data = documents[0][0]
+    else:
+        try:
+            data = _parse(text, source)
+        except ScenarioError:
+            return False
     return isinstance(data, dict) and "kind" not in data and any(key in data for key in _KEYS)
