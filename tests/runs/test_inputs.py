@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from skenario.cli import cli
 from skenario.errors import SkenarioError
 from skenario.runs import KepRun, TraceOptions, execute, open_run
+from skenario.scenario import io
 from skenario.scenario.simulation import Simulation
 from skenario.scheduling.replay import BatchReplay
 from tests.runs.inputs import EXAMPLES, INPUTS, SCENARIO_DATA, SLS, Input
@@ -124,3 +125,22 @@ def test_a_trace_without_nodes_is_one_error_naming_the_file() -> None:
     assert raised.value.file == str(SLS)
     result = CliRunner().invoke(cli, ["schedule", str(SLS), "--format", "sls"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("name", ["quickstart.yaml", "kep140/taint-and-delete.yaml"])
+def test_a_file_is_read_as_yaml_once_to_tell_its_kind_and_to_open_it(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PyYAML reads about 1 MB/s: telling an input's kind must not read it again (files it names aside)."""
+    file = EXAMPLES / name
+    text = file.read_text()
+    reads: list[str] = []
+
+    class Counting(io._Loader):
+        def __init__(self, stream: str) -> None:
+            reads.append(stream)
+            super().__init__(stream)
+
+    monkeypatch.setattr(io, "_Loader", Counting)
+    open_run(file)
+    assert reads.count(text) == 1
