@@ -78,3 +78,57 @@ def test_a_new_store_starts_at_the_newest_version_with_every_table(tmp_path: Pat
         assert {"runs", "series", "replica_series", "replicas", "timeline", "documents", "ignored"} <= tables(db)
         assert {"sweeps", "sweep_points", "sweep_runs"} <= tables(db)
         assert "sweep_id" in {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+
+
+def _foreign(path: Path, *statements: str) -> bytes:
+    """Another application's database at the store's path; its bytes, to compare after."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(path)) as db, db:
+        for statement in statements:
+            db.execute(statement)
+    return path.read_bytes()
+
+
+FOREIGN = {
+    "a runs table of its own": (
+        ("CREATE TABLE runs (id INTEGER PRIMARY KEY, owner TEXT)",),
+        "its table runs lacks",
+    ),
+    "tables skenario does not make": (
+        ("CREATE TABLE accounts (id INTEGER)", "CREATE TABLE runs (id INTEGER)"),
+        "tables skenario does not make (accounts)",
+    ),
+    "another application's mark": (
+        ("PRAGMA application_id = 1234", "CREATE TABLE notes (x TEXT)"),
+        "another application made it (application_id 1234)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", FOREIGN)
+def test_another_applications_database_is_refused_and_left_as_it_was(case: str, tmp_path: Path) -> None:
+    statements, says = FOREIGN[case]
+    store = RunStore(tmp_path / "store")
+    before = _foreign(store.path, *statements)
+    for attempt in (store.runs, lambda: store.open(create=True)):
+        with pytest.raises(StoreError, match="not a skenario run store") as refused:
+            attempt()
+        assert says in str(refused.value) and str(store.path) in str(refused.value)
+    assert store.path.read_bytes() == before  # not altered: no table added, not even the journal mode
+    assert sorted(p.name for p in store.folder.iterdir()) == ["runs.sqlite"]  # no -wal or -shm left
+
+
+def test_a_file_that_is_not_a_database_is_refused_in_one_line(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.path.write_bytes(b"not SQLite at all\n" * 100)
+    with pytest.raises(StoreError, match="cannot open the run store") as refused:
+        store.runs()
+    assert "\n" not in str(refused.value)
+
+
+def test_a_store_is_marked_as_skenarios_and_its_mark_is_what_lets_it_in(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.open().close()
+    with closing(sqlite3.connect(store.path)) as db:
+        assert db.execute("PRAGMA application_id").fetchone()[0] == int.from_bytes(b"sknr", "big")
+    assert store.runs() == []

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from skenario.errors import SkenarioError
-from skenario.results.store.schema import NewerStore, migrate
+from skenario.results.store.schema import ForeignStore, NewerStore, migrate, ours
 
 DEFAULT_STORE = Path(".skenario")
 DATABASE = "runs.sqlite"
@@ -81,12 +81,13 @@ class StoreBase:
             raise StoreError(f"cannot open the run store: {exc}", file=str(self.path)) from None
         try:
             connection.text_factory = _lenient_text
+            ours(connection)  # before anything is written: another application's file stays as it was
             connection.execute("PRAGMA journal_mode=WAL")
             # In WAL mode a transaction is still all or nothing when the process dies; NORMAL only
             # skips the fsync per commit, which a power cut could cost the last batches of.
             connection.execute("PRAGMA synchronous=NORMAL")
             migrate(connection)
-        except (OSError, sqlite3.Error, NewerStore) as exc:
+        except (OSError, sqlite3.Error, NewerStore, ForeignStore) as exc:
             connection.close()
             raise StoreError(f"cannot open the run store: {exc}", file=str(self.path)) from None
         return connection

@@ -8,6 +8,11 @@ fails leaves the file as it was.
 
     version 0 --1: the tables as of skenario 0.x (9bb56aa), and the columns added to them before
                    numbering (a store of any earlier release gains them)--> version 1
+              --2: the file marked as skenario's (`PRAGMA application_id`)--> version 2
+
+A file that is not a run store (another application's database, even one with a `runs` table) is
+refused before anything is written to it (`ours`): a file marked by another application, a table
+skenario does not make, or one of its tables without the columns skenario gave it.
 
 A new migration is one function appended to `MIGRATIONS`; a migration once released never changes.
 """
@@ -114,12 +119,60 @@ def _tables_of_0_x(connection: sqlite3.Connection) -> None:
                 connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_tables_of_0_x,)
+APPLICATION_ID = int.from_bytes(b"sknr", "big")
+"""What SQLite's header says of a store file: skenario made it (`PRAGMA application_id`; 0 in files before it)."""
+
+
+def _marked(connection: sqlite3.Connection) -> None:
+    """Migration 2: the file says it is skenario's, so another application's database is told apart at once."""
+    connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_tables_of_0_x, _marked)
 """Migration N is `MIGRATIONS[N - 1]`; a store at `user_version` N has had the first N."""
 
 
 class NewerStore(Exception):
     """A store whose `user_version` is past every migration here: a newer skenario made it."""
+
+
+class ForeignStore(Exception):
+    """A database skenario did not make: refused before anything is written to it."""
+
+
+def _columns_of_0_x() -> dict[str, set[str]]:
+    """Each table's columns as the oldest store has them: migration 1's tables less `ADDED_COLUMNS`."""
+    with sqlite3.connect(":memory:") as memory:
+        for statement in TABLES:
+            memory.execute(statement)
+        names = [name for (name,) in memory.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        columns = {name: {row[1] for row in memory.execute(f"PRAGMA table_info({name})")} for name in names}
+    memory.close()
+    return {name: have - set(ADDED_COLUMNS.get(name, {})) for name, have in columns.items()}
+
+
+COLUMNS = _columns_of_0_x()
+"""The columns every store of skenario has had, by table."""
+
+
+def ours(connection: sqlite3.Connection) -> None:
+    """Raise ForeignStore unless the file is a run store skenario made (or an empty one); only reads it."""
+    application = int(connection.execute("PRAGMA application_id").fetchone()[0])
+    if application not in (0, APPLICATION_ID):
+        raise ForeignStore(f"not a skenario run store: another application made it (application_id {application})")
+    if application == APPLICATION_ID:
+        return
+    tables = [
+        name
+        for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not name.startswith("sqlite_")
+    ]
+    if foreign := sorted(set(tables) - set(COLUMNS)):
+        raise ForeignStore(f"not a skenario run store: it has tables skenario does not make ({', '.join(foreign)})")
+    for table in tables:
+        have = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+        if missing := sorted(COLUMNS[table] - have):
+            raise ForeignStore(f"not a skenario run store: its table {table} lacks {', '.join(missing)}")
 
 
 def version(connection: sqlite3.Connection) -> int:
