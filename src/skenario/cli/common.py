@@ -79,7 +79,19 @@ def print_document(document: Any, output: str) -> None:
     if output == "json":
         click.echo(json.dumps(plain, indent=2, ensure_ascii=False, allow_nan=False))
     else:
-        click.echo(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True), nl=False)
+        click.echo(yaml_text(plain), nl=False)
+
+
+YAML_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+"""YAML 1.1's line breaks beyond \\n: PyYAML writes them raw with allow_unicode, and reads them back as spaces."""
+
+
+def yaml_text(plain: Any) -> str:
+    """Plain data as YAML that reads back the same: readable Unicode, unless a value holds a YAML line break."""
+    text = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
+    if any(c in text for c in YAML_LINE_BREAKS):
+        text = yaml.safe_dump(plain, sort_keys=False)  # every non-ASCII character escaped
+    return text
 
 
 def _plain(value: Any) -> Any:
