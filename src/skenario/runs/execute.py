@@ -18,12 +18,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from skenario.results.store import RunStore, RunWriter
+from skenario.results.store import RunStore, RunWriter, StoreError
 from skenario.runs.protocol import Runnable
 from skenario.runs.supervise import Stopped, StopRequests, supervise
 
 STEPS = 100
 """A scenario's run stops this many times on its way: to draw progress and to write a batch of results."""
+STOPPING_PATIENCE = 0.5
+"""Seconds a stopped run waits for another process's lock on the store: a stop is not held up for the store."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +66,21 @@ def execute(
                 _stretches(run, writer, stops, progress)
             except KeyboardInterrupt:  # the watchdog, or a second signal, interrupting a long movement
                 raise stops.stop or Stopped.by_signal(signal.SIGINT) from None
+        except StoreError as failed:  # the store, not the run, failed: the run ends here, marked Failed if it can be
+            stops.ignore()
+            run.fail(str(failed))
+            if writer is not None:
+                writer.fail(str(failed))
+            raise
         except Stopped as stopped:
             stops.ignore()
             run.fail(str(stopped))
             if writer is not None:
-                writer.finish(time.perf_counter() - started)
-            stopped.run_id = None if writer is None else writer.run_id
+                try:
+                    writer.finish(time.perf_counter() - started, patience=STOPPING_PATIENCE)
+                    stopped.run_id = writer.run_id
+                except StoreError:  # locked or full: the next process to open the store marks it Failed
+                    pass
             raise
         except Exception:
             stops.ignore()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skenario.results.store.base import DATABASE, DEFAULT_STORE, StoreError
+from skenario.results.store.base import DATABASE, DEFAULT_STORE, PATIENCE, StoreError, StoreLocked
 from skenario.results.store.references import check_label
 from skenario.results.store.runs import RUN_FIELDS
 from skenario.results.store.sweeps import SWEEP_FIELDS, Sweeps
@@ -31,6 +31,7 @@ from skenario.results.store.writer import FinishedRun, RunOutput, RunWriter
 __all__ = [
     "DATABASE",
     "DEFAULT_STORE",
+    "PATIENCE",
     "RUN_FIELDS",
     "SWEEP_FIELDS",
     "FinishedRun",
@@ -38,6 +39,7 @@ __all__ = [
     "RunStore",
     "RunWriter",
     "StoreError",
+    "StoreLocked",
     "check_label",
 ]
 

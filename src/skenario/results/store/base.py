@@ -2,6 +2,11 @@
 
 Every job of the store (`runs`, `sweeps`, `writer`) reaches the file through `StoreBase.open`, so
 each connection has the same settings and sees a store already upgraded (`schema.migrate`).
+
+Another process's write lock is waited for in short steps (`Patient`), between which Python runs
+signal handlers (SIGTERM is not held up for SQLite's whole timeout) and `StoreBase.waiting` hears
+how long it has waited; past `patience` seconds the wait ends in one line (`StoreLocked`). Any
+other failure of SQLite (a full disk, a read-only file) is one line too: a `StoreError`.
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,8 +29,53 @@ DEFAULT_STORE = Path(".skenario")
 DATABASE = "runs.sqlite"
 
 
+PATIENCE = 60.0
+"""Seconds a statement waits for another process's write lock before it gives up (`StoreLocked`)."""
+STEP = 0.1
+"""Seconds of each wait inside SQLite (its busy timeout): Python runs signal handlers in between."""
+
+
 class StoreError(SkenarioError):
-    """A run the store does not have, or a store it cannot open."""
+    """A run the store does not have, or a store it cannot open, read or write."""
+
+
+class StoreLocked(StoreError):
+    """Another process held the store's write lock for longer than the store's patience."""
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    return getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY") or "locked" in str(exc)
+
+
+class Patient(sqlite3.Connection):
+    """A connection whose statements wait for another process's write lock in `STEP`s, up to `patience`
+    seconds, calling `waiting(seconds waited)` after each step (and running signal handlers)."""
+
+    patience = PATIENCE
+    waiting: Callable[[float], object] | None = None
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return self._patiently(super().execute, sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        rows = parameters if isinstance(parameters, list | tuple) else list(parameters)  # an iterator, replayable
+        return self._patiently(super().executemany, sql, rows)
+
+    def _patiently(self, call: Callable[[str, Any], sqlite3.Cursor], sql: str, parameters: Any) -> sqlite3.Cursor:
+        started = time.monotonic()
+        while True:
+            try:
+                return call(sql, parameters)
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc):
+                    raise
+                waited = time.monotonic() - started
+                if waited >= self.patience:
+                    raise StoreLocked(
+                        f"another process has held the run store's write lock for {waited:.0f} s; try again later"
+                    ) from None
+                if self.waiting is not None:
+                    self.waiting(waited)
 
 
 def now() -> str:
@@ -61,10 +112,18 @@ def _alive(pid: Any) -> bool:
 class StoreBase:
     """The runs kept in one folder: its file, opened and upgraded."""
 
-    def __init__(self, folder: Path | str | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path | str | None = None,
+        *,
+        patience: float = PATIENCE,
+        waiting: Callable[[float], object] | None = None,
+    ) -> None:
         folder = Path(folder if folder is not None else os.environ.get("SKENARIO_STORE", DEFAULT_STORE))
         self.folder = folder
         self.path = folder / DATABASE
+        self.patience = patience
+        self.waiting = waiting  # hears how long a statement has waited for another process's lock
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -76,9 +135,10 @@ class StoreBase:
             raise StoreError("no run store here: no run has been kept in it", file=str(self.path))
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, timeout=30)
+            connection = sqlite3.connect(self.path, timeout=STEP, factory=Patient)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the run store: {exc}", file=str(self.path)) from None
+        connection.patience, connection.waiting = self.patience, self.waiting
         try:
             connection.text_factory = _lenient_text
             ours(connection)  # before anything is written: another application's file stays as it was
@@ -87,6 +147,10 @@ class StoreBase:
             # skips the fsync per commit, which a power cut could cost the last batches of.
             connection.execute("PRAGMA synchronous=NORMAL")
             migrate(connection)
+        except StoreLocked as exc:
+            connection.close()
+            exc.file = str(self.path)
+            raise
         except (OSError, sqlite3.Error, NewerStore, ForeignStore) as exc:
             connection.close()
             raise StoreError(f"cannot open the run store: {exc}", file=str(self.path)) from None
@@ -94,8 +158,22 @@ class StoreBase:
 
     @contextmanager
     def _connect(self, create: bool = False) -> Iterator[sqlite3.Connection]:
-        with closing(self.open(create)) as connection:
+        """A connection for one job; what SQLite raises in it (a full disk, a read-only file) is one line."""
+        with closing(self.open(create)) as connection, self.failures():
             yield connection
+
+    @contextmanager
+    def failures(self) -> Iterator[None]:
+        """What the file or the disk did (full, read-only, locked, corrupt) as one `StoreError` naming the store."""
+        try:
+            yield
+        except StoreLocked as exc:
+            exc.file = str(self.path)
+            raise
+        except sqlite3.DatabaseError as exc:
+            if not isinstance(exc, sqlite3.OperationalError) and type(exc) is not sqlite3.DatabaseError:
+                raise  # a constraint or misuse: skenario's mistake, not the file's
+            raise StoreError(f"the run store failed: {exc}", file=str(self.path)) from None
 
     def _reap(self, db: sqlite3.Connection) -> None:
         """Mark Failed the runs (Interrupted the sweeps) of this host whose process ended while they said Running."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from skenario.recording.recorder import LIFECYCLE_COLUMNS, REPLICA_COLUMNS
-from skenario.results.store.base import StoreBase, now
+from skenario.results.store.base import StoreBase, StoreError, now
 from skenario.version import __version__
 
 
@@ -196,7 +196,7 @@ class RunWriter:
         """A new run's row, phase Running, committed; the writer its results go through."""
         db = store.open()
         try:
-            with db:
+            with store.failures(), db:
                 store._reap(db)
                 run_id = _insert_row(db, run, scenario_file, name, tags, None, now())
         except BaseException:
@@ -225,15 +225,33 @@ class RunWriter:
 
     def flush(self) -> None:
         """Write what the run made since the last flush, in one transaction."""
-        with self._db as db:
+        with self.store.failures(), self._db as db:
             written = _write_batch(db, self.run_id, self._run, self._series, self._replica_rows, self._timeline)
         self._series, self._replica_rows, self._timeline = written  # only once committed
 
-    def finish(self, wall_s: float | None = None) -> None:
-        """The last batch, the replicas' lifecycles, the ignored movements and the run's phase and summary."""
-        with closing(self._db), self._db as db:
+    def finish(self, wall_s: float | None = None, *, patience: float | None = None) -> None:
+        """The last batch, the replicas' lifecycles, the ignored movements and the run's phase and summary;
+        `patience`: seconds to wait for another process's lock, if not the store's."""
+        if patience is not None:
+            self._db.patience = patience  # type: ignore[attr-defined]
+        with closing(self._db), self.store.failures(), self._db as db:
             _write_batch(db, self.run_id, self._run, self._series, self._replica_rows, self._timeline)
             _write_end(db, self.run_id, self._run, wall_s, now())
+
+    def fail(self, message: str, patience: float = 1.0) -> bool:
+        """After the store failed mid-run: mark the run Failed with `message` if the store takes it within
+        `patience` seconds (else the next process to open the store finds its process gone and does);
+        whether it did. The connection is closed either way."""
+        self._db.patience = patience  # type: ignore[attr-defined]
+        try:
+            with closing(self._db), self._db as db:
+                db.execute(
+                    "UPDATE runs SET phase = 'Failed', message = ?, finished_at = ? WHERE id = ?",
+                    (message, now(), self.run_id),
+                )
+        except (sqlite3.Error, StoreError):
+            return False
+        return True
 
 
 def _insert_row(

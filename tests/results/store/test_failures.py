@@ -1,0 +1,107 @@
+"""The store when SQLite cannot do what it is asked: another process's lock, a full disk. One line each, never a
+row left Running by a process still there, and signals heard while waiting."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from skenario.results.store import FinishedRun, RunStore, StoreError, StoreLocked
+from skenario.runs import execute, open_run
+from tests.runs.inputs import EXAMPLES
+
+
+def finished(name: str = "kept") -> FinishedRun:
+    return FinishedRun(
+        name=name, scenario_text="{}", seed=1, phase="Completed", message=None, digest="d", simulated_ns=1, wall_s=0.1
+    )
+
+
+@contextmanager
+def write_lock(store: RunStore) -> Iterator[sqlite3.Connection]:
+    """Another connection holding the store's write lock (as another process's long transaction would)."""
+    with closing(sqlite3.connect(store.path, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            yield other
+        finally:
+            if other.in_transaction:
+                other.execute("ROLLBACK")
+
+
+def test_a_lock_held_past_the_stores_patience_is_one_line_and_the_store_is_as_it_was(tmp_path: Path) -> None:
+    waits: list[float] = []
+    store = RunStore(tmp_path, patience=0.3, waiting=waits.append)
+    store.keep(finished("before"), None, wall_s=0.1)
+    with write_lock(store), pytest.raises(StoreLocked) as locked:
+        store.keep(finished("during"), None, wall_s=0.1)
+    assert str(store.path) in str(locked.value) and "\n" not in str(locked.value)
+    assert waits and waits == sorted(waits)  # heard after each step, longer each time
+    assert len(store.runs()) == 1  # the run kept before the lock, and only it
+
+
+def test_a_lock_let_go_while_waiting_lets_the_write_through(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.open().close()
+    with write_lock(store) as other:
+
+        def let_go(waited: float) -> None:
+            if other.in_transaction:
+                other.execute("ROLLBACK")
+
+        store.waiting = let_go
+        run_id = store.keep(finished(), None, wall_s=0.1)
+    assert [row["run"] for row in store.runs()] == [run_id]
+
+
+class Alarm(Exception):
+    pass
+
+
+def _ring(signum: int, frame: FrameType | None) -> None:
+    raise Alarm
+
+
+def test_a_signal_is_heard_while_the_store_waits_for_a_lock(tmp_path: Path) -> None:
+    """SQLite waits inside C; the store waits in short steps, so a signal's handler runs within one of
+    them, long before its patience (two minutes here) is spent."""
+    store = RunStore(tmp_path, patience=120)
+    store.open().close()
+    previous = signal.signal(signal.SIGALRM, _ring)
+    try:
+        with write_lock(store), pytest.raises(Alarm):
+            signal.setitimer(signal.ITIMER_REAL, 0.2)
+            store.keep(finished(), None, wall_s=0.1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_full_disk_mid_run_is_one_line_and_leaves_the_run_failed_and_the_store_readable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = RunStore(tmp_path)
+    store.open().close()
+    opened = RunStore.open
+
+    def small_disk(self: RunStore, create: bool = True) -> sqlite3.Connection:
+        connection = opened(self, create)
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        connection.execute(f"PRAGMA max_page_count = {pages + 8}")  # room for the run's row, not for its series
+        return connection
+
+    monkeypatch.setattr(RunStore, "open", small_disk)
+    run = open_run(EXAMPLES / "quickstart.yaml")
+    with pytest.raises(StoreError, match="full") as full:
+        execute(run, store)
+    assert "\n" not in str(full.value) and str(store.path) in str(full.value)
+    monkeypatch.undo()
+    (row,) = store.runs()
+    assert row["phase"] == "Failed" and str(run.phase) == "Failed"
+    assert "full" in (store.load(row["run"]).message or "")
