@@ -35,6 +35,8 @@ class RunData:
     - `documents`: plain JSON data by name (`Simulation.documents`): with a cluster, `scheduling`
       (the summary), the `pods`, `nodes` and `attempts` tables as lists of records, and `kep140`
       (KEP-140's per-pod results with every attempt's plugin results).
+    - `damaged`: one line per stored row that could not be read back (not JSON, or not the shape
+      written), which the rest is read without.
     """
 
     id: int | None
@@ -51,6 +53,7 @@ class RunData:
     timeline: pd.DataFrame
     scenario: str
     documents: dict[str, Any] = field(default_factory=dict)
+    damaged: list[str] = field(default_factory=list)
 
     @classmethod
     def from_simulation(cls, simulation: Simulation) -> RunData:

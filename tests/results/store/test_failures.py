@@ -105,3 +105,28 @@ def test_a_full_disk_mid_run_is_one_line_and_leaves_the_run_failed_and_the_store
     (row,) = store.runs()
     assert row["phase"] == "Failed" and str(run.phase) == "Failed"
     assert "full" in (store.load(row["run"]).message or "")
+
+
+def test_rows_that_cannot_be_read_back_are_named_one_line_each_and_the_rest_is_read(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    run = open_run(EXAMPLES / "events.yaml")
+    run_id = execute(run, store).run_id or 0
+    whole = store.load(run_id)
+    assert len(whole.series) and len(whole.timeline)
+    with closing(sqlite3.connect(store.path)) as db, db:
+        first = "(SELECT MIN(time_ns) FROM series WHERE run_id = ?)"
+        db.execute(f"UPDATE series SET row = '{{not json' WHERE run_id = ? AND time_ns = {first}", (run_id, run_id))
+        db.execute("UPDATE timeline SET detail = '[1, 2]' WHERE run_id = ? AND seq = 0", (run_id,))
+        db.execute("INSERT INTO documents (run_id, name, body) VALUES (?, 'extra', 'nope')", (run_id,))
+        db.execute("UPDATE runs SET summary = '\"text\"' WHERE id = ?", (run_id,))
+    damaged = store.load(run_id)
+    assert [line.split(":")[0] for line in damaged.damaged] == [
+        "series row 0",
+        "timeline entry 0",
+        "document 'extra'",
+        "summary",
+    ]
+    assert len(damaged.series) == len(whole.series) - 1
+    assert len(damaged.timeline) == len(whole.timeline) and damaged.timeline["detail"].iloc[0] == {}
+    assert set(damaged.documents) == set(whole.documents) and damaged.summary == {}
+    assert whole.damaged == []

@@ -140,6 +140,10 @@ class Runs(StoreBase):
             ).fetchall()
             documents = db.execute("SELECT name, body FROM documents WHERE run_id = ?", (run_id,)).fetchall()
         name, seed, phase, message, digest, simulated_ns, summary, scenario = head
+        damaged: list[str] = []
+        series = [_decoded(text, dict, f"series row {i}", damaged) for i, (text,) in enumerate(series_rows)]
+        details = [_decoded(row[5], dict, f"timeline entry {i}", damaged) or {} for i, row in enumerate(timeline)]
+        decoded_documents = {key: _decoded(body, object, f"document {key!r}", damaged) for key, body in documents}
         return RunData(
             id=run_id,
             name=name,
@@ -148,15 +152,16 @@ class Runs(StoreBase):
             message=message,
             digest=digest,
             simulated_ns=simulated_ns,
-            summary=json.loads(summary) if summary else {},
-            series=_series_frame([json.loads(row) for (row,) in series_rows]),
+            summary=(_decoded(summary, dict, "summary", damaged) or {}) if summary else {},
+            series=_series_frame([row for row in series if row is not None]),
             replica_series=replica_frame(
                 {name: [row[i] for row in replica_rows] for i, name in enumerate(REPLICA_COLUMNS)}
             ),
             replicas=pd.DataFrame(lifecycles, columns=list(LIFECYCLE_COLUMNS)),
-            timeline=timeline_frame([(*row[:5], json.loads(row[5])) for row in timeline]),
+            timeline=timeline_frame([(*row[:5], detail) for row, detail in zip(timeline, details, strict=True)]),
             scenario=scenario,
-            documents={key: json.loads(body) for key, body in documents},
+            documents={key: body for key, body in decoded_documents.items() if body is not None},
+            damaged=damaged,
         )
 
     def ignored(self, run: str | int) -> pd.DataFrame:
@@ -170,6 +175,20 @@ class Runs(StoreBase):
                 (run_id,),
             ).fetchall()
         return pd.DataFrame(rows, columns=["time_ns", "kind", "from_stock", "to_stock", "reason"])
+
+
+def _decoded(text: Any, shape: type, what: str, damaged: list[str]) -> Any:
+    """A JSON column as data of `shape`; None, with a line in `damaged`, where it is not (another tool wrote
+    the row, or the file was damaged)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError) as exc:
+        damaged.append(f"{what}: not JSON ({exc})")
+        return None
+    if not isinstance(value, shape):
+        damaged.append(f"{what}: not a JSON {'object' if shape is dict else shape.__name__}")
+        return None
+    return value
 
 
 def _record(row: tuple[Any, ...]) -> dict[str, Any]:
