@@ -130,3 +130,37 @@ def test_rows_that_cannot_be_read_back_are_named_one_line_each_and_the_rest_is_r
     assert len(damaged.timeline) == len(whole.timeline) and damaged.timeline["detail"].iloc[0] == {}
     assert set(damaged.documents) == set(whole.documents) and damaged.summary == {}
     assert whole.damaged == []
+
+
+def test_the_stores_check_names_every_damaged_row_and_nothing_in_a_whole_store(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    assert store.check() == []  # no store yet
+    first = execute(open_run(EXAMPLES / "events.yaml"), store).run_id
+    second = store.keep(finished(), None, wall_s=0.1)
+    assert store.check() == []
+    with closing(sqlite3.connect(store.path)) as db, db:
+        last = "(SELECT MAX(time_ns) FROM series)"
+        db.execute(f"UPDATE series SET row = 'x' WHERE run_id = ? AND time_ns = {last}", (first,))
+        db.execute("UPDATE runs SET summary = '[' WHERE id = ?", (second,))
+    rows = len(store.load(first or 0).series) + 1
+    assert [line.split(" (")[0] for line in store.check()] == [
+        f"run {second}: summary: not JSON",
+        f"run {first}: series row {rows - 1}: not JSON",
+    ]
+
+
+def test_damaged_pages_are_reported_by_the_check_and_are_one_line_elsewhere(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    execute(open_run(EXAMPLES / "events.yaml"), store)
+    pages = store.path.stat().st_size // 4096
+    with store.path.open("r+b") as file:  # every third page from the fourth scribbled over
+        for page in range(3, pages, 3):
+            file.seek(page * 4096 + 100)
+            file.write(b"\xff" * 200)
+    problems = store.check()
+    assert problems and all("\n" not in line for line in problems)
+    assert any(line.startswith("SQLite: ") for line in problems)
+    try:
+        store.load(1)
+    except StoreError as exc:
+        assert "malformed" in str(exc) and "\n" not in str(exc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,22 @@ RUN_FIELDS = {
 """A stored run as `runs` and `record` give it: each field and the column of `runs` it comes from.
 `name` is the run's own (`run --name`), `scenario` its scenario's `metadata.name`, `sweep` the sweep
 or study it was run by (None for a run of its own)."""
+
+INTEGRITY_LINES = 100
+"""At most this many of SQLite's own findings (`PRAGMA integrity_check`): past them the file is lost anyway."""
+
+_JSON_COLUMNS: tuple[tuple[str, str, type], ...] = (
+    ("runs", "SELECT id, 'summary', summary FROM runs WHERE summary IS NOT NULL ORDER BY id", dict),
+    (
+        "series",
+        "SELECT run_id, 'series row ' || (ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY time_ns) - 1), row "
+        "FROM series ORDER BY run_id, time_ns",
+        dict,
+    ),
+    ("timeline", "SELECT run_id, 'timeline entry ' || seq, detail FROM timeline ORDER BY run_id, seq", dict),
+    ("documents", "SELECT run_id, 'document ' || quote(name), body FROM documents ORDER BY run_id, name", object),
+)
+"""Each table with JSON text in it: its rows as (run, what the row is, the text), and the JSON shape written."""
 
 _RUN_TABLES = ("series", "replica_series", "replicas", "timeline", "ignored", "documents")
 """The tables holding a run's records by `run_id`, besides `runs` itself."""
@@ -163,6 +180,23 @@ class Runs(StoreBase):
             documents={key: body for key, body in decoded_documents.items() if body is not None},
             damaged=damaged,
         )
+
+    def check(self) -> list[str]:
+        """What is wrong with the store, one line each, empty when nothing is: SQLite's own integrity check
+        (pages, indexes), then every row whose JSON cannot be read back, by run."""
+        if not self.exists():
+            return []
+        damaged: list[str] = []
+        with self._connect() as db:
+            for (found,) in db.execute(f"PRAGMA integrity_check({INTEGRITY_LINES})"):
+                damaged += [f"SQLite: {line}" for line in str(found).splitlines() if line not in ("ok", "")]
+            for table, query, shape in _JSON_COLUMNS:
+                try:
+                    for run_id, what, text in db.execute(query):
+                        _decoded(text, shape, f"run {run_id}: {what}", damaged)
+                except sqlite3.DatabaseError as exc:  # pages too damaged to read on
+                    damaged.append(f"table {table}: cannot be read on ({exc})")
+        return damaged
 
     def ignored(self, run: str | int) -> pd.DataFrame:
         """The movements a run ignored (up to the kernel's keep limit), with why."""
