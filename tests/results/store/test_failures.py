@@ -3,8 +3,12 @@ row left Running by a process still there, and signals heard while waiting."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import signal
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -164,3 +168,50 @@ def test_damaged_pages_are_reported_by_the_check_and_are_one_line_elsewhere(tmp_
         store.load(1)
     except StoreError as exc:
         assert "malformed" in str(exc) and "\n" not in str(exc)
+
+
+def test_a_store_that_cannot_be_written_is_read_as_it_stands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where SQLite cannot open the file for writing (a read-only mount, another user's folder), the readers
+    open it read-only: its runs are read, a Running run left as it is, and a write is one line."""
+    store = RunStore(tmp_path)
+    run_id = store.keep(finished(), None, wall_s=0.1)
+    connect = sqlite3.connect
+
+    def read_only_disk(target: object, *args: object, **kwargs: object) -> sqlite3.Connection:
+        if not kwargs.get("uri"):
+            raise sqlite3.OperationalError("unable to open database file")
+        return connect(target, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", read_only_disk)
+    assert [row["run"] for row in store.runs()] == [run_id]
+    assert store.load(run_id).digest == "d"
+    with pytest.raises(StoreError, match="unable to open") as refused:
+        store.keep(finished(), None, wall_s=0.1)
+    assert "\n" not in str(refused.value)
+
+
+MOUNT = shutil.which("unshare"), shutil.which("mount")
+
+
+def test_a_store_on_a_read_only_mount_is_read_by_the_commands(tmp_path: Path) -> None:
+    """The real thing: the store's folder bind-mounted read-only in a mount namespace of its own."""
+    folder, mounted = tmp_path / "store", tmp_path / "mounted"
+    mounted.mkdir()
+    RunStore(folder).keep(finished(), None, wall_s=0.1)
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f"mount --bind {folder} {mounted} && mount -o remount,ro,bind {mounted}"],
+        capture_output=True,
+        text=True,
+    )
+    if None in MOUNT or probe.returncode != 0:
+        pytest.skip(f"this machine cannot make a read-only mount here: {probe.stderr.strip()[:200]}")
+    script = (
+        f"mount --bind {folder} {mounted} && mount -o remount,ro,bind {mounted} && "
+        f"{sys.executable} -m skenario runs --store {mounted} -o json && "
+        f"{{ {sys.executable} -m skenario runs rm 1 --store {mounted}; echo rm=$?; }}"
+    )
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    listed, _, rm = done.stdout.rpartition("]")
+    assert [run["run"] for run in json.loads(listed + "]")] == [1]
+    assert rm.strip() == "rm=2" and done.stderr.count("\n") == 1 and "readonly" in done.stderr

@@ -96,6 +96,12 @@ def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def _unwritable(exc: StoreError) -> bool:
+    """Whether opening the store failed because the file or its folder cannot be written."""
+    text = str(exc).lower()
+    return any(reason in text for reason in ("readonly", "read-only", "unable to open", "permission", "disk i/o error"))
+
+
 def _alive(pid: Any) -> bool:
     """Whether process `pid` of this host is still there; a pid no process can have (0, -1, text) is not."""
     if not isinstance(pid, int) or not 0 < pid <= 2**31:
@@ -130,15 +136,48 @@ class StoreBase:
 
     def open(self, create: bool = True) -> sqlite3.Connection:
         """A connection to the store, upgraded to the newest schema; without `create`, only to a store that
-        exists (reading never makes one)."""
+        exists (reading never makes one), and read-only where the file or its folder cannot be written
+        (a read-only mount, another user's store): then `connection.read_only` is True."""
         if not create and not self.exists():
             raise StoreError("no run store here: no run has been kept in it", file=str(self.path))
+        try:
+            return self._open_for_writing()
+        except StoreError as exc:
+            if create or not _unwritable(exc):
+                raise
+        return self._open_for_reading()
+
+    def _open_for_reading(self) -> sqlite3.Connection:
+        """The store as it is, not written to: SQLite's read-only mode, or, where even its shared-memory
+        file cannot be made (a read-only mount), the file taken as immutable."""
+        last: sqlite3.Error | None = None
+        for mode in ("mode=ro", "immutable=1"):
+            try:
+                connection = sqlite3.connect(
+                    f"{self.path.resolve().as_uri()}?{mode}", uri=True, timeout=STEP, factory=Patient
+                )
+                connection.text_factory = _lenient_text
+                ours(connection)
+                connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error as exc:
+                last = exc
+                continue
+            except ForeignStore as exc:
+                connection.close()
+                raise StoreError(f"cannot open the run store: {exc}", file=str(self.path)) from None
+            connection.patience, connection.waiting = self.patience, self.waiting
+            connection.read_only = True  # type: ignore[attr-defined]
+            return connection
+        raise StoreError(f"cannot read the run store: {last}", file=str(self.path))
+
+    def _open_for_writing(self) -> sqlite3.Connection:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=STEP, factory=Patient)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the run store: {exc}", file=str(self.path)) from None
         connection.patience, connection.waiting = self.patience, self.waiting
+        connection.read_only = False  # type: ignore[attr-defined]
         try:
             connection.text_factory = _lenient_text
             ours(connection)  # before anything is written: another application's file stays as it was
@@ -176,7 +215,10 @@ class StoreBase:
             raise StoreError(f"the run store failed: {exc}", file=str(self.path)) from None
 
     def _reap(self, db: sqlite3.Connection) -> None:
-        """Mark Failed the runs (Interrupted the sweeps) of this host whose process ended while they said Running."""
+        """Mark Failed the runs (Interrupted the sweeps) of this host whose process ended while they said Running
+        (not in a store only read: they are read as they stand)."""
+        if getattr(db, "read_only", False):
+            return
         sweeps = db.execute("SELECT id, pid FROM sweeps WHERE phase = 'Running' AND host = ?", (socket.gethostname(),))
         for sweep_id, pid in sweeps.fetchall():
             if not _alive(pid):
