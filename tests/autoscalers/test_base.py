@@ -27,11 +27,11 @@ from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler, VPAContex
 from skenario.autoscalers.vpa.updater import UpdateMode
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, RandomStreams
-from skenario.core.time import HOUR, MILLISECOND, MINUTE, SECOND
+from skenario.core.time import HOUR, MILLISECOND, MINUTE
 from skenario.model.cluster import ClusterModel
-from skenario.model.config import ActivatorSpec, ClusterSpec, MetricsSpec, ReplicaSpec, RequestSpec, RoutingSpec
-from skenario.model.config import MetricsSource as MetricsOrigin
+from skenario.model.config import ActivatorSpec, ClusterSpec, ReplicaSpec, RequestSpec, RoutingSpec
 from skenario.workloads.patterns import constant_arrivals
+from tests.autoscalers.hpa.test_controller import two_pods_at_sixty_percent
 
 SMALL = (Timing, PodLister, MetricsSource, RequestCounters, Scaler, Resizer, ServingMode)
 
@@ -69,14 +69,7 @@ def test_the_plugin_context_is_the_union_of_the_small_protocols_each_member_in_o
 
 def hpa_run() -> tuple[ClusterModel, Any]:
     """2 pods of 500m at 60% with a 30% target: the HPA scales to 4 (tests/autoscalers/hpa)."""
-    env = Environment(halt_at=16 * SECOND)
-    spec = ClusterSpec(
-        requests=RequestSpec(Constant(20 * MILLISECOND), timeout=None),
-        replica=ReplicaSpec(500),
-        initial_replicas=2,
-        metrics=MetricsSpec(MetricsOrigin.TICKS, interval=5 * SECOND, first_after=5 * SECOND, lag=4 * SECOND),
-    )
-    model = ClusterModel(env, spec, constant_arrivals(30, 0, 16 * SECOND), RandomStreams(1))
+    _, model = two_pods_at_sixty_percent()
     target = ResourceMetricSource("cpu", UtilizationTarget(30))
     return model, HorizontalPodAutoscaler(HPASpec(max_replicas=10, metrics=(target,)))
 
