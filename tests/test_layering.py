@@ -13,8 +13,9 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
     7  cli, skenario's own names    the commands, and the Python API (`skenario.sweep`, `skenario.tune`)
 
 `model.apiserver`, the controllers behind the simulated API server, lives with the cluster model but
-sits in layer 3: it drives the scheduler's controller. So do `model.drain` (kubectl drain) and
-`model.nodeconditions` (a node's posted conditions turned into taints).
+sits in layer 3: it drives the scheduler's controller. So do `model.admission` (the kubelet's
+admission), `model.drain` (kubectl drain) and `model.nodeconditions` (a node's posted conditions
+turned into taints).
 
 Packages side by side in one layer (`|`) are independent rooms: neither imports the other.
 Function-local imports count as imports; besides, only the lazy loads of heavy libraries (pandas,
@@ -43,6 +44,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.queueing", 2),
     ("skenario.model", 2),
     ("skenario.model.apiserver", 3),  # the controllers behind the API server: they drive the scheduler
+    ("skenario.model.admission", 3),  # the kubelet refuses pods: writes the scheduler's timeline
     ("skenario.model.drain", 3),  # kubectl drain: cordons and removes nodes
     ("skenario.model.nodeconditions", 3),  # conditions to taints: updates nodes
     ("skenario.workloads", 2),

@@ -6,11 +6,11 @@ by CPU request under contention, up to its limit, idle cores to whoever wants th
 modelled its working set counts against the node's allocatable memory (`model/memory.py`: the
 kubelet's evictions, the kernel's OOM killer). A node under memory pressure gets the MemoryPressure
 condition and then its NoSchedule taint (`model/nodeconditions.py`), which keeps new pods off it;
-before the taint, the kubelet's admission turns away the BestEffort pods bound there (the pod
-fails, its ReplicaSet makes another). A replica that stops releases its pod's node; a pod
-preempted or evicted (cluster autoscaler scale-down) ends its replica gracefully and the
-ReplicaSet replaces it, as Kubernetes does. Each workload's disruption budget steers preemption
-away from its pods where another choice exists.
+before the taint, the kubelet's admission (`model/admission.py`) turns away the BestEffort pods
+bound there (the pod fails, its ReplicaSet makes another). A replica that stops releases its pod's
+node; a pod preempted or evicted (cluster autoscaler scale-down) ends its replica gracefully and
+the ReplicaSet replaces it, as Kubernetes does. Each workload's disruption budget steers
+preemption away from its pods where another choice exists.
 
 Several workloads share one cluster (`spec.workloads`): each has its `WorkloadPlacement`, the
 model's `Placement` for its replicas, and their pods meet on the nodes, in the scheduler's queue
@@ -30,13 +30,13 @@ from typing import Any
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
-from skenario.core.time import SECOND
+from skenario.model.admission import REJECTION_TURNAROUND, admit, reject
 from skenario.model.cluster import ClusterModel
-from skenario.model.cpu.node import NodeCPU, qos_class
+from skenario.model.cpu.node import NodeCPU
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget
 from skenario.model.drain import NodeDrains, Report, ending, eviction_request
-from skenario.model.memory import EVICTED, NodeMemory
+from skenario.model.memory import NodeMemory
 from skenario.model.nodeconditions import NodeConditions
 from skenario.model.nodestatus import NodeStatus
 from skenario.model.replicas import Replica, ReplicaState, ResizeOutcome
@@ -52,14 +52,7 @@ from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.preemption import PreemptionBudget
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
-from skenario.scheduling.taints import MEMORY_PRESSURE_TAINT, TaintEffect
-
-# From a pod's binding to its replacement when the kubelet refuses it at admission: the kubelet sees
-# the binding through its watch and rejects the pod, posts it Failed, the ReplicaSet controller sees
-# that and creates another, which the scheduler binds. Each hop is a watch event or an API call
-# (milliseconds); taken together as 1 s here (not verified against source), so that a refusal loop
-# on a node not yet tainted stays finite, as the real one does.
-REJECTION_TURNAROUND = SECOND
+from skenario.scheduling.taints import TaintEffect
 
 
 class WorkloadPlacement:
@@ -191,32 +184,18 @@ class ClusterPlacement:
         placed = self._placed.pop(pod, None)
         if placed is None:
             return
-        refused = self._admit(pod)
+        refused = admit(pod, self._node_memories.get(pod.node) if pod.node is not None else None)
         if refused is not None:
             self._reject(pod, refused)
             return
         self._share_node(pod)
         placed()
 
-    def _admit(self, pod: Pod) -> str | None:
-        """The kubelet's admission of a replica's pod bound to its node: the eviction manager's `Admit`
-        (a BestEffort pod not tolerating the memory-pressure taint is refused under MemoryPressure)."""
-        replica, name = pod.owner, pod.node
-        memory = self._node_memories.get(name) if name is not None else None
-        if memory is None or not isinstance(replica, Replica):
-            return None
-        qos = qos_class(replica.cpu_request, replica.cpu_limit, replica.memory_request, replica.memory_limit)
-        tolerates = any(t.tolerates(MEMORY_PRESSURE_TAINT) for t in pod.spec.tolerations)
-        return memory.admit(qos, tolerates)
-
     def _reject(self, pod: Pod, message: str) -> None:
-        """The kubelet refused the pod (`rejectPod`): it fails, Evicted, off its node, and its ReplicaSet
-        makes another in its place; the refused replica never started."""
+        """The kubelet refused the pod (`model/admission.py`); its ReplicaSet makes another in its place."""
         workload = self._workload_of.pop(pod, None)
         replica = pod.owner
-        now = self.env.now()
-        self.controller.timeline.append(TimelineEvent(now, "PodRejected", pod.name, pod.node, f"{EVICTED}: {message}"))
-        self.controller.delete(pod, PodEnd.REJECTED)
+        reject(self.controller, pod, message, self.env.now())
         if workload is not None and isinstance(replica, Replica):
             workload.pod_of.pop(replica, None)
             model = workload.model
