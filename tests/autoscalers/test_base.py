@@ -1,91 +1,122 @@
-"""The autoscaler's context: where its loops start in their periods, and the activator's report."""
+"""The context's small protocols: the union is what a plugin gets, and each built-in controller
+reaches only the protocols its type names."""
 
 from __future__ import annotations
 
-from skenario.autoscalers.base import ClusterContext, PodCounters
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import pytest
+
+from skenario.autoscalers.base import (
+    AutoscalerContext,
+    MetricsSource,
+    PodLister,
+    RequestCounters,
+    Resizer,
+    Scaler,
+    ServingMode,
+    Timing,
+)
+from skenario.autoscalers.cluster import ClusterContext
+from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler, HPAContext, HPASpec
+from skenario.autoscalers.hpa.types import ResourceMetricSource, UtilizationTarget
+from skenario.autoscalers.kpa.config import KPAConfig
+from skenario.autoscalers.kpa.controller import KnativePodAutoscaler, KPAContext
+from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler, VPAContext, VPASpec
+from skenario.autoscalers.vpa.updater import UpdateMode
 from skenario.core.environment import Environment
 from skenario.core.random import Constant, RandomStreams
-from skenario.core.time import MILLISECOND, MINUTE, SECOND
+from skenario.core.time import HOUR, MILLISECOND, MINUTE
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import ActivatorSpec, ClusterSpec, ReplicaSpec, RequestSpec, RoutingSpec
+from skenario.workloads.patterns import constant_arrivals
+from tests.autoscalers.hpa.test_controller import two_pods_at_sixty_percent
 
-PERIOD = 15 * SECOND
-
-
-def model(streams: RandomStreams, spec: ClusterSpec | None = None, arrivals: list[int] | None = None) -> ClusterModel:
-    env = Environment(halt_at=10 * MINUTE)
-    return ClusterModel(env, spec or ClusterSpec(initial_replicas=1), iter(arrivals or ()), streams)
+SMALL = (Timing, PodLister, MetricsSource, RequestCounters, Scaler, Resizer, ServingMode)
 
 
-def test_without_streams_every_loop_is_aligned_with_the_start() -> None:
-    context = ClusterContext(model(RandomStreams(1)))
-    assert context.phase("sync", PERIOD) == PERIOD
-    assert context.phase("vpa-recommender", MINUTE, shared=True) == MINUTE
+def members(protocol: type) -> set[str]:
+    """The public names a protocol declares, its bases' included."""
+    return {
+        name
+        for cls in protocol.__mro__
+        if cls not in (Protocol, object) and getattr(cls, "_is_protocol", False)
+        for name in vars(cls)
+        if not name.startswith("_")
+    }
 
 
-def test_each_loop_of_each_autoscaler_draws_from_a_stream_of_its_own() -> None:
-    streams = RandomStreams(4)
-    hpa = ClusterContext(model(streams), phases=(streams, "hpa"))
-    other = ClusterContext(model(streams), phases=(streams, "hpa-2"))
-    assert hpa.phase("sync", PERIOD) == RandomStreams(4).phase("autoscaler.hpa.sync.phase", PERIOD)
-    assert other.phase("sync", PERIOD) == RandomStreams(4).phase("autoscaler.hpa-2.sync.phase", PERIOD)
-    assert hpa.phase("sync", PERIOD) != other.phase("sync", PERIOD)
-    # Asking again, or asking for another loop first, gives the same phase: no loop moves another.
-    assert hpa.phase("sync", PERIOD) == hpa.phase("sync", PERIOD)
+class Narrowed:
+    """A context that shows only one protocol's members: reaching for anything else fails the test."""
+
+    def __init__(self, context: ClusterContext, protocol: type) -> None:
+        self._context = context
+        self._allowed = members(protocol)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in self._allowed:
+            raise AttributeError(f"{name} is not in the controller's context protocol")
+        return getattr(self._context, name)
 
 
-def test_a_shared_loop_ticks_at_one_phase_for_every_workload() -> None:
-    # The VPA recommender serves the cluster: two workloads' VPAs (scoped streams) share its phase.
-    root = RandomStreams(6)
-    web = ClusterContext(model(root), phases=(root, "vpa"))
-    batch_streams = root.scoped("batch/")
-    batch = ClusterContext(model(batch_streams), phases=(batch_streams, "vpa"))
-    expected = RandomStreams(6).phase("vpa-recommender.phase", MINUTE)
-    assert web.phase("vpa-recommender", MINUTE, shared=True) == expected
-    assert batch.phase("vpa-recommender", MINUTE, shared=True) == expected
-    assert batch.phase("scrape", SECOND) != web.phase("scrape", SECOND)  # loops of their own differ
+def test_the_plugin_context_is_the_union_of_the_small_protocols_each_member_in_one() -> None:
+    union = [name for protocol in SMALL for name in members(protocol)]
+    assert len(union) == len(set(union))  # no member in two protocols
+    assert members(AutoscalerContext) == set(union)
+    assert all(hasattr(ClusterContext, name) for name in union)  # the simulated cluster serves them all
 
 
-def test_an_autoscaler_started_during_the_run_is_new_but_a_shared_process_keeps_its_ticks() -> None:
-    streams = RandomStreams(8)
-    cluster = model(streams)
-    context = ClusterContext(cluster, phases=(streams, "hpa"))
-    process = RandomStreams(8).phase("vpa-recommender.phase", MINUTE)  # its ticks: process + k minutes
-    now = 100 * SECOND + 7 * MILLISECOND
-    answers: list[tuple[int, int]] = []
-    cluster.env.call_at(now, lambda: answers.append((context.phase("sync", PERIOD), context.phase("r", MINUTE))))
-    cluster.env.call_at(now, lambda: answers.append((0, context.phase("vpa-recommender", MINUTE, shared=True))))
-    cluster.env.run(until=now + 1)
-    [(sync, own), (_, shared)] = answers
-    assert (sync, own) == (PERIOD, MINUTE)  # created now: the informer's first sync comes one period later
-    next_tick = next(process + k * MINUTE for k in range(10) if process + k * MINUTE > now)
-    assert now + shared == next_tick
+def hpa_run() -> tuple[ClusterModel, Any]:
+    """2 pods of 500m at 60% with a 30% target: the HPA scales to 4 (tests/autoscalers/hpa)."""
+    _, model = two_pods_at_sixty_percent()
+    target = ResourceMetricSource("cpu", UtilizationTarget(30))
+    return model, HorizontalPodAutoscaler(HPASpec(max_replicas=10, metrics=(target,)))
 
 
-def test_the_activator_reports_what_it_holds_and_what_it_proxies_until_the_pod_answers() -> None:
-    """CC 1, one pod ready from the start, requests of 1 s of CPU at 1 s and 1.5 s: the first goes
-    to the pod at once (proxied, answered at 2 s), the second waits in the activator until then and
-    is answered at 3 s. The activator handles the first over [1 s, 2 s) and the second over
-    [1.5 s, 3 s), held then proxied; the pod holds the first over [1 s, 2 s), the second over
-    [2 s, 3 s), both proxied."""
+def vpa_run() -> tuple[ClusterModel, Any]:
+    """4 pods asking for 100m while each uses 250m: the VPA in Recreate mode evicts them."""
+    env = Environment(halt_at=HOUR)
     spec = ClusterSpec(
-        requests=RequestSpec(cpu_time=Constant(SECOND), timeout=None),
-        replica=ReplicaSpec(cpu_request=1000, cpu_limit=1000),
-        initial_replicas=1,
-        routing=RoutingSpec(buffer_capacity=100),
-        activator=ActivatorSpec(1),
+        requests=RequestSpec(Constant(50 * MILLISECOND), timeout=None),
+        replica=ReplicaSpec(100, cpu_limit=400),
+        initial_replicas=4,
     )
-    cluster = model(RandomStreams(1), spec, [SECOND, 3 * SECOND // 2])
-    context = ClusterContext(cluster)
-    seen: dict[int, tuple[PodCounters, dict[int, PodCounters]]] = {}
-    for t in (SECOND, 2 * SECOND, 4 * SECOND):
-        cluster.env.call_at(t, lambda t=t: seen.update({t: (context.activator_counters(), context.counters())}))  # type: ignore[misc]
-    cluster.env.run(until=5 * SECOND)
-    activator = {t: counters for t, (counters, _) in seen.items()}
-    assert activator[2 * SECOND].requests == 2
-    # Request 1 from 1 s to 2 s, request 2 from 1.5 s to 3 s: 1 + 0.5 request-seconds by 2 s, 2.5 by 4 s.
-    assert activator[2 * SECOND].request_ns - activator[SECOND].request_ns == 3 * SECOND // 2
-    assert activator[4 * SECOND].request_ns - activator[SECOND].request_ns == 5 * SECOND // 2
-    # The pod counts both as proxied: all it holds came through the activator.
-    [pod] = seen[4 * SECOND][1].values()
-    assert (pod.proxied_requests, pod.proxied_request_ns) == (pod.requests, pod.request_ns) == (2, 2 * SECOND)
+    model = ClusterModel(env, spec, constant_arrivals(20, 0, HOUR), RandomStreams(4))
+    return model, VerticalPodAutoscaler(VPASpec(update_mode=UpdateMode.RECREATE))
+
+
+def kpa_run() -> tuple[ClusterModel, Any]:
+    """One pod behind an activator, 50/s of 200 ms: the KPA scales up and leaves Proxy mode."""
+    env = Environment(halt_at=3 * MINUTE)
+    spec = ClusterSpec(
+        requests=RequestSpec(Constant(200 * MILLISECOND), timeout=None),
+        replica=ReplicaSpec(1000, cpu_limit=1000),
+        initial_replicas=1,
+        routing=RoutingSpec(buffer_capacity=1000),
+        activator=ActivatorSpec(),
+    )
+    model = ClusterModel(env, spec, constant_arrivals(50, 0, 3 * MINUTE), RandomStreams(3))
+    return model, KnativePodAutoscaler(KPAConfig())
+
+
+@pytest.mark.parametrize(
+    ("run", "protocol"),
+    [(hpa_run, HPAContext), (vpa_run, VPAContext), (kpa_run, KPAContext)],
+    ids=["hpa", "vpa", "kpa"],
+)
+def test_each_controller_reaches_only_the_protocols_it_names(
+    run: Callable[[], tuple[ClusterModel, Any]], protocol: type
+) -> None:
+    """Run on a context narrowed to the controller's own protocol, it pulls the same levers at the same
+    times as on the whole context (and would fail on reaching for anything else)."""
+    levers: dict[bool, list[tuple[int, str, dict[str, object]]]] = {}
+    for narrowed in (False, True):
+        model, autoscaler = run()
+        pulled: list[tuple[int, str, dict[str, object]]] = []
+        context = ClusterContext(model, on_action=lambda what, **how: pulled.append((model.env.now(), what, how)))  # noqa: B023
+        autoscaler.start(Narrowed(context, protocol) if narrowed else context)
+        model.env.run()
+        levers[narrowed] = pulled
+    assert levers[True] == levers[False]
+    assert levers[True]  # it did act

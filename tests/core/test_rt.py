@@ -8,9 +8,13 @@ gives the same result on an Environment and on a RealtimeClock.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from skenario.core import SECOND, Clock, Environment, RealtimeClock
+from skenario.core.clock import Timer
+from skenario.core.stocks import FifoStock
 
 
 class FakeWall:
@@ -176,3 +180,49 @@ def test_the_same_policy_gives_the_same_ticks_in_simulation_and_in_real_time() -
 
     assert len(sim_ticks) == expected
     assert len(live_ticks) == len(sim_ticks)
+
+
+@pytest.mark.parametrize("kind", ["environment", "realtime"])
+def test_settled_callbacks_wait_for_every_call_due_now_as_on_the_environment(kind: str) -> None:
+    """At 1 s, `a` asks for two settled callbacks (order 1, then order 0) and a call `b` for now; `c` was
+    already due at 1 s. Both clocks run the calls due now first (`a`, `c`, then `b`), then the settled
+    callbacks by order; one that schedules a call for now (`s0` schedules `d`) lets it run before the
+    next; a call due later (`later`, 2 s) waits for its own time."""
+    clock: Environment | RealtimeClock = Environment(halt_at=10 * SECOND) if kind == "environment" else make(1.0)[0]
+    fired: list[tuple[str, int]] = []
+
+    def note(name: str) -> Callable[[], None]:
+        return lambda: fired.append((name, clock.now()))
+
+    def a() -> None:
+        note("a")()
+        clock.call_when_settled(note("s1"), order=1)
+        clock.call_when_settled(s0, order=0)
+        clock.call_at(clock.now(), note("b"))
+
+    def s0() -> None:
+        note("s0")()
+        clock.call_at(clock.now(), note("d"))
+
+    clock.call_at(SECOND, a)
+    clock.call_at(SECOND, note("c"))
+    clock.call_at(2 * SECOND, note("later"))
+    clock.run(until=5 * SECOND)
+    assert [name for name, _ in fired] == ["a", "c", "b", "s0", "d", "s1", "later"]
+    assert [at for _, at in fired] == [SECOND] * 6 + [2 * SECOND]
+
+
+def test_a_movement_takes_from_one_stock_and_gives_to_the_other_at_its_time() -> None:
+    clock, _ = make(1.0)
+    source: FifoStock[Timer] = FifoStock("Here", "Timer")
+    sink: FifoStock[Timer] = FifoStock("There", "Timer")
+    token = Timer(0, lambda: None)
+    source.add(token)
+    seen: list[tuple[int, int]] = []
+    clock.schedule("move", 3 * SECOND, source, sink, token)
+    clock.schedule("move-again", 4 * SECOND, source, sink)  # the source is empty by then: nothing moves
+    for at in (2 * SECOND, 3 * SECOND + 1, 5 * SECOND):
+        clock.call_at(at, lambda: seen.append((source.count(), sink.count())))
+    clock.run(until=6 * SECOND)
+    assert seen == [(1, 0), (0, 1), (0, 1)]
+    assert list(sink) == [token]

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
+from skenario.core.rt import RealtimeClock
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.scheduling.analysis import allocation_over_time, time_weighted_mean
 from skenario.scheduling.controller import SchedulerSettings, SchedulingController
@@ -573,3 +574,38 @@ def test_pods_never_bound_count_in_the_waits_until_deleted_or_the_end() -> None:
     assert (summary.bound, summary.never_bound, summary.pending) == (1, 2, 1)
     assert summary.mean_wait_s == pytest.approx(140 / 3)
     assert summary.max_wait_s == pytest.approx(100)
+
+
+# -- on another clock --------------------------------------------------------------------------------
+
+
+def test_on_the_realtime_clock_pods_of_one_instant_bind_in_queue_order() -> None:
+    """The controller needs only a MovingClock: on the RealtimeClock (a fake wall, so nothing sleeps)
+    four pods of 500m created at 5 s in scrambled order meet one node of 1000m. The queue takes them
+    by priority, then creation, then name: high-a and high-b bind at 5 s; mid and low wait, and bind
+    when the two highs end at 15 s, mid first. The Environment gives the same timeline."""
+    specs = [
+        PodSpec("low", cpu=500),
+        PodSpec("high-b", cpu=500, priority=10),
+        PodSpec("mid", cpu=500, priority=5),
+        PodSpec("high-a", cpu=500, priority=10),
+    ]
+    wall = [0]  # the fake wall clock's nanoseconds: it moves only when the RealtimeClock sleeps
+
+    def sleep(seconds: float) -> None:
+        wall[0] += round(seconds * 1e9)
+
+    timelines = []
+    for clock in (RealtimeClock(wall_ns=lambda: wall[0], sleep=sleep), Environment(halt_at=60 * SECOND)):
+        snap = ClusterSnapshot([NodeSpec("n", cpu=1000, memory=4 * GIB)])
+        streams = RandomStreams(3)
+        framework = Framework(_profile(), snap, streams.generator("tie-break"))
+        controller = SchedulingController(clock, snap, framework, SchedulerSettings(), streams.generator("heartbeats"))
+        for spec in specs:
+            controller.create(spec, T, 10 * SECOND)
+        clock.run(until=60 * SECOND)
+        timelines.append(_timeline_without_creations(controller))
+    realtime, simulated = timelines
+    scheduled = [(at, pod) for at, kind, pod, _, _ in realtime if kind == "PodScheduled"]
+    assert scheduled == [(T, "high-a"), (T, "high-b"), (T + 10 * SECOND, "mid"), (T + 10 * SECOND, "low")]
+    assert realtime == simulated

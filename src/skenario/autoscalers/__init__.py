@@ -1,7 +1,10 @@
 """Autoscalers: pure calculators mirroring upstream algorithms, and the controllers that drive them.
 
-`base.py` is the protocol every autoscaler implements (`start(context)`) and the `ClusterContext`
-it reads, a user's plugin included. Each built-in autoscaler is a package with the same rooms:
+`base.py` is the protocol every autoscaler implements (`start(context)`) and the context it
+reads, a user's plugin included, as small protocols (a pod lister, metrics, a scaler, a resizer,
+the serving mode); `cluster.py` is that context over the simulated cluster (`ClusterContext`).
+
+Each built-in autoscaler is a package with the same rooms:
 `config.py` (its settings, with upstream's defaults), its calculators (pure functions and
 classes, time passed in, each naming the upstream function it mirrors) and one `controller.py`
 (the loop on the clock that reads the cluster, calls the calculators and scales). `hpa/`, `kpa/`

@@ -3,7 +3,7 @@
 It knows nothing of Kubernetes; the cluster model in `skenario.model` is built from these parts.
 """
 
-from skenario.core.clock import Clock, Timer
+from skenario.core.clock import Clock, MovingClock, SettlingClock, Timer
 from skenario.core.entity import Entity
 from skenario.core.environment import (
     Environment,
@@ -49,7 +49,9 @@ __all__ = [
     "MovementBudgetExceeded",
     "MovementLog",
     "MovementObserver",
+    "MovingClock",
     "RealtimeClock",
+    "SettlingClock",
     "Sink",
     "SinkStock",
     "Source",

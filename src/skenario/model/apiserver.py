@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from skenario.core.environment import Environment
+from skenario.core.clock import SettlingClock
 from skenario.errors import ScenarioError
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.objects import LabelSelector, PodSpec
@@ -68,8 +68,8 @@ class DisruptionSpec:
 class ClusterControllers:
     """The owners' pods, the drains and the volume catalog; the API front says what each object is."""
 
-    def __init__(self, env: Environment, controller: SchedulingController) -> None:
-        self.env = env
+    def __init__(self, clock: SettlingClock, controller: SchedulingController) -> None:
+        self.clock = clock
         self.controller = controller
         self.snapshot = controller.snapshot
         self.owners: dict[Key, Owner] = {}
@@ -189,7 +189,7 @@ class ClusterControllers:
     def _want_retry(self) -> None:
         if not self._retry_due:
             self._retry_due = True
-            self.env.call_when_settled(self._retry, order=1)  # after the scheduler's pass
+            self.clock.call_when_settled(self._retry, order=1)  # after the scheduler's pass
 
     def _retry(self) -> None:
         self._retry_due = False
@@ -210,12 +210,12 @@ class ClusterControllers:
                     continue  # the eviction API answers 429: retried later
                 for b in covering:
                     b.allowed -= 1
-                self.evicted.append((self.env.now(), pod.name, name))
+                self.evicted.append((self.clock.now(), pod.name, name))
                 self.controller.delete(pod, PodEnd.EVICTED)
             if not snap.pods_on[i]:
                 del self.draining[name]
                 self.controller.remove_node(name)
-                self.removed.append((self.env.now(), name))
+                self.removed.append((self.clock.now(), name))
 
     def _budgets(self) -> list[_Budget]:
         budgets = []

@@ -2,7 +2,7 @@
 
 Mirrors kube-scheduler's `SchedulingQueue` and `scheduleOne` loop with simulated time in place of
 goroutines. By default scheduling is instantaneous: at each instant, once every other movement of
-that instant has run (`Environment.call_when_settled`), the scheduler takes pending pods in queue
+that instant has run (`MovingClock.call_when_settled`), the scheduler takes pending pods in queue
 order (priority, then creation time, then name) and binds all it can, so the outcome never depends
 on the order in which same-time events were written (KEP-140). A pod that fits nowhere waits among
 the unschedulable until something that could help happens (a node added or changed, resources
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from skenario.core.environment import Environment
+from skenario.core.clock import MovingClock
 from skenario.scheduling.framework import FilterOutcome, Framework
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd, PodsBound, PodsDone, PodSource, PodsPending
@@ -59,13 +59,13 @@ class SchedulingController:
 
     def __init__(
         self,
-        env: Environment,
+        clock: MovingClock,
         snapshot: ClusterSnapshot,
         framework: Framework,
         settings: SchedulerSettings,
         rng: np.random.Generator,
     ) -> None:
-        self.env = env
+        self.clock = clock
         self.snapshot = snapshot
         self.framework = framework
         framework.record = settings.record_attempts
@@ -111,11 +111,11 @@ class SchedulingController:
         bound there without the scheduler, as a pod created with a node name is."""
         if spec.name in self.pods:
             raise ValueError(f"a pod named {spec.name!r} exists already")
-        at = max(self.env.now() if at is None else at, 1)  # 0 belongs to the run's start
+        at = max(self.clock.now() if at is None else at, 1)  # 0 belongs to the run's start
         pod = Pod(len(self.pods), spec, at, duration, owner)
         pod.node = node
         self.pods[spec.name] = pod
-        self.env.schedule("create_pod", at, self.source, self.pending, pod)
+        self.clock.schedule("create_pod", at, self.source, self.pending, pod)
         return pod
 
     def create_all(self, pods: Iterator[tuple[PodSpec, int, int | None]]) -> None:
@@ -128,22 +128,22 @@ class SchedulingController:
                 return
             spec, at, duration = item
             self.create(spec, at, duration)
-            self.env.call_at(max(at, 1), next_one)
+            self.clock.call_at(max(at, 1), next_one)
 
         next_one()
 
     def delete(self, pod: Pod, end: PodEnd = PodEnd.COMPLETED) -> None:
         """The pod goes away now: from the queue if pending, off its node if bound (an end set before stays)."""
-        env = self.env
+        clock = self.clock
         if pod.end is None:
             pod.end = end
         if pod in self.pending:
             if pod.end is PodEnd.COMPLETED:
                 pod.end = PodEnd.DELETED
             self._forget(pod)
-            env.schedule("delete_pod", env.now(), self.pending, self.done, pod)
+            clock.schedule("delete_pod", clock.now(), self.pending, self.done, pod)
         elif pod in self.bound:
-            env.schedule("finish_pod", env.now(), self.bound, self.done, pod)
+            clock.schedule("finish_pod", clock.now(), self.bound, self.done, pod)
 
     def resize(self, pod: Pod, cpu: int | None, memory: int | None) -> str:
         """The kubelet's admission of an in-place resize of a bound pod (KEP-1287, `canResizePod`).
@@ -169,7 +169,7 @@ class SchedulingController:
         return "Applied"
 
     def _arrived(self, pod: Pod) -> None:
-        now = self.env.now()
+        now = self.clock.now()
         self.timeline.append(TimelineEvent(now, "PodCreated", pod.name))
         if pod.node is not None:
             self._bind_named(pod)
@@ -181,7 +181,7 @@ class SchedulingController:
 
     def _bind_named(self, pod: Pod) -> None:
         """A pod created with `spec.nodeName`: the kubelet of that node runs it; no scheduling cycle."""
-        snap, now = self.snapshot, self.env.now()
+        snap, now = self.snapshot, self.clock.now()
         name = pod.node
         if name is None or name not in snap.index:
             pod.node = None
@@ -191,7 +191,7 @@ class SchedulingController:
         i = snap.index[name]
         snap.assume(pod.spec, i)
         self.allocation_log.append((now, i, tuple(snap.request_of(pod.spec).tolist())))
-        self.env.schedule("bind_pod", now, self.pending, self.bound, pod)
+        self.clock.schedule("bind_pod", now, self.pending, self.bound, pod)
 
     def update_pod(self, pod: Pod, spec: PodSpec) -> None:
         """The pod as patched. A pending pod takes the new spec, and joins the queue once its last
@@ -220,16 +220,16 @@ class SchedulingController:
             pool.pop(pod, None)
 
     def _bound(self, pod: Pod) -> None:
-        now = self.env.now()
+        now = self.clock.now()
         pod.bound_at = now
         self.timeline.append(TimelineEvent(now, "PodScheduled", pod.name, pod.node))
         if self.on_bound is not None and pod.owner is not None:
             self.on_bound(pod)
         elif pod.duration is not None:
-            self.env.schedule("finish_pod", now + pod.duration, self.bound, self.done, pod)
+            self.clock.schedule("finish_pod", now + pod.duration, self.bound, self.done, pod)
 
     def _gone(self, pod: Pod) -> None:
-        now = self.env.now()
+        now = self.clock.now()
         pod.finished_at = now
         if pod.end is None:
             pod.end = PodEnd.COMPLETED
@@ -239,7 +239,7 @@ class SchedulingController:
             if pod.end is PodEnd.PREEMPTED or not self.settings.heartbeat_interval:
                 self._release(pod, i)
             else:
-                self.env.call_at(self._seen_at(i, now), lambda: self._release(pod, i))
+                self.clock.call_at(self._seen_at(i, now), lambda: self._release(pod, i))
         if self.on_gone is not None:
             self.on_gone(pod)
 
@@ -259,14 +259,14 @@ class SchedulingController:
             return
         request = snap.request_of(pod.spec)
         snap.release(pod.spec, i)
-        self.allocation_log.append((self.env.now(), i, tuple((-request).tolist())))
+        self.allocation_log.append((self.clock.now(), i, tuple((-request).tolist())))
         self._node_freed(i)
 
     # -- nodes -----------------------------------------------------------------------------------
 
     def add_node(self, node: NodeSpec) -> None:
         i = self.snapshot.add_node(node)
-        self.capacity_log.append((self.env.now(), tuple(self.snapshot.allocatable[i].tolist())))
+        self.capacity_log.append((self.clock.now(), tuple(self.snapshot.allocatable[i].tolist())))
         self.cluster_changed()
 
     def update_node(self, node: NodeSpec) -> None:
@@ -277,14 +277,14 @@ class SchedulingController:
         snap.update_node(node)
         delta = snap.allocatable[i] - np.pad(before, (0, len(snap.resources) - len(before)))
         if delta.any():
-            self.capacity_log.append((self.env.now(), tuple(delta.tolist())))
+            self.capacity_log.append((self.clock.now(), tuple(delta.tolist())))
         self.cluster_changed()
 
     def remove_node(self, name: str) -> None:
         """Take the node away; pods still counted on it stop counting (the caller ends them)."""
         snap = self.snapshot
         i = snap.index[name]
-        now = self.env.now()
+        now = self.clock.now()
         for spec in list(snap.pods_on[i].values()):
             self.allocation_log.append((now, i, tuple((-snap.request_of(spec)).tolist())))
         snap.remove_node(name)
@@ -313,7 +313,7 @@ class SchedulingController:
     def _want_pass(self) -> None:
         if not self._pass_due:
             self._pass_due = True
-            self.env.call_when_settled(self._pass)
+            self.clock.call_when_settled(self._pass)
 
     def _pass(self) -> None:
         """Schedule every pod in the active queue, best first."""
@@ -327,7 +327,7 @@ class SchedulingController:
             self._schedule_one(pod)
 
     def _schedule_one(self, pod: Pod) -> None:
-        now = self.env.now()
+        now = self.clock.now()
         attempt, outcome = self.framework.schedule(pod.spec, now, pod.nominated)
         if self.settings.record_attempts:
             pod.attempts.append(attempt)
@@ -339,7 +339,7 @@ class SchedulingController:
             self.allocation_log.append((now, i, tuple(self.snapshot.request_of(pod.spec).tolist())))
             pod.node = attempt.selected
             pod.nominated = None
-            self.env.schedule("bind_pod", now + self.settings.latency, self.pending, self.bound, pod)
+            self.clock.schedule("bind_pod", now + self.settings.latency, self.pending, self.bound, pod)
             return
         if pod.unschedulable_since is None:
             pod.unschedulable_since = now
@@ -402,7 +402,7 @@ class SchedulingController:
         if not candidates:
             return None
         chosen = pick_node(candidates, started, violations)
-        now = self.env.now()
+        now = self.clock.now()
         for victim_spec in candidates[chosen]:
             victim = self.pods[victim_spec.name]
             victim.preempted_at = now

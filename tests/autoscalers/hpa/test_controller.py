@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skenario.autoscalers.base import ClusterContext
+from skenario.autoscalers.cluster import ClusterContext
 from skenario.autoscalers.hpa.config import HPAControllerConfig
 from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler, HPASpec, decision_rule, hpa_conditions
 from skenario.autoscalers.hpa.normalization import TimestampedRecommendation

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skenario.autoscalers.base import ClusterContext
+from skenario.autoscalers.cluster import ClusterContext
 from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler, VPASpec
 from skenario.autoscalers.vpa.updater import UpdateMode
 from skenario.core.environment import Environment

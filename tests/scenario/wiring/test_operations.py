@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from skenario.autoscalers.base import ClusterContext
+from skenario.autoscalers.cluster import ClusterContext
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError

@@ -4,7 +4,7 @@ The cases restate `least_allocated_test.go`, `most_allocated_test.go` and
 `requested_to_capacity_ratio_test.go` of kubernetes/kubernetes
 `pkg/scheduler/framework/plugins/noderesources` as data; how their pods and nodes become the
 `requested` and `allocatable` lists is written in `cases`. The plugin's scores and filter are then
-checked against the pure functions, and `fitsRequest` restated independently, on the random
+checked against each scorer's integer path, and `fitsRequest` restated independently, on the random
 clusters of `clusters`.
 """
 
@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.plugins.noderesources import (
+    SCORING_STRATEGIES,
+    LeastAllocated,
+    MostAllocated,
     NodeResourcesFit,
+    RequestedToCapacityRatio,
     ShapePoint,
-    least_allocated,
-    most_allocated,
-    requested_to_capacity_ratio,
 )
 from skenario.scheduling.plugins.resourceallocation import ResourceSpec
 from skenario.scheduling.snapshot import (
@@ -216,7 +217,7 @@ LEAST_CASES = [
 
 @pytest.mark.parametrize(("case", "node"), params(LEAST_CASES))
 def test_least_allocated_upstream(case: Case, node: Node) -> None:
-    assert least_allocated(node.requested, node.allocatable, case.resources) == node.expected
+    assert LeastAllocated(case.resources).score(node.requested, node.allocatable) == node.expected
 
 
 # --------------------------------------------------------------------------------------------------
@@ -357,7 +358,7 @@ MOST_CASES = [
 
 @pytest.mark.parametrize(("case", "node"), params(MOST_CASES))
 def test_most_allocated_upstream(case: Case, node: Node) -> None:
-    assert most_allocated(node.requested, node.allocatable, case.resources) == node.expected
+    assert MostAllocated(case.resources).score(node.requested, node.allocatable) == node.expected
 
 
 # --------------------------------------------------------------------------------------------------
@@ -497,7 +498,7 @@ RTCR_CASES += [
 
 @pytest.mark.parametrize(("case", "node"), params(RTCR_CASES))
 def test_requested_to_capacity_ratio_upstream(case: Case, node: Node) -> None:
-    got = requested_to_capacity_ratio(node.requested, node.allocatable, case.resources, case.shape)
+    got = RequestedToCapacityRatio(case.resources, case.shape).score(node.requested, node.allocatable)
     assert got == node.expected
 
 
@@ -516,9 +517,9 @@ def shape_lists(draw: st.DrawFn) -> list[ShapePoint]:
 @given(nodes_and_resources(), shape_lists())
 def test_scores_are_within_0_and_100(lists: tuple, shape: list[ShapePoint]) -> None:
     requested, allocatable, resources = lists
-    assert 0 <= least_allocated(requested, allocatable, resources) <= 100
-    assert 0 <= most_allocated(requested, allocatable, resources) <= 100
-    assert 0 <= requested_to_capacity_ratio(requested, allocatable, resources, shape) <= 100
+    assert 0 <= LeastAllocated(resources).score(requested, allocatable) <= 100
+    assert 0 <= MostAllocated(resources).score(requested, allocatable) <= 100
+    assert 0 <= RequestedToCapacityRatio(resources, shape).score(requested, allocatable) <= 100
 
 
 @PROPERTY_SETTINGS
@@ -528,7 +529,8 @@ def test_least_plus_most_is_100_up_to_truncation(lists: tuple) -> None:
     # once more for each strategy; with equal weights and nothing over capacity the sum falls short
     # of 100 by at most the number of resources.
     requested, allocatable, resources = lists
-    total = least_allocated(requested, allocatable, resources) + most_allocated(requested, allocatable, resources)
+    least, most = LeastAllocated(resources), MostAllocated(resources)
+    total = least.score(requested, allocatable) + most.score(requested, allocatable)
     assert 0 <= 100 - total <= len(resources)
 
 
@@ -540,9 +542,8 @@ def test_least_plus_most_is_100_up_to_truncation(lists: tuple) -> None:
 @given(clusters(), resource_specs())
 def test_least_allocated_matches_the_pure_function(cluster: Cluster, resources: tuple[ResourceSpec, ...]) -> None:
     got = NodeResourcesFit("LeastAllocated", resources).score(cluster.pod, cluster.snapshot(), every_node(cluster))
-    want = [
-        least_allocated(*scoring_lists(cluster, i, resources, non_zero=True), resources) for i in every_node(cluster)
-    ]
+    scorer = LeastAllocated(resources)
+    want = [scorer.score(*scoring_lists(cluster, i, resources, non_zero=True)) for i in every_node(cluster)]
     assert got.tolist() == want
 
 
@@ -550,9 +551,8 @@ def test_least_allocated_matches_the_pure_function(cluster: Cluster, resources: 
 @given(clusters(), resource_specs())
 def test_most_allocated_matches_the_pure_function(cluster: Cluster, resources: tuple[ResourceSpec, ...]) -> None:
     got = NodeResourcesFit("MostAllocated", resources).score(cluster.pod, cluster.snapshot(), every_node(cluster))
-    want = [
-        most_allocated(*scoring_lists(cluster, i, resources, non_zero=True), resources) for i in every_node(cluster)
-    ]
+    scorer = MostAllocated(resources)
+    want = [scorer.score(*scoring_lists(cluster, i, resources, non_zero=True)) for i in every_node(cluster)]
     assert got.tolist() == want
 
 
@@ -564,7 +564,7 @@ def test_requested_to_capacity_ratio_matches_the_pure_function(
     plugin = NodeResourcesFit("RequestedToCapacityRatio", resources, shape)
     got = plugin.score(cluster.pod, cluster.snapshot(), every_node(cluster))
     want = [
-        requested_to_capacity_ratio(*scoring_lists(cluster, i, resources, non_zero=True), resources, shape)
+        RequestedToCapacityRatio(resources, shape).score(*scoring_lists(cluster, i, resources, non_zero=True))
         for i in every_node(cluster)
     ]
     assert got.tolist() == want
@@ -641,3 +641,33 @@ def test_fit_filter_marks_a_request_above_the_whole_allocatable_unresolvable() -
     assert unresolvable[2] is False
     assert unresolvable[0] is True  # memory 2000 > 1000 allocatable
     assert unresolvable[1] is True  # cpu 600 > 500 allocatable
+
+
+# --------------------------------------------------------------------------------------------------
+# The strategies by name, as upstream's nodeResourceStrategyTypeMap.
+
+
+def test_the_strategies_are_upstreams_three_and_a_name_picks_its_scorer() -> None:
+    # config.ScoringStrategyType's values, in apis/config/types_pluginargs.go.
+    assert set(SCORING_STRATEGIES) == {"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"}
+    shape = (ShapePoint(0, 0), ShapePoint(100, 10))
+    for name, kind in (
+        ("LeastAllocated", LeastAllocated),
+        ("MostAllocated", MostAllocated),
+        ("RequestedToCapacityRatio", RequestedToCapacityRatio),
+    ):
+        assert type(NodeResourcesFit(name, (CPU,), shape).scorer) is kind
+    with pytest.raises(ValueError, match="unknown scoring strategy 'Balanced'"):
+        NodeResourcesFit("Balanced")
+    with pytest.raises(ValueError, match="needs a shape"):
+        NodeResourcesFit("RequestedToCapacityRatio")
+
+
+def test_a_quarter_full_node_scores_as_each_module_docstring_works_it() -> None:
+    # 1000m requested of 4000m on CPU alone: 3000 x 100 / 4000 free, 1000 x 100 / 4000 used; the
+    # shapes {0: 0, 100: 10} and {0: 10, 100: 0} scaled to 0..100 read 25 and 75 at 25%.
+    assert LeastAllocated((CPU,)).score([1000], [4000]) == 75
+    assert MostAllocated((CPU,)).score([1000], [4000]) == 25
+    rising, falling = (ShapePoint(0, 0), ShapePoint(100, 10)), (ShapePoint(0, 10), ShapePoint(100, 0))
+    assert RequestedToCapacityRatio((CPU,), rising).score([1000], [4000]) == 25
+    assert RequestedToCapacityRatio((CPU,), falling).score([1000], [4000]) == 75

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from skenario.autoscalers.base import AutoscalerContext, PodView
+from skenario.autoscalers.base import MetricsSource, PodLister, PodView, Scaler, Timing
 from skenario.autoscalers.hpa.behavior import Behavior, tolerances_for_hpa
 from skenario.autoscalers.hpa.config import DEFAULT_CONTROLLER_CONFIG, HPAControllerConfig
 from skenario.autoscalers.hpa.metrics import MetricProposal, compute_replicas_for_metrics
@@ -51,7 +52,12 @@ from skenario.autoscalers.hpa.types import (
 )
 from skenario.model.metrics import Sample
 
+
 # Per-pod metrics a sample offers, in the units the metrics APIs serve (milli-units).
+class HPAContext(Timing, PodLister, MetricsSource, Scaler, Protocol):
+    """What the HPA reaches: the clock, the pods, their metrics and the scale subresource."""
+
+
 _POD_METRICS: dict[str, Callable[[Sample], float]] = {
     "in_flight": lambda s: s.in_flight * 1000,
     "concurrency": lambda s: s.concurrency * 1000,
@@ -168,7 +174,7 @@ class HorizontalPodAutoscaler:
     configurable_tolerance: bool = True
     keep_decisions: int = 100_000
     decisions: list[HPADecision] = field(default_factory=list)
-    _context: AutoscalerContext | None = None
+    _context: HPAContext | None = None
     _history: HPAHistory = field(default_factory=HPAHistory)
 
     @property
@@ -176,7 +182,7 @@ class HorizontalPodAutoscaler:
         """The most replicas it may set (`spec.maxReplicas`): the run records it beside the desired count."""
         return self.spec.max_replicas
 
-    def start(self, context: AutoscalerContext) -> None:
+    def start(self, context: HPAContext) -> None:
         """Sync from a phase of this HPA's own: the controller's workqueue takes each HPA one sync
         period after it last finished with it (`processNextWorkItem` re-adds it with
         `AddRateLimited`, whose `FixedItemIntervalRateLimiter` waits the period), so every HPA
@@ -298,7 +304,7 @@ def _requests(view: PodView) -> dict[str, int]:
 
 
 def _reading(
-    metric: MetricSpec, views: list[PodView], samples: dict[int, Sample], context: AutoscalerContext
+    metric: MetricSpec, views: list[PodView], samples: dict[int, Sample], context: MetricsSource
 ) -> MetricReading | None:
     """The metric's current values, or None when skenario does not produce that metric."""
     if isinstance(metric, ResourceMetricSource | ContainerResourceMetricSource):

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from skenario.autoscalers.base import AutoscalerContext, PodCounters
+from skenario.autoscalers.base import PodCounters, PodLister, RequestCounters, Scaler, ServingMode, Timing
 from skenario.autoscalers.kpa.config import KPAConfig
 from skenario.autoscalers.kpa.decider import KPADecider, make_decider_spec, panic_window
 from skenario.autoscalers.kpa.scaler import (
@@ -46,6 +46,11 @@ from skenario.autoscalers.kpa.scaler import (
 )
 from skenario.autoscalers.kpa.windows import MetricCollection
 from skenario.core.time import SECOND
+
+
+class KPAContext(Timing, PodLister, RequestCounters, Scaler, ServingMode, Protocol):
+    """What the KPA reaches: the clock, the pods, the queue-proxies' and activator's counters, the scale
+    subresource and the ServerlessService's mode."""
 
 
 @dataclass(slots=True)
@@ -118,7 +123,7 @@ class KnativePodAutoscaler:
     stats_period: int = SECOND
     keep_decisions: int = 100_000
     decisions: list[KPADecision] = field(default_factory=list)
-    _context: AutoscalerContext | None = None
+    _context: KPAContext | None = None
     _decider: KPADecider[MetricCollection] | None = None
     _status: PAStatus | None = None
     _last_scrape: tuple[int, dict[int, PodCounters]] | None = None
@@ -132,7 +137,7 @@ class KnativePodAutoscaler:
         """The most pods it may ask for (`max-scale`; None: unbounded): the run records it beside the desired count."""
         return self.config.max_scale or None
 
-    def start(self, context: AutoscalerContext) -> None:
+    def start(self, context: KPAContext) -> None:
         self._context = context
         now = context.clock.now()
         ready = sum(1 for pod in context.pods() if pod.ready)

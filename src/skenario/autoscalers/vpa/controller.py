@@ -23,8 +23,9 @@ uses a constant weight). HPA and VPA can act on the same workload, as in the see
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from skenario.autoscalers.base import AutoscalerContext, PodView
+from skenario.autoscalers.base import MetricsSource, PodLister, PodView, Resizer, Scaler, Timing
 from skenario.autoscalers.vpa.config import RecommenderConfig, UpdaterConfig
 from skenario.autoscalers.vpa.memory import MEMORY, ContainerMemory, MemoryConfig, MemoryPeaks, recommend_memory
 from skenario.autoscalers.vpa.recommender import (
@@ -46,6 +47,11 @@ from skenario.autoscalers.vpa.updater import (
 )
 from skenario.core.time import MINUTE
 from skenario.model.metrics import Sample
+
+
+class VPAContext(Timing, PodLister, MetricsSource, Scaler, Resizer, Protocol):
+    """What the VPA reaches: the clock, the pods, their samples, the replica count (for the updater's
+    eviction rate) and the vertical levers."""
 
 
 @dataclass(frozen=True)
@@ -91,13 +97,13 @@ class VerticalPodAutoscaler:
     decisions: list[VPADecision] = field(default_factory=list)
     recommendation: Recommendation | None = None
     memory_recommendation: Recommendation | None = None
-    _context: AutoscalerContext | None = None
+    _context: VPAContext | None = None
     _state: AggregateContainerState | None = None
     _peaks: MemoryPeaks | None = None
     _containers: dict[int, ContainerMemory] = field(default_factory=dict)
     _resizes: dict[int, tuple[str, int]] = field(default_factory=dict)  # pod -> stuck resize's condition, since
 
-    def start(self, context: AutoscalerContext) -> None:
+    def start(self, context: VPAContext) -> None:
         self._context = context
         self._state = AggregateContainerState(request_weighted=self.request_weighted)
         self._peaks = MemoryPeaks(self.memory)
@@ -160,7 +166,7 @@ class VerticalPodAutoscaler:
             )
         context.clock.call_later(self.recommender_interval, self._recommend)
 
-    def _recommend_memory(self, context: AutoscalerContext, pods: list[PodView]) -> None:
+    def _recommend_memory(self, context: Resizer, pods: list[PodView]) -> None:
         assert self._peaks is not None and self._state is not None
         request, limit = _reference(pods, MEMORY)
         policy = self._capped_to_limit(self.spec.memory_policy, limit)
@@ -222,7 +228,7 @@ class VerticalPodAutoscaler:
                 self.decisions[-1].evicted += len(evict)
         context.clock.call_later(self.updater_interval, self._update)
 
-    def _resize(self, context: AutoscalerContext, view: PodView, rec: RecommendedResources, now: int) -> bool:
+    def _resize(self, context: Resizer, view: PodView, rec: RecommendedResources, now: int) -> bool:
         """Try the pod's resize in place; False when it should be evicted instead (`CanEvictInPlacingPod`)."""
         stuck = self._resizes.get(view.id)
         if stuck is not None and fall_back_to_eviction(stuck[0], stuck[1], now):

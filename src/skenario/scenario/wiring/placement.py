@@ -5,48 +5,40 @@ run, and its CPU shares the node's cores with the other pods bound there (`model
 by CPU request under contention, up to its limit, idle cores to whoever wants them); with memory
 modelled its working set counts against the node's allocatable memory (`model/memory.py`: the
 kubelet's evictions, the kernel's OOM killer). A node under memory pressure gets the MemoryPressure
-condition, posted by its kubelet at its next status sync (`model/nodestatus.py`, its phase drawn
-from the stream `kubelet.node-status`) and turned into the `node.kubernetes.io/memory-pressure`
-NoSchedule taint by the node lifecycle controller (`scheduling/nodelifecycle.py`), which keeps
-new pods off it; before the taint, the kubelet's admission turns away the BestEffort pods bound
-there (the pod fails, its ReplicaSet makes another). A replica
-that stops releases its pod's node; a pod preempted or evicted (cluster autoscaler scale-down)
-ends its replica gracefully and the ReplicaSet replaces it, as Kubernetes does. Each workload's
-disruption budget steers preemption away from its pods where another choice exists.
+condition and then its NoSchedule taint (`model/nodeconditions.py`), which keeps new pods off it;
+before the taint, the kubelet's admission (`model/admission.py`) turns away the BestEffort pods
+bound there (the pod fails, its ReplicaSet makes another). A replica that stops releases its pod's
+node; a pod preempted or evicted (cluster autoscaler scale-down) ends its replica gracefully and
+the ReplicaSet replaces it, as Kubernetes does. Each workload's disruption budget steers
+preemption away from its pods where another choice exists.
 
 Several workloads share one cluster (`spec.workloads`): each has its `WorkloadPlacement`, the
 model's `Placement` for its replicas, and their pods meet on the nodes, in the scheduler's queue
 and in each node's cores and memory.
 
-Scenario events change nodes while the run goes on (`add_node`, `patch_node`, `drain_node`):
-
-    delete node/a at 10s, PodDisruptionBudget minAvailable 2, three ready pods on a:
-    10s  a cordoned; run-0 evicted (3 healthy, 1 disruption allowed); run-1, run-2 refused (429)
-    15s  the replacement of run-0 is ready elsewhere: run-1 evicted; run-2 refused again
-    20s  run-2 evicted ... and once its pod is gone, a is removed
-
-A drain is `kubectl drain` then the node's deletion: cordon, evict the pods listed at the start
-through the eviction API (the budget of `model.eviction_budget()`, as the cluster autoscaler
-uses it), retry a refused eviction every 5 s, wait for the pods to go, remove the node.
+Scenario events change nodes while the run goes on (`add_node`, `patch_node`, `drain_node`); a
+drain is `kubectl drain` then the node's deletion (`model/drain.py`), through the eviction API and
+each workload's disruption budget.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
-from skenario.core.time import SECOND
+from skenario.model.admission import REJECTION_TURNAROUND, admit, reject
 from skenario.model.cluster import ClusterModel
-from skenario.model.cpu.node import NodeCPU, qos_class
+from skenario.model.cpu.node import NodeCPU
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget
-from skenario.model.memory import EVICTED, NodeMemory
-from skenario.model.nodestatus import NODE_STATUS_UPDATE_FREQUENCY, NodeStatus
+from skenario.model.drain import NodeDrains, Report, ending, eviction_request
+from skenario.model.memory import NodeMemory
+from skenario.model.nodeconditions import NodeConditions
+from skenario.model.nodestatus import NodeStatus
 from skenario.model.replicas import Replica, ReplicaState, ResizeOutcome
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
@@ -55,36 +47,12 @@ from skenario.scheduling.analysis import SchedulingSummary, attempt_records, nod
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
 from skenario.scheduling.controller import SchedulingController, TimelineEvent
 from skenario.scheduling.framework import Framework, Profile
-from skenario.scheduling.nodelifecycle import no_schedule_tainting_pass
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.preemption import PreemptionBudget
 from skenario.scheduling.replay import summarize
 from skenario.scheduling.snapshot import ClusterSnapshot
-from skenario.scheduling.taints import MEMORY_PRESSURE_TAINT, TaintEffect
-
-# kubectl drain's wait after an eviction the API refused with 429 (a PodDisruptionBudget): its
-# `EvictErrorRetryDelay`, 5 s in pkg/cmd/drain, slept in `Helper.evictPods` (pkg/drain/drain.go).
-DRAIN_RETRY = 5 * SECOND
-
-# From a pod's binding to its replacement when the kubelet refuses it at admission: the kubelet sees
-# the binding through its watch and rejects the pod, posts it Failed, the ReplicaSet controller sees
-# that and creates another, which the scheduler binds. Each hop is a watch event or an API call
-# (milliseconds); taken together as 1 s here (not verified against source), so that a refusal loop
-# on a node not yet tainted stays finite, as the real one does.
-REJECTION_TURNAROUND = SECOND
-
-Report = Callable[[str], object]  # a line for the results timeline
-
-
-@dataclass
-class _Drain:
-    """One node being drained: the pods `kubectl drain` listed at the start, until each is gone."""
-
-    node: str
-    report: Report
-    pods: dict[Pod, None]  # listed and not gone yet; a dict for its order
-    refused: set[Pod] = field(default_factory=set)  # refused at least once, told in the timeline
+from skenario.scheduling.taints import TaintEffect
 
 
 class WorkloadPlacement:
@@ -183,16 +151,15 @@ class ClusterPlacement:
         self._node_busy: dict[str, float] = {}
         self._allocatable = (0, 0, 0.0, 0)  # (log entries read, millicores now, millicore-ns until then, then)
         self._node_memories: dict[str, NodeMemory] = {}
-        self._node_statuses: dict[str, NodeStatus] = {}  # what the API server holds of each node's MemoryPressure
-        self._status_phases = streams.generator("kubelet.node-status")
+        self.conditions = NodeConditions(env, self.controller, streams.generator("kubelet.node-status"))
         self.cpu_weights = cluster.cpu_weights
         self.workloads: list[WorkloadPlacement] = []
         self._placed: dict[Pod, Callable[[], object]] = {}
         self._workload_of: dict[Pod, WorkloadPlacement] = {}  # each workload's pods, until they are gone
-        self._drains: dict[str, _Drain] = {}  # by node name
         self._to_add: dict[str, tuple[NodeSpec, Report]] = {}  # created while a node of that name drains
         # The eviction API's view at an instant: each workload's budget, drawn on together that instant.
         self._budgets: tuple[int, dict[WorkloadPlacement, EvictionBudget | None]] = (-1, {})
+        self.drains = NodeDrains(env, self.controller, self._pods_on, self._eviction_budget, self._evict, self._drained)
         self.controller.on_bound = self._bound
         self.controller.on_preempted = self._end_replica
         self.controller.preemption_budgets = self._preemption_budgets
@@ -217,32 +184,18 @@ class ClusterPlacement:
         placed = self._placed.pop(pod, None)
         if placed is None:
             return
-        refused = self._admit(pod)
+        refused = admit(pod, self._node_memories.get(pod.node) if pod.node is not None else None)
         if refused is not None:
             self._reject(pod, refused)
             return
         self._share_node(pod)
         placed()
 
-    def _admit(self, pod: Pod) -> str | None:
-        """The kubelet's admission of a replica's pod bound to its node: the eviction manager's `Admit`
-        (a BestEffort pod not tolerating the memory-pressure taint is refused under MemoryPressure)."""
-        replica, name = pod.owner, pod.node
-        memory = self._node_memories.get(name) if name is not None else None
-        if memory is None or not isinstance(replica, Replica):
-            return None
-        qos = qos_class(replica.cpu_request, replica.cpu_limit, replica.memory_request, replica.memory_limit)
-        tolerates = any(t.tolerates(MEMORY_PRESSURE_TAINT) for t in pod.spec.tolerations)
-        return memory.admit(qos, tolerates)
-
     def _reject(self, pod: Pod, message: str) -> None:
-        """The kubelet refused the pod (`rejectPod`): it fails, Evicted, off its node, and its ReplicaSet
-        makes another in its place; the refused replica never started."""
+        """The kubelet refused the pod (`model/admission.py`); its ReplicaSet makes another in its place."""
         workload = self._workload_of.pop(pod, None)
         replica = pod.owner
-        now = self.env.now()
-        self.controller.timeline.append(TimelineEvent(now, "PodRejected", pod.name, pod.node, f"{EVICTED}: {message}"))
-        self.controller.delete(pod, PodEnd.REJECTED)
+        reject(self.controller, pod, message, self.env.now())
         if workload is not None and isinstance(replica, Replica):
             workload.pod_of.pop(replica, None)
             model = workload.model
@@ -267,42 +220,9 @@ class ClusterPlacement:
             memory = self._node_memories.get(name)
             if memory is None:
                 memory = self._node_memories[name] = NodeMemory(self.env, spec.memory, name, self.env.now())
-                self._watch_pressure(memory)
+                self.conditions.watch(memory)
             replica.memory.priority = pod.spec.priority  # the eviction manager ranks by it
             memory.attach(replica.memory)
-
-    def _watch_pressure(self, memory: NodeMemory) -> None:
-        """The node's MemoryPressure goes from its eviction manager through its kubelet's status to a taint."""
-        name = memory.name
-        phase = self.env.now() + int(self._status_phases.random() * NODE_STATUS_UPDATE_FREQUENCY)
-        status = self._node_statuses[name] = NodeStatus(self.env, phase, name)
-        memory.on_condition.append(status.observe)
-        status.on_posted.append(lambda pressure: self._condition_posted(status, pressure))
-
-    def _condition_posted(self, status: NodeStatus, pressure: bool) -> None:
-        """The kubelet posted the node's MemoryPressure (its `NodeHasInsufficientMemory` or
-        `NodeHasSufficientMemory` event); the node lifecycle controller's `doNoScheduleTaintingPass`
-        follows at once."""
-        name, now = status.name, self.env.now()
-        if self._node_statuses.get(name) is not status or name not in self.snapshot.index:
-            return  # the node is gone, or another of its name took its place
-        kind = "NodeHasInsufficientMemory" if pressure else "NodeHasSufficientMemory"
-        self.controller.timeline.append(TimelineEvent(now, kind, "", name))
-        node = self.snapshot.nodes[self.snapshot.index[name]]
-        tainted = self._condition_tainted(node)
-        if tainted is not None:
-            change = "NodeTainted" if pressure else "NodeUntainted"
-            detail = f"{MEMORY_PRESSURE_TAINT.key}:{MEMORY_PRESSURE_TAINT.effect}"
-            self.controller.timeline.append(TimelineEvent(now, change, "", name, detail))
-            self.controller.update_node(tainted)
-
-    def _condition_tainted(self, node: NodeSpec) -> NodeSpec | None:
-        """The node with the taints its posted conditions call for, or None if it has them already (or its
-        conditions are not modelled: no pod with memory modelled has run there)."""
-        status = self._node_statuses.get(node.name)
-        if status is None:
-            return None
-        return no_schedule_tainting_pass(node, {"MemoryPressure": "True" if status.memory_pressure else "False"})
 
     def stopping(self, workload: WorkloadPlacement, replica: Replica) -> None:
         pod = workload.pod_of.get(replica)
@@ -327,16 +247,7 @@ class ClusterPlacement:
             self._placed.pop(pod, None)
             self._workload_of.pop(pod, None)
             self.controller.delete(pod, PodEnd.COMPLETED)
-            drain = self._drains.get(pod.node) if pod.node is not None else None
-            if drain is not None and pod in drain.pods:
-                self._gone(drain, pod)
-
-    def _gone(self, drain: _Drain, pod: Pod) -> None:
-        """A listed pod is gone (kubectl's `waitForDelete`); the node goes after the last, once the
-        instant has settled and the pod has left the node's books."""
-        del drain.pods[pod]
-        if not drain.pods:
-            self.env.call_when_settled(lambda: self._remove_drained(drain, drain.report))
+            self.drains.pod_gone(pod)
 
     def _pdb_tracker(self) -> _WorkloadPdbTracker | None:
         """The workloads' disruption budgets for one cluster-autoscaler pass, if any has one."""
@@ -371,8 +282,9 @@ class ClusterPlacement:
 
     def _join(self, node: NodeSpec) -> None:
         name = node.name
-        for accounts in (self._node_cpus, self._node_memories, self._node_statuses):
+        for accounts in (self._node_cpus, self._node_memories):
             accounts.pop(name, None)  # a node of a name used before has its own cores, memory and status
+        self.conditions.forget(name)
         for workload in self.workloads:
             workload.images.discard(name)
         self.controller.timeline.append(TimelineEvent(self.env.now(), "NodeAdded", "", name))
@@ -388,36 +300,24 @@ class ClusterPlacement:
             self._to_add[node.name] = (node, waiting[1])
             return f"it joins as patched once the node {node.name} being drained is gone"
         # The node lifecycle controller puts back the condition taints a patch left out.
-        self.controller.update_node(self._condition_tainted(node) or node)
+        self.controller.update_node(self.conditions.tainted(node) or node)
         taints = [t for t in node.taints if t.effect is TaintEffect.NO_EXECUTE]
         if not taints:
             return ""
         evicted = []
         for pod in self._pods_on(node.name):
             tolerations = pod.spec.tolerations
-            if _ending(pod) or all(any(t.tolerates(taint) for t in tolerations) for taint in taints):
+            if ending(pod) or all(any(t.tolerates(taint) for t in tolerations) for taint in taints):
                 continue
             self._evict(pod)
             evicted.append(pod.name)
         return f"{', '.join(evicted)} evicted: a NoExecute taint they do not tolerate" if evicted else ""
 
     def drain_node(self, name: str, report: Report) -> str:
-        """`kubectl drain` and the node's deletion: cordon now, evict each pod on it through the
-        eviction API, retry the ones its disruption budget refuses every 5 s, and remove the node
-        once every pod listed at the start is gone (`Helper.RunCordonOrUncordon`, `evictPods`)."""
+        """`kubectl drain` and the node's deletion (`model/drain.py`); a node still waiting to join never does."""
         if self._to_add.pop(name, None) is not None:
             return f"node {name} never joined: the node {name} before it was still being drained"
-        snap = self.snapshot
-        node = snap.nodes[snap.index[name]]
-        if not node.unschedulable:
-            self.controller.update_node(replace(node, unschedulable=True))
-        drain = _Drain(name, report, dict.fromkeys(self._pods_on(name)))
-        self._drains[name] = drain
-        if not drain.pods:
-            said: list[str] = []
-            self._remove_drained(drain, said.append)
-            return f"node {name} cordoned, no pods on it; " + "; ".join(said)
-        return "; ".join([f"node {name} cordoned", *self._evict_listed(drain)])
+        return self.drains.drain(name, report)
 
     def _pods_on(self, name: str) -> list[Pod]:
         """The pods on the node now, by name: bound or assumed there, and not gone (a pod whose replica
@@ -425,39 +325,6 @@ class ClusterPlacement:
         snap, pods = self.snapshot, self.controller.pods
         listed = [pods[spec] for spec in sorted(snap.pods_on[snap.index[name]])]
         return [pod for pod in listed if pod.finished_at is None and not _terminated(pod)]
-
-    def _evict_listed(self, drain: _Drain) -> list[str]:
-        """One round of `evictPods`: each listed pod not yet going is evicted, or refused (429) for now."""
-        evicted, refused = [], []
-        for pod in list(drain.pods):
-            if _ending(pod):
-                continue  # already being deleted: drain only waits for it
-            pending, ready = _eviction_request(pod)
-            budget = self._eviction_budget(pod)
-            if budget is None or budget.evict(pending=pending, ready=ready):
-                self._evict(pod)
-                evicted.append(pod.name)
-                if not isinstance(pod.owner, Replica):
-                    self._gone(drain, pod)  # deleted now: no replica to see it go
-            else:
-                refused.append(pod)
-        said = [f"{', '.join(evicted)} evicted"] if evicted else []
-        new = [pod.name for pod in refused if pod not in drain.refused]
-        if new:
-            said.append(
-                f"eviction of {', '.join(new)} refused: the disruption budget allows no more now; "
-                f"retried every {DRAIN_RETRY // SECOND} s"
-            )
-        drain.refused.update(refused)
-        if refused:
-            self.env.call_later(DRAIN_RETRY, lambda: self.env.call_when_settled(lambda: self._retry(drain)))
-        return said
-
-    def _retry(self, drain: _Drain) -> None:
-        if self._drains.get(drain.node) is drain and drain.pods:
-            said = self._evict_listed(drain)
-            if said:
-                drain.report("; ".join(said))
 
     def _eviction_budget(self, pod: Pod) -> EvictionBudget | None:
         """The budget the eviction API checks for the pod, one per workload and instant: evictions of one
@@ -480,21 +347,8 @@ class ClusterPlacement:
         else:
             self.controller.delete(pod, PodEnd.EVICTED)
 
-    def _remove_drained(self, drain: _Drain, report: Report) -> None:
-        """The node goes. A pod that came after the cordon (one tolerating it) was not listed: the pod
-        garbage collector deletes it with the node, as after the cluster autoscaler's removal."""
-        name = drain.node
-        if self._drains.get(name) is not drain:
-            return
-        del self._drains[name]
-        late = [pod for pod in self._pods_on(name) if not _ending(pod)]
-        for pod in late:
-            self._evict(pod)
-        now = self.env.now()
-        detail = f"drained; {len(late)} pod(s) deleted with it" if late else "drained"
-        self.controller.timeline.append(TimelineEvent(now, "NodeRemoved", "", name, detail))
-        self.controller.remove_node(name)
-        report(f"node {name} removed" + (f"; {', '.join(p.name for p in late)} deleted with it" if late else ""))
+    def _drained(self, name: str) -> None:
+        """A drained node is gone: one of its name waiting to join joins now."""
         waiting = self._to_add.pop(name, None)
         if waiting is not None:
             node, added = waiting
@@ -511,7 +365,7 @@ class ClusterPlacement:
     @property
     def node_statuses(self) -> dict[str, NodeStatus]:
         """What the API server holds of each node's MemoryPressure, by node name (the same nodes)."""
-        return dict(self._node_statuses)
+        return dict(self.conditions.statuses)
 
     def gauges(self) -> dict[str, float | int | None]:
         """The cluster at this instant, for the recorder's rows: nodes present, pods waiting for one,
@@ -609,7 +463,7 @@ class _WorkloadPdbTracker:
         for pod in pods:
             workload = self.workload_of.get(pod)
             if workload in self.budgets and isinstance(pod.owner, Replica):
-                requests.setdefault(workload, []).append(_eviction_request(pod))
+                requests.setdefault(workload, []).append(eviction_request(pod))
         # All or nothing, as one node is drained whole: a refusal gives back what the others took.
         before = {workload: self.budgets[workload].allowed for workload in requests}
         if all(self.budgets[workload].evict_all(asked) for workload, asked in requests.items()):
@@ -617,14 +471,6 @@ class _WorkloadPdbTracker:
         for workload, allowed in before.items():
             self.budgets[workload].allowed = allowed
         return False
-
-
-def _eviction_request(pod: Pod) -> tuple[bool, bool]:
-    """The pod as the eviction API weighs it, (pending, ready): a replica still launching has not
-    started its containers and a terminating one is already being deleted, so neither needs the budget."""
-    replica = pod.owner
-    ready = isinstance(replica, Replica) and replica.state is ReplicaState.ACTIVE
-    return not ready, ready
 
 
 def _named(names: frozenset[str]) -> Callable[[PodSpec], bool]:
@@ -635,10 +481,3 @@ def _named(names: frozenset[str]) -> Callable[[PodSpec], bool]:
 def _terminated(pod: Pod) -> bool:
     replica = pod.owner
     return isinstance(replica, Replica) and replica.state is ReplicaState.TERMINATED
-
-
-def _ending(pod: Pod) -> bool:
-    """Whether the pod is on its way out already (evicted, preempted, or its replica stopping)."""
-    replica = pod.owner
-    stopping = isinstance(replica, Replica) and replica.state in (ReplicaState.TERMINATING, ReplicaState.TERMINATED)
-    return pod.end is not None or stopping

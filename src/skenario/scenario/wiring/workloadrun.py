@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skenario.autoscalers.base import Autoscaler, ClusterContext
+from skenario.autoscalers.base import Autoscaler
+from skenario.autoscalers.cluster import ClusterContext
 from skenario.core.environment import Environment
 from skenario.model.cluster import ClusterModel
 from skenario.recording.recorder import Recorder

@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from skenario.core.environment import Environment
+from skenario.core.clock import SettlingClock
 from skenario.scheduling.clusterautoscaler.config import CaSettings, NodeGroup
 from skenario.scheduling.clusterautoscaler.scaledown import (
     ready_to_remove,
@@ -78,7 +78,7 @@ class ClusterAutoscaler:
 
     def __init__(
         self,
-        env: Environment,
+        clock: SettlingClock,
         scheduler: SchedulingController,
         groups: list[NodeGroup],
         settings: CaSettings,
@@ -87,7 +87,7 @@ class ClusterAutoscaler:
         on_evict: Callable[[Pod], object] | None = None,
         pdb_tracker: Callable[[], RemainingPdbTracker | None] | None = None,
     ) -> None:
-        self.env = env
+        self.clock = clock
         self.scheduler = scheduler
         self.groups = {g.name: g for g in groups}
         self.settings = settings
@@ -109,7 +109,7 @@ class ClusterAutoscaler:
         for name, size in initial_sizes.items():
             for _ in range(size):
                 scheduler.add_node(self._new_node(name))
-        env.call_at(settings.scan_interval, self._tick)
+        clock.call_at(settings.scan_interval, self._tick)
 
     def _new_node(self, group: str) -> NodeSpec:
         index = self._next_index[group]
@@ -130,11 +130,11 @@ class ClusterAutoscaler:
 
     def _tick(self) -> None:
         # It looks at the cluster once the instant has settled, after the scheduler's pass.
-        self.env.call_when_settled(self._act, order=1)
-        self.env.call_later(self.settings.scan_interval, self._tick)
+        self.clock.call_when_settled(self._act, order=1)
+        self.clock.call_later(self.settings.scan_interval, self._tick)
 
     def _act(self) -> None:
-        now = self.env.now()
+        now = self.clock.now()
         if not self._scale_up(now):
             self._scale_down(now)
 
@@ -179,7 +179,7 @@ class ClusterAutoscaler:
             node = self._new_node(plan.group)
             upcoming = _Upcoming(plan.group, node, now + group.startup)
             self._upcoming.append(upcoming)
-            self.env.call_at(upcoming.ready_at, lambda u=upcoming: self._ready(u))  # type: ignore[misc]
+            self.clock.call_at(upcoming.ready_at, lambda u=upcoming: self._ready(u))  # type: ignore[misc]
         self.last_scale_up = now
         self.scale_ups += 1
         pods = [p.name for p in plan.pods]
@@ -207,7 +207,7 @@ class ClusterAutoscaler:
 
     def _ready(self, upcoming: _Upcoming) -> None:
         self._upcoming.remove(upcoming)
-        self.scheduler.timeline.append(TimelineEvent(self.env.now(), "NodeAdded", "", upcoming.node.name))
+        self.scheduler.timeline.append(TimelineEvent(self.clock.now(), "NodeAdded", "", upcoming.node.name))
         self.scheduler.add_node(upcoming.node)
 
     # -- scale-down ------------------------------------------------------------------------------

@@ -11,8 +11,8 @@
   (`noderesources/resource_allocation.go`).
 - One module per plugin, its pure functions (tested against upstream's unit tests) beside its class
   (the same rules over numpy arrays): `nodeunschedulable`, `tainttoleration`, `nodeaffinity`,
-  `noderesources` (NodeResourcesFit), `podtopologyspread`, `balancedallocation`
-  (NodeResourcesBalancedAllocation).
+  `podtopologyspread`, `balancedallocation` (NodeResourcesBalancedAllocation); `noderesources`
+  (NodeResourcesFit) is a package, its three scoring strategies a module each as upstream's.
 - `custom`: a user's own Filter or Score plugin, loaded from the scenario by path.
 
 Adding an in-tree plugin: write its module here (a class with `name`, and `filter` and/or `score`
