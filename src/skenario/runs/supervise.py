@@ -14,6 +14,7 @@ Python API) goes through here, so a stop means the same everywhere:
 from __future__ import annotations
 
 import _thread
+import ctypes
 import gc
 import math
 import os
@@ -22,6 +23,7 @@ import resource
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
@@ -242,11 +244,42 @@ class Interruption:
         return 128 + int(self.signal)
 
 
-def worker_signals() -> None:
-    """A sweep's worker process leaves Ctrl-C to the parent, and dies quietly when the parent terminates
-    it. What it inherited from the parent (every module loaded) is set aside from the garbage collector
-    (`gc.freeze`, as Python's documentation advises for a fork without exec): the runs' collections
-    then scan only the runs' own objects, and leave the shared pages unwritten."""
+def worker_signals(parent: int | None = None) -> None:
+    """A sweep's worker process leaves Ctrl-C to the parent, dies quietly when the parent terminates it,
+    and dies with `parent` (its pid) however that ends, even by SIGKILL (`die_with`). What it inherited
+    from the parent (every module loaded) is set aside from the garbage collector (`gc.freeze`, as
+    Python's documentation advises for a fork without exec): the runs' collections then scan only the
+    runs' own objects, and leave the shared pages unwritten."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None:
+        die_with(parent)
     gc.freeze()
+
+
+PR_SET_PDEATHSIG = 1
+"""Linux's prctl option: the signal the kernel sends this process when the thread that made it ends."""
+PARENT_WATCH = 1.0
+"""Seconds between two looks at the parent's pid, where the kernel has no parent-death signal."""
+
+
+def die_with(parent: int) -> None:
+    """End this process when `parent` ends, even by SIGKILL, so no worker outlives its sweep: Linux's
+    parent-death signal (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), else a thread that exits the process
+    once it has been handed to another parent."""
+    asked = False
+    if sys.platform.startswith("linux"):
+        try:
+            asked = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            asked = False
+    if not asked:
+        threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # it ended before the signal was asked for
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_WATCH)
+    os._exit(1)

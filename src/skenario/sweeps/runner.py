@@ -169,7 +169,9 @@ class LocalWorkers:
         self._interrupted = False
 
     def _new_pool(self, count: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=count, mp_context=self._context, initializer=worker_signals)
+        return ProcessPoolExecutor(
+            max_workers=count, mp_context=self._context, initializer=worker_signals, initargs=(os.getpid(),)
+        )
 
     def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
         waiting = dict(enumerate(jobs))
