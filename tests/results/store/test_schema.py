@@ -8,9 +8,10 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from optuna.storages._rdb import models
 
 from skenario.results.store import RunStore, StoreError
-from skenario.results.store.schema import MIGRATIONS, Migration, migrate, version
+from skenario.results.store.schema import MIGRATIONS, OPTUNA_TABLES, Migration, migrate, version
 
 
 @pytest.fixture
@@ -131,4 +132,17 @@ def test_a_store_is_marked_as_skenarios_and_its_mark_is_what_lets_it_in(tmp_path
     store.open().close()
     with closing(sqlite3.connect(store.path)) as db:
         assert db.execute("PRAGMA application_id").fetchone()[0] == int.from_bytes(b"sknr", "big")
+    assert store.runs() == []
+
+
+def test_a_store_holding_tunes_optuna_study_is_ours(tmp_path: Path) -> None:
+    """`skenario tune` keeps Optuna's study tables in the store's file: an unmarked store (before migration 2)
+    with them is still skenario's. The names are Optuna's own (its RDB storage's models)."""
+    assert set(models.BaseModel.metadata.tables) <= OPTUNA_TABLES
+    store = RunStore(tmp_path)
+    store.open().close()
+    with closing(sqlite3.connect(store.path)) as db, db:
+        db.execute("PRAGMA application_id = 0")
+        db.execute("PRAGMA user_version = 1")
+        db.execute("CREATE TABLE studies (study_id INTEGER PRIMARY KEY, study_name TEXT)")
     assert store.runs() == []

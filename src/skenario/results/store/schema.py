@@ -154,6 +154,25 @@ def _columns_of_0_x() -> dict[str, set[str]]:
 COLUMNS = _columns_of_0_x()
 """The columns every store of skenario has had, by table."""
 
+OPTUNA_TABLES = frozenset(
+    {
+        "alembic_version",
+        "studies",
+        "study_directions",
+        "study_system_attributes",
+        "study_user_attributes",
+        "trial_heartbeats",
+        "trial_intermediate_values",
+        "trial_params",
+        "trial_system_attributes",
+        "trial_user_attributes",
+        "trial_values",
+        "trials",
+        "version_info",
+    }
+)
+"""Optuna's tables (its RDB storage's models), which `skenario tune` keeps studies in, in the store's file."""
+
 
 def ours(connection: sqlite3.Connection) -> None:
     """Raise ForeignStore unless the file is a run store skenario made (or an empty one); only reads it."""
@@ -167,9 +186,9 @@ def ours(connection: sqlite3.Connection) -> None:
         for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         if not name.startswith("sqlite_")
     ]
-    if foreign := sorted(set(tables) - set(COLUMNS)):
+    if foreign := sorted(set(tables) - set(COLUMNS) - OPTUNA_TABLES):
         raise ForeignStore(f"not a skenario run store: it has tables skenario does not make ({', '.join(foreign)})")
-    for table in tables:
+    for table in set(tables) & set(COLUMNS):
         have = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
         if missing := sorted(COLUMNS[table] - have):
             raise ForeignStore(f"not a skenario run store: its table {table} lacks {', '.join(missing)}")
