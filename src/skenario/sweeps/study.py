@@ -37,6 +37,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from skenario.core.time import MICROSECOND, MILLISECOND, SECOND, format_duration
 from skenario.results.store import RunStore
+from skenario.results.store.sweeps import StudyTaken
 from skenario.sweeps.plan import Point, Template
 from skenario.sweeps.runner import METRICS, Interrupted, Job, Outcome, Prices, Workers, run_jobs
 from skenario.sweeps.space import Range, Setting, SweepError
@@ -281,34 +282,23 @@ def _kept_study(store: RunStore, storage: str, template: Template, options: Stud
     """The study's row in the store, begun or taken up again, and its NSGA-II generation size (fixed when
     it began: extending `trials` must not change a study's generations)."""
     asked = _asked(template, options, name)
-    sweep_id = store.study(name)
-    if sweep_id is None:
-        if name in {summary.study_name for summary in optuna.get_all_study_summaries(storage)}:
-            raise SweepError(
-                f"--study {name}: the store's Optuna tables hold a study of this name that skenario did not "
-                "begin; give another --study name",
-                value=name,
-            )
-        population = generation_size(options.trials)
-        sweep_id = store.begin_sweep(
-            kind="study",
-            name=name,
+    if store.study(name) is None and name in {s.study_name for s in optuna.get_all_study_summaries(storage)}:
+        raise SweepError(
+            f"--study {name}: the store's Optuna tables hold a study of this name that skenario did not "
+            "begin; give another --study name",
+            value=name,
+        )
+    try:
+        sweep_id, kept = store.claim_study(  # one process at a time, however many ask at once
+            name,
             scenario_name=template.name,
             scenario_file=None if template.file is None else str(template.file),
             scenario_text=template.text,
-            options=asked | {"population": population},
+            options=asked | {"population": generation_size(options.trials)},
+            same=lambda kept: {key: value for key, value in kept.items() if key != "population"} == asked,
         )
-        return sweep_id, population
-    kept = store.sweep_record(sweep_id)["options"]
-    if {key: value for key, value in kept.items() if key != "population"} != asked:
-        raise SweepError(
-            f"--study {name}: the store has a study of this name asked differently (another scenario, space, "
-            "objectives, constraints, seeds, batch or prices); give another --study name, or ask the same",
-            value=name,
-        )
-    if (who := store.running(sweep_id)) is not None:
-        raise SweepError(f"--study {name}: the study is running now ({who}); wait for it or stop it", value=name)
-    store.reopen_sweep(sweep_id)
+    except StudyTaken as taken:
+        raise SweepError(f"--study {name}: {taken.message}", value=name) from None
     return sweep_id, int(kept.get("population") or generation_size(options.trials))
 
 

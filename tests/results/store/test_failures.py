@@ -4,6 +4,7 @@ row left Running by a process still there, and signals heard while waiting."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import shutil
 import signal
 import sqlite3
@@ -13,10 +14,12 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import pytest
 
 from skenario.results.store import FinishedRun, RunStore, StoreError, StoreLocked
+from skenario.results.store.sweeps import StudyTaken
 from skenario.runs import execute, open_run
 from tests.runs.inputs import EXAMPLES
 
@@ -215,3 +218,33 @@ def test_a_store_on_a_read_only_mount_is_read_by_the_commands(tmp_path: Path) ->
     listed, _, rm = done.stdout.rpartition("]")
     assert [run["run"] for run in json.loads(listed + "]")] == [1]
     assert rm.strip() == "rm=2" and done.stderr.count("\n") == 1 and "readonly" in done.stderr
+
+
+def _claim(folder: str, ready: Any, done: Any, results: Any) -> None:
+    """One process asking for the study `racing`: what it got, then held (alive) until every one has asked."""
+    store = RunStore(folder)
+    ready.wait()
+    try:
+        sweep_id, _ = store.claim_study(
+            "racing", scenario_name="s", scenario_file=None, scenario_text="{}", options={}, same=lambda kept: True
+        )
+        results.put(("claimed", sweep_id))
+    except StudyTaken as taken:
+        results.put(("refused", str(taken)))
+    done.wait()
+
+
+def test_a_study_name_asked_for_by_many_processes_at_once_goes_to_one(tmp_path: Path) -> None:
+    RunStore(tmp_path).open().close()
+    context = multiprocessing.get_context("fork")
+    ready, done, results = context.Barrier(4), context.Barrier(5), context.Queue()
+    processes = [context.Process(target=_claim, args=(str(tmp_path), ready, done, results)) for _ in range(4)]
+    for process in processes:
+        process.start()
+    outcomes = sorted(results.get() for _ in processes)
+    done.wait()
+    for process in processes:
+        process.join()
+    assert [kind for kind, _ in outcomes] == ["claimed", "refused", "refused", "refused"]
+    assert all("running now (process" in said for kind, said in outcomes if kind == "refused")
+    assert len(RunStore(tmp_path).sweeps(kind="study")) == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from skenario.results.store.base import StoreError, json_or_none, now
@@ -31,6 +31,10 @@ SWEEP_FIELDS = (
 )
 """A stored sweep or study as `sweeps` gives it: `kind` is sweep or study, `points` and `runs` what it has
 run so far, `failed` how many of those runs failed, `options` what it was asked (JSON data)."""
+
+
+class StudyTaken(StoreError):
+    """A study name another live process is tuning, or that was begun with other options."""
 
 
 class Sweeps(Runs):
@@ -66,6 +70,62 @@ class Sweeps(Runs):
             )
         assert cursor.lastrowid is not None
         return cursor.lastrowid
+
+    def claim_study(
+        self,
+        name: str,
+        *,
+        scenario_name: str,
+        scenario_file: str | None,
+        scenario_text: str,
+        options: dict[str, Any],
+        same: Callable[[dict[str, Any]], bool],
+    ) -> tuple[int, dict[str, Any]]:
+        """The study `name`, Running by this process, and the options it began with: begun with `options` if
+        the store has none of this name, else taken up again if `same(its options)`. One process at a time: in
+        one write transaction, so two processes asking for one name at once cannot both have it; a study a live
+        process runs is refused, naming the process."""
+        with self._connect(create=True) as db:
+            db.execute("BEGIN IMMEDIATE")
+            with db:
+                self._reap(db)
+                row = db.execute(
+                    "SELECT id, phase, host, pid, options FROM sweeps WHERE kind = 'study' AND name = ? "
+                    "ORDER BY id DESC LIMIT 1",
+                    (name,),
+                ).fetchone()
+                if row is None:
+                    cursor = db.execute(
+                        "INSERT INTO sweeps (kind, name, scenario_name, scenario_file, scenario, options, phase, "
+                        "started_at, host, pid) VALUES ('study', ?, ?, ?, ?, ?, 'Running', ?, ?, ?)",
+                        (
+                            name,
+                            scenario_name,
+                            scenario_file,
+                            scenario_text,
+                            json.dumps(options),
+                            now(),
+                            socket.gethostname(),
+                            os.getpid(),
+                        ),
+                    )
+                    assert cursor.lastrowid is not None
+                    return cursor.lastrowid, options
+                sweep_id, phase, host, pid, kept_text = row
+                if phase == "Running":
+                    raise StudyTaken(f"the study is running now (process {pid} on {host}); wait for it or stop it")
+                kept = json_or_none(kept_text) or {}
+                if not same(kept):
+                    raise StudyTaken(
+                        "the store has a study of this name asked differently (another scenario, space, objectives, "
+                        "constraints, seeds, batch or prices); give another --study name, or ask the same"
+                    )
+                db.execute(
+                    "UPDATE sweeps SET phase = 'Running', message = NULL, finished_at = NULL, host = ?, pid = ? "
+                    "WHERE id = ?",
+                    (socket.gethostname(), os.getpid(), sweep_id),
+                )
+                return int(sweep_id), kept
 
     def reopen_sweep(self, sweep_id: int) -> None:
         """A stopped study taken up again: Running, by this process."""
