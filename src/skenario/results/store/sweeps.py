@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,23 +54,7 @@ class Sweeps(Runs):
         """A new sweep or study (`kind`), phase Running; its id."""
         with self._connect(create=True) as db, db:
             self._reap(db)
-            cursor = db.execute(
-                "INSERT INTO sweeps (kind, name, scenario_name, scenario_file, scenario, options, phase, started_at, "
-                "host, pid) VALUES (?, ?, ?, ?, ?, ?, 'Running', ?, ?, ?)",
-                (
-                    kind,
-                    name,
-                    scenario_name,
-                    scenario_file,
-                    scenario_text,
-                    json.dumps(options),
-                    now(),
-                    socket.gethostname(),
-                    os.getpid(),
-                ),
-            )
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
+            return _insert_sweep(db, kind, name, scenario_name, scenario_file, scenario_text, options)
 
     def claim_study(
         self,
@@ -95,22 +80,8 @@ class Sweeps(Runs):
                     (name,),
                 ).fetchone()
                 if row is None:
-                    cursor = db.execute(
-                        "INSERT INTO sweeps (kind, name, scenario_name, scenario_file, scenario, options, phase, "
-                        "started_at, host, pid) VALUES ('study', ?, ?, ?, ?, ?, 'Running', ?, ?, ?)",
-                        (
-                            name,
-                            scenario_name,
-                            scenario_file,
-                            scenario_text,
-                            json.dumps(options),
-                            now(),
-                            socket.gethostname(),
-                            os.getpid(),
-                        ),
-                    )
-                    assert cursor.lastrowid is not None
-                    return cursor.lastrowid, options
+                    begun = _insert_sweep(db, "study", name, scenario_name, scenario_file, scenario_text, options)
+                    return begun, options
                 sweep_id, phase, host, pid, kept_text = row
                 if phase == "Running":
                     raise StudyTaken(f"the study is running now (process {pid} on {host}); wait for it or stop it")
@@ -268,3 +239,32 @@ class Sweeps(Runs):
                 db.execute(f"DELETE FROM {table} WHERE sweep_id = ?", (sweep_id,))
             db.execute("DELETE FROM sweeps WHERE id = ?", (sweep_id,))
         return sweep_id, run_ids
+
+
+def _insert_sweep(
+    db: sqlite3.Connection,
+    kind: str,
+    name: str | None,
+    scenario_name: str,
+    scenario_file: str | None,
+    scenario_text: str,
+    options: dict[str, Any],
+) -> int:
+    """A sweep's or a study's row, Running by this process; its id."""
+    cursor = db.execute(
+        "INSERT INTO sweeps (kind, name, scenario_name, scenario_file, scenario, options, phase, started_at, "
+        "host, pid) VALUES (?, ?, ?, ?, ?, ?, 'Running', ?, ?, ?)",
+        (
+            kind,
+            name,
+            scenario_name,
+            scenario_file,
+            scenario_text,
+            json.dumps(options),
+            now(),
+            socket.gethostname(),
+            os.getpid(),
+        ),
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
