@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import os
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from skenario.cli import cli
 from skenario.errors import ScenarioError
-from skenario.scenario.io import yaml_documents
+from skenario.scenario import io
+from skenario.scenario.io import read_text, yaml_documents
 from skenario.scenario.loader import parse_scenario
 
 TEXT = "spec:\n  workload:\n    replicas: 1\n    seed: VALUE\n"
@@ -61,3 +67,78 @@ def test_a_section_that_is_no_mapping_is_named_with_its_value_cut_short(written:
         parse_scenario(text, "s.yaml")
     assert raised.value.field == "spec.workload" and needle in str(raised.value)
     assert "instance of" not in str(raised.value) and len(str(raised.value)) < 300
+
+
+# -- bounded loading -----------------------------------------------------------------------------
+
+QUICKSTART = (Path(__file__).resolve().parents[2] / "examples" / "quickstart.yaml").read_text()
+
+
+def _laughs(levels: int) -> str:
+    """The billion laughs: each anchor a list of ten aliases of the one before, `levels` deep."""
+    lines = ['l0: &l0 "lol"']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, levels + 1)]
+    return "\n".join(lines)
+
+
+def _with_laughs(text: str) -> str:
+    laughs = "\n".join("  " + line for line in _laughs(9).splitlines())
+    return f"x-laughs:\n{laughs}\n{text}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _with_laughs(QUICKSTART.replace("duration: 30m", "duration: *l9")),
+        _with_laughs(QUICKSTART.replace("\n  traffic:", "\n  traffic: *l9\n  x-traffic:", 1)),
+    ],
+    ids=["in a field's value", "as a whole section"],
+)
+def test_a_yaml_alias_bomb_is_one_line_naming_the_file(text: str) -> None:
+    """Ten to the ninth laughs from 600 bytes: refused as composed, before anything walks it expanded."""
+    with pytest.raises(ScenarioError, match="alias") as raised:
+        parse_scenario(text, "bomb.yaml")
+    assert raised.value.file == "bomb.yaml" and "\n" not in str(raised.value)
+
+
+def test_aliases_used_as_people_use_them_are_read() -> None:
+    documents = yaml_documents(_laughs(3), "fine.yaml")  # a thousand laughs: within the limit
+    assert len(documents[0][0]["l3"]) == 10
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "folder"])
+def test_only_regular_files_are_read(special: str, tmp_path: Path) -> None:
+    path = Path(special)
+    if special == "fifo":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)  # opening it would wait for a writer that never comes
+    elif special == "folder":
+        path = tmp_path
+    with pytest.raises(ScenarioError, match="not a regular file") as raised:
+        read_text(path)
+    assert raised.value.file == str(path)
+
+
+def test_a_manifest_that_is_a_device_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    hpa_step = (Path(__file__).resolve().parents[2] / "examples" / "hpa-step.yaml").read_text()
+    assert "manifest: manifests/web-hpa.yaml" in hpa_step
+    scenario.write_text(hpa_step.replace("manifest: manifests/web-hpa.yaml", "manifest: /dev/zero"))
+    result = CliRunner().invoke(cli, ["check", str(scenario)])
+    assert result.exit_code == 2 and "not a regular file" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_files_and_yaml_past_their_limits_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text("# a comment\n" * 100)
+    monkeypatch.setattr(io, "MAX_FILE_BYTES", 1000)
+    with pytest.raises(ScenarioError, match="larger than"):
+        read_text(big)
+    monkeypatch.setattr(io, "MAX_YAML_BYTES", 1000)
+    with pytest.raises(ScenarioError, match="as YAML"):
+        yaml_documents(big.read_text(), str(big))
+
+
+def test_a_huge_value_is_quoted_cut_short_at_the_cost_of_a_small_one() -> None:
+    shown = io._brief([[list(range(1000))] * 1000] * 1000)  # a billion numbers, shared as aliases share them
+    assert len(shown) <= 61 and shown.startswith("[[[0, 1, 2")

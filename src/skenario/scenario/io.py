@@ -4,10 +4,18 @@ A leaf: it imports only `skenario.errors`, yaml and pydantic, so the scenario fo
 the queueing model files and the run store's readers all use it from the top of their modules.
 Every error names the file, the line, the field path as the user wrote it (`spec.traffic.rate`)
 and the offending value; pydantic's union tags are taken out of the path.
+
+Reading is bounded, so a hostile file is one line, not minutes and gigabytes: only regular files
+(no devices, FIFOs or folders) of at most `MAX_FILE_BYTES`, YAML of at most `MAX_YAML_BYTES`, and
+a document's aliases may not expand it past `MAX_ALIAS_NODES` nodes beyond those written (the
+"billion laughs"; Kubernetes' YAML decoder refuses excessive aliasing the same way).
 """
 
 from __future__ import annotations
 
+import os
+import reprlib
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,15 +32,43 @@ Rename = Callable[[list[int | str]], list[int | str]]
 """A field path of the document validated as the path the user wrote (a manifest converted from another version)."""
 
 
+MAX_FILE_BYTES = 256 * 2**20
+"""The largest file skenario reads whole (a scenario, a manifest, an export, a recording): 256 MiB."""
+MAX_YAML_BYTES = 32 * 2**20
+"""The largest YAML text it parses: PyYAML reads about 1 MB/s, so 32 MiB is half a minute already."""
+MAX_ALIAS_NODES = 100_000
+"""How many nodes a document's aliases may add to those written (or ten times those, if more)."""
+
+
 def read_text(path: str | Path) -> str:
-    """The file's text (UTF-8); a missing or unreadable file is a ScenarioError naming it."""
+    """The file's text (UTF-8); a missing, unreadable, special or too large file is a ScenarioError naming it."""
     path = Path(path)
     try:
-        return path.read_text(encoding="utf-8")
+        if not stat.S_ISREG(os.stat(path).st_mode):  # before opening: opening a pipe waits for its writer
+            raise ScenarioError("not a regular file (a device, a pipe or a folder)", file=str(path))
+        with path.open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)  # a file growing as it is read stops here too
     except FileNotFoundError:
         raise ScenarioError("no such file", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ScenarioError(f"cannot read the file: {exc}", file=str(path)) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScenarioError(f"larger than {MAX_FILE_BYTES // 2**20} MiB, the most skenario reads", file=str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"cannot read the file: {exc}", file=str(path)) from None
+
+
+def file_problem(path: Path, what: str) -> str | None:
+    """What keeps `path` from being read as `what` (a manifest file...), said the user's way; None if nothing."""
+    if path.is_file():
+        return None
+    if path.is_dir():
+        return f"is a folder, not a {what}"
+    if path.exists():
+        return f"is not a regular file (a device or a pipe), not a {what}"
+    return f"no such {what}"
 
 
 def load_document(path: str | Path, model: type[M], shape: str) -> M:
@@ -81,6 +117,8 @@ Documents = list[tuple[Any, "yaml.Node | None"]]
 
 def yaml_documents(text: str, source: str) -> Documents:
     """Each non-empty document of the text with its node tree (for line numbers)."""
+    if len(text) > MAX_YAML_BYTES:
+        raise ScenarioError(f"larger than {MAX_YAML_BYTES // 2**20} MiB, the most skenario reads as YAML", file=source)
     datas: list[Any] = []
     roots: list[yaml.Node | None] = []
     loader = None
@@ -88,6 +126,7 @@ def yaml_documents(text: str, source: str) -> Documents:
         loader = _Loader(text)  # reads the text at once: a control character is a ReaderError here
         while loader.check_node():
             roots.append(loader.get_node())
+            _refuse_alias_bombs(roots[-1], source)
             datas.append(loader.construct_document(roots[-1]))
     except yaml.reader.ReaderError as exc:
         problem = f"{exc.reason} (character {exc.character!r} at position {exc.position})"
@@ -117,6 +156,46 @@ def yaml_documents(text: str, source: str) -> Documents:
     if not documents:
         raise ScenarioError("the file is empty", file=source)
     return documents
+
+
+def _refuse_alias_bombs(root: yaml.Node | None, source: str) -> None:
+    """Refuse a document whose aliases expand it past `MAX_ALIAS_NODES` more nodes than were written.
+
+    Aliases share their anchor's node, so the composed document stays small; it is every reader
+    after it (validation, a message quoting the value) that would walk it expanded. Each node's
+    expanded size is counted once, bottom up, so the count costs what the written nodes do."""
+    if root is None:
+        return
+    size: dict[int, int] = {}
+    written: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in size:
+            continue
+        children = _children(node)
+        if not children_done:
+            written.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in size)
+            continue
+        size[id(node)] = 1 + sum(size.get(id(child), 1) for child in children)
+    extra = size[id(root)] - len(written)
+    if extra > max(MAX_ALIAS_NODES, 10 * len(written)):
+        raise ScenarioError(
+            f"its aliases would expand it by {extra:,} nodes to {len(written):,} written; skenario takes at most "
+            f"{max(MAX_ALIAS_NODES, 10 * len(written)):,} (a YAML alias bomb?)",
+            file=source,
+            line=root.start_mark.line + 1,
+        )
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 class _Unreadable(yaml.YAMLError):
@@ -258,8 +337,16 @@ _PLAIN = {
 }
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 3, 6, 6, 60, 60
+
+
 def _brief(value: Any) -> str:
-    """The value's repr, cut short if long (a list of lists, a 4,000-digit number): the error stays readable."""
+    """The value's repr, cut short if long (a list of lists, a 4,000-digit number): the error stays readable.
+    A container's repr is built cut short (`reprlib`), so a huge one costs no more than a small one."""
+    if isinstance(value, list | tuple | dict | set):
+        shown = _SHORT.repr(value)
+        return shown if len(shown) <= 60 else f"{shown[:40]}…"
     shown = repr(value)
     return shown if len(shown) <= 60 else f"{shown[:40]}… ({len(shown):,} characters)"
 

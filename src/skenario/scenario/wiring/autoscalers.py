@@ -35,7 +35,7 @@ from skenario.scenario.format.manifests.hpaversions import ReadHPA, read_hpa
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest, kpa_config
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest, VPASpecModel
 from skenario.scenario.format.scenario import SimulatedPods
-from skenario.scenario.io import Rename, line_of, read_document, read_text, validate_node
+from skenario.scenario.io import Rename, file_problem, line_of, read_document, read_text, validate_node
 from skenario.scenario.wiring.plugins import load_class
 
 M = TypeVar("M", bound=BaseModel)
@@ -50,8 +50,7 @@ def _document(
     file): its data, its node tree (None inline) and how errors name it."""
     if isinstance(manifest, str):
         path = base_dir / manifest
-        if not path.is_file():  # said at the scenario's field, which `located` places in its file
-            problem = "is a folder, not a manifest file" if path.is_dir() else "no such manifest file"
+        if problem := file_problem(path, "manifest file"):  # said at the scenario's field, which `located` places
             raise ScenarioError(f"{problem}: {str(path)!r}", field=field, value=manifest)
         data, root = read_document(path, shape)
         return data, root, str(path)

@@ -12,7 +12,7 @@ from skenario.errors import ScenarioError
 from skenario.scenario.format.autoscalers import KpaAutoscaler
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
 from skenario.scenario.format.scenario import ProbeSpec, Resources, ScenarioSpec, StartupProbeSpec, Workload
-from skenario.scenario.io import load_document, validate_document
+from skenario.scenario.io import file_problem, load_document, validate_document
 from skenario.scenario.wiring.autoscalers import knative_service
 
 QUEUE_PROXY_DEPTH_FACTOR = 10
@@ -26,8 +26,7 @@ def with_deployment(workload: Workload, base_dir: Path) -> Workload:
         return workload
     if isinstance(workload.deployment, str):
         file = base_dir / workload.deployment
-        if not file.is_file():  # said at the scenario's field, which `located` places in its file
-            problem = "is a folder, not a manifest file" if file.is_dir() else "no such manifest file"
+        if problem := file_problem(file, "manifest file"):  # said at the scenario's field, which `located` places
             raise ScenarioError(
                 f"{problem}: {str(file)!r}", field="spec.workload.deployment", value=workload.deployment
             )
