@@ -75,3 +75,12 @@ def test_archive_check_matches_the_replay(tmp_path: Path) -> None:
         replayed = raises(exhaust, nasa_arrivals, bad, rng=np.random.default_rng(0), stop=stop)
         # One block holds the whole (small) member, so both read the bad token whatever the window.
         assert checked and replayed
+
+
+def test_a_member_without_whitespace_is_refused_at_its_first_long_token(tmp_path: Path) -> None:
+    """Counts are cut at whitespace; a member with none (3 MiB of digits here) is refused once a token passes
+    any count's length, not carried whole into memory first."""
+    path = write_archive(tmp_path / "workload.tbz2", b"1 2\n" + b"7" * (3 << 20))
+    with pytest.raises(TraceError, match="not a file of counts") as excinfo:
+        list(nasa_arrivals(path, rng=np.random.default_rng(0)))
+    assert f"{path}:2" in error_of(excinfo)

@@ -73,6 +73,10 @@ def _count_spans(blocks: Iterator[Int64s], interval: int) -> Iterator[Chunk]:
         index += counts.size
 
 
+LONGEST_COUNT = 64
+"""The most characters one count may take (an int64 has at most 20): past it, a member is no count file."""
+
+
 def _archive_counts(path: Path, member: str, block_size: int = 1 << 20) -> Iterator[Int64s]:
     """Blocks of counts streamed out of a tar member, each block cut at whitespace."""
     file = str(path)
@@ -94,6 +98,14 @@ def _archive_counts(path: Path, member: str, block_size: int = 1 << 20) -> Itera
                 data = carry + block
                 cut = len(data) if not block else max(data.rfind(byte) for byte in (b" ", b"\n", b"\t", b"\r"))
                 data, carry = data[: cut + 1], data[cut + 1 :]
+                if len(carry) > LONGEST_COUNT:  # no count is this long: the member is not a count file
+                    where = line + data.count(b"\n")
+                    shown = carry[:20].decode(errors="replace")
+                    raise TraceError(
+                        f"a token of more than {LONGEST_COUNT} characters ({shown!r}…): not a file of counts",
+                        file=file,
+                        line=where,
+                    )
                 tokens = data.split()
                 if tokens:
                     try:
