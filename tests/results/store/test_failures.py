@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -76,18 +78,28 @@ def _ring(signum: int, frame: FrameType | None) -> None:
 
 
 def test_a_signal_is_heard_while_the_store_waits_for_a_lock(tmp_path: Path) -> None:
-    """SQLite waits inside C; the store waits in short steps, so a signal's handler runs within one of
-    them, long before its patience (two minutes here) is spent."""
-    store = RunStore(tmp_path, patience=120)
+    """SQLite waits inside C, where Python runs no signal handler; the store waits in short steps, so a
+    signal sent once it waits (from another thread, as a terminal's Ctrl-C comes) is heard within one of
+    them, and ends the wait long before its patience (an hour here) is spent."""
+    store = RunStore(tmp_path, patience=3600)
     store.open().close()
-    previous = signal.signal(signal.SIGALRM, _ring)
+    waiting = threading.Event()
+    store.waiting = lambda waited: waiting.set()
+
+    def signal_once_waiting() -> None:
+        waiting.wait()
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    previous = signal.signal(signal.SIGUSR1, _ring)
+    sender = threading.Thread(target=signal_once_waiting, daemon=True)
     try:
         with write_lock(store), pytest.raises(Alarm):
-            signal.setitimer(signal.ITIMER_REAL, 0.2)
+            sender.start()
             store.keep(finished(), None, wall_s=0.1)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        waiting.set()
+        sender.join()
+        signal.signal(signal.SIGUSR1, previous)
 
 
 def test_a_full_disk_mid_run_is_one_line_and_leaves_the_run_failed_and_the_store_readable(
