@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from skenario.cli.common import out, user_errors
+from skenario.cli.common import out
 from skenario.cli.kep import kep_checked
 from skenario.runs import KepRun, examine
 from skenario.scenario.preflight import LIMITS, estimate, pitfalls
@@ -22,7 +22,6 @@ from skenario.scenario.wiring.prepare import Prepared
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@user_errors
 def check(file: Path) -> None:
     """Validate the scenario in FILE and everything it names, as `skenario run` reads them, and print an
     estimate of its run (nothing runs; a plugin's file is read, not run).

@@ -9,7 +9,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from skenario.cli.common import out, print_document, store_option, user_errors
+from skenario.cli.common import out, print_document, store_option
 from skenario.core.time import format_clock, parse_clock, parse_duration
 from skenario.errors import SkenarioError
 from skenario.results.store import RunStore
@@ -27,7 +27,6 @@ from skenario.results.store import RunStore
     "--autoscaler", default=None, help="Only this autoscaler (its name in the scenario, or cluster-autoscaler)."
 )
 @store_option
-@user_errors
 def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None) -> None:
     """Why RUN's autoscalers did what they did: conditions, inputs and the rule behind each decision.
 
@@ -68,7 +67,6 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
 @click.option("--autoscaler", default=None, help="Only this autoscaler's decisions.")
 @click.option("--output", "-o", "output", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
 @store_option
-@user_errors
 def decisions(run: str, autoscaler: str | None, output: str, store: Path | None) -> None:
     """Every decision of RUN's autoscalers, the raw table: CSV (one column per input) or JSON (nested)."""
     from skenario.results import analysis

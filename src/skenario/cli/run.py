@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.check import preflight
-from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
+from skenario.cli.common import check_output_dirs, err, out, store_option
 from skenario.cli.kep import announce, kep_checked, render_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
@@ -74,7 +74,6 @@ from skenario.scenario.simulation import Phase, Simulation
     default=None,
     help="With spec.cluster: write KEP-140's PodResults (every attempt's plugin results) and the timeline as JSON.",
 )
-@user_errors
 def run(
     file: Path,
     seed: int | None,

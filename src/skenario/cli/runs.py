@@ -20,7 +20,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from skenario.cli.common import out, output_option, print_document, store_option, user_errors
+from skenario.cli.common import out, output_option, print_document, store_option
 from skenario.cli.scheduling import scheduling_table
 from skenario.cli.tables import class_table, runs_table, summary_table, workloads_table
 from skenario.core.time import format_duration, parse_duration
@@ -78,7 +78,6 @@ def objectives(
 @click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N runs (of those filtered).")
 @output_option
 @click.pass_context
-@user_errors
 def runs(
     context: click.Context,
     store: Path | None,
@@ -109,7 +108,6 @@ def runs(
 @runs.command("rm", context_settings=TAKES_RUNS)
 @click.argument("run", nargs=-1, required=True)
 @store_option
-@user_errors
 def remove(run: tuple[str, ...], store: Path | None) -> None:
     """Delete each RUN (a number, name, tag or `latest`) and everything it recorded."""
     removed = RunStore(store).remove(list(run))
@@ -119,7 +117,6 @@ def remove(run: tuple[str, ...], store: Path | None) -> None:
 @runs.command("gc")
 @click.option("--keep", type=click.IntRange(0), required=True, help="How many of the newest finished runs to keep.")
 @store_option
-@user_errors
 def collect(keep: int, store: Path | None) -> None:
     """Delete all but the newest finished runs."""
     removed = RunStore(store).keep_newest(keep)
@@ -131,7 +128,6 @@ def collect(keep: int, store: Path | None) -> None:
 @store_option
 @slo_options
 @output_option
-@user_errors
 def show(
     run: str,
     store: Path | None,
@@ -233,7 +229,6 @@ def _slo_line(result: dict[str, Any]) -> str:
 @click.argument("run_ids", metavar="RUN RUN...", nargs=-1, required=True)
 @store_option
 @slo_options
-@user_errors
 def compare(
     run_ids: tuple[str, ...],
     store: Path | None,
@@ -325,7 +320,6 @@ def _ms(ns: float | None) -> str:
     help="The folder to write (default run-<id>-<name>); it must not exist yet.",
 )
 @store_option
-@user_errors
 def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
     """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary; with a cluster
     also pods, nodes, attempts and kep140.json) to a folder."""
@@ -377,7 +371,6 @@ def _output_option(what: str, suffix: str) -> Callable[[F], F]:
 @click.argument("run")
 @_output_option("The PNG to write", "png")
 @store_option
-@user_errors
 def plot(run: str, output: Path | None, store: Path | None) -> None:
     """Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked."""
     from skenario.results.plot import plot_run  # matplotlib: only for this command
@@ -393,7 +386,6 @@ def plot(run: str, output: Path | None, store: Path | None) -> None:
 @_output_option("The HTML page to write", "html")
 @store_option
 @slo_options
-@user_errors
 def report(
     run: str,
     output: Path | None,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from skenario.cli.common import check_output_dirs, out, user_errors
+from skenario.cli.common import check_output_dirs, out
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
@@ -73,7 +73,6 @@ from skenario.scheduling.traces import TRACE_KINDS
     help="Write KEP-140's PodResults and the timeline (JSON).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-@user_errors
 def schedule(
     trace: Path,
     kind: str,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from skenario.cli.common import out, user_errors
+from skenario.cli.common import out
 from skenario.cli.validate import comparison_dict, comparison_table
 from skenario.queueing.modelfile import load_model
 from skenario.queueing.report import report, solution_dict
@@ -38,7 +38,6 @@ from skenario.validation.replications import compare, replicate
     "--length", type=click.FloatRange(min=1), default=20_000, show_default=True, help="Model time per replication."
 )
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="With --simulate.")
-@user_errors
 def solve(
     model_file: Path,
     method: str | None,

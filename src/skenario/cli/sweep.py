@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from skenario.cli.common import check_output_dirs, err, out, print_document, store_option, user_errors
+from skenario.cli.common import check_output_dirs, err, out, print_document, store_option
 from skenario.cli.sweeptables import points_table, sweeps_table
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, check_label
@@ -97,7 +97,6 @@ def execution_options(command: Any) -> Any:
 @click.option("--name", default=None, help="A name to find the sweep by in `skenario sweeps`.")
 @store_option
 @click.option("--no-store", is_flag=True, help="Keep neither the sweep nor its runs in the run store.")
-@user_errors
 def sweep(
     file: Path,
     sets: tuple[str, ...],
@@ -201,7 +200,6 @@ def _counting(update: Callable[..., object] | None, points: int, seeds: int) -> 
 @click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N sweeps.")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 @click.pass_context
-@user_errors
 def sweeps(context: click.Context, store: Path | None, last: int | None, as_json: bool) -> None:
     """List the sweeps and studies kept in the run store (`sweeps show N` prints one's table)."""
     if context.invoked_subcommand is not None:
@@ -222,7 +220,6 @@ def sweeps(context: click.Context, store: Path | None, last: int | None, as_json
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON document.")
 @store_option
-@user_errors
 def show_sweep(sweep_ref: str, baseline: int | None, parquet: Path | None, as_json: bool, store: Path | None) -> None:
     """The table of SWEEP (a number, a name, `latest` or -N) from the runs it kept: nothing is run again."""
     require_sweep_extra("sweeps show")
@@ -243,7 +240,6 @@ def show_sweep(sweep_ref: str, baseline: int | None, parquet: Path | None, as_js
 @sweeps.command("rm")
 @click.argument("sweep_ref", metavar="SWEEP")
 @store_option
-@user_errors
 def remove_sweep(sweep_ref: str, store: Path | None) -> None:
     """Delete SWEEP, its points and every run it made."""
     runs_store = RunStore(store)

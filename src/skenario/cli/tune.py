@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from skenario.cli.common import err, out, print_document, store_option, user_errors
+from skenario.cli.common import err, out, print_document, store_option
 from skenario.cli.sweep import execution_options, price_options, progress_bar
 from skenario.cli.sweeptables import figure_cell, headings, number, present
 from skenario.errors import SkenarioError
@@ -67,7 +67,6 @@ from skenario.sweeps.extra import require_sweep_extra
 @click.option("--json", "as_json", is_flag=True, help="Print the Pareto front as JSON.")
 @store_option
 @click.option("--no-store", is_flag=True, help="Keep the study in memory only: it cannot be resumed.")
-@user_errors
 def tune(
     file: Path,
     space: tuple[str, ...],
