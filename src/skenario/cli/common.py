@@ -67,7 +67,7 @@ _HELP = {
 }
 
 
-class OutputFormat(click.ParamType):
+class OutputFormat(click.ParamType[Any]):
     """`-o FORMAT`, one of `formats`; where the command names a file with `--to`, a value that is no
     format's name is the old `-o PATH`, kept for one release (`OldPath`, with a warning)."""
 
@@ -77,7 +77,7 @@ class OutputFormat(click.ParamType):
         self.formats = formats
         self.takes_path = takes_path
 
-    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:  # noqa: ARG002
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
         return "[" + "|".join(self.formats) + "]"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
@@ -149,6 +149,16 @@ def print_document(document: Any, output: str) -> None:
         click.echo(json.dumps(plain, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print_yaml(plain)
+
+
+def print_json(document: Any, output: str) -> None:
+    """`document` as the commands that printed `json.dumps(document, indent=2)` before `-o` still print it
+    (`-o json`), or the object that JSON reads back as YAML (`-o yaml`)."""
+    text = json.dumps(document, indent=2)
+    if output == "json":
+        click.echo(text)
+    else:
+        print_yaml(json.loads(text))
 
 
 def print_yaml(document: Any) -> None:
