@@ -84,11 +84,11 @@ def printed(*args: str) -> str:
     return result.stdout
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["run", "check", "runs", "show", "explain", "decisions", "compare", "schedule", "solve"]
-    + ["sweep", "sweeps", "sweeps show", "tune", "theory", "schema"],
-)
+DATA_COMMANDS = ("run", "check", "runs", "show", "explain", "decisions", "compare", "schedule", "solve")
+DATA_COMMANDS += ("sweep", "sweeps", "sweeps show", "tune", "theory", "schema")
+
+
+@pytest.mark.parametrize("name", DATA_COMMANDS)
 def test_every_data_command_prints_json_and_the_same_object_as_yaml(name: str, world: dict[str, Path]) -> None:
     args = commands(world)[name]
     as_json = json.loads(printed(*args, "-o", "json"))
