@@ -111,6 +111,16 @@ COMMANDS: dict[str, Entry] = {
 }
 
 
+# What prints a user error, loaded like a command: only when there is one (it needs Rich's console).
+REPORT_USER_ERROR = "skenario.cli.common:report_user_error"
+
+
+def load(where: str) -> Any:
+    """The object named "module:attribute", its module imported now."""
+    module, attribute = where.split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 class Commands(click.Group):
     """The top-level group: commands imported on first use from `COMMANDS`, and user errors reported
     once for all of them."""
@@ -127,8 +137,7 @@ class Commands(click.Group):
         if entry is None:
             return None
         if cmd_name not in self.loaded:
-            module, attribute = entry.where.split(":")
-            command: click.Command = getattr(importlib.import_module(module), attribute)
+            command: click.Command = load(entry.where)
             if entry.hidden:  # an old name: the same command, unlisted
                 command = copy.copy(command)
                 command.hidden = True
@@ -147,10 +156,7 @@ class Commands(click.Group):
         try:
             return super().invoke(ctx)
         except SkenarioError as exc:
-            # Rich's console loads only for an error to print (it is not needed to list the commands).
-            from skenario.cli.common import report_user_error
-
-            report_user_error(exc)
+            load(REPORT_USER_ERROR)(exc)
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
