@@ -154,7 +154,7 @@ TUNE_SPACE = (
 
 def _swept(examples: Examples) -> tuple[str, dict[str, Any]]:
     """The tutorial's sweep (its table as printed) and the same table as JSON, read back from the store."""
-    printed = examples.cli(*SWEEP, "-o", str(examples.work / "runs.parquet"), *SWEEP_SET)
+    printed = examples.cli(*SWEEP, "--to", str(examples.work / "runs.parquet"), *SWEEP_SET)
     document = json.loads(examples.cli("sweeps", "show", "latest", "--baseline", "3", "--json"))
     return printed.replace(str(examples.work / "runs.parquet"), "runs.parquet"), document
 

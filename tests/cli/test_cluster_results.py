@@ -64,7 +64,7 @@ def test_show_prints_the_scheduling_table(store: Path) -> None:
 def test_export_writes_pods_nodes_attempts_and_kep140(store: Path, tmp_path: Path) -> None:
     folder = tmp_path / "out"
     result = CliRunner().invoke(
-        cli, ["export", "latest", "--store", str(store), "--format", "csv", "--output", str(folder)]
+        cli, ["export", "latest", "--store", str(store), "--format", "csv", "--to", str(folder)]
     )
     assert result.exit_code == 0, result.output
     run = RunStore(store).load("latest")

@@ -122,7 +122,7 @@ def test_the_store_keeps_the_web_uis_annotations_and_export_writes_them(tmp_path
     (run,) = RunStore(store).runs()
     stored = RunStore(store).load(run["run"]).documents["kep140"]
     assert stored["ksimAnnotations"] == written["ksimAnnotations"]
-    code, _, stderr = invoke("export", str(run["run"]), "--store", str(store), "--output", str(folder))
+    code, _, stderr = invoke("export", str(run["run"]), "--store", str(store), "--to", str(folder))
     assert code == 0, stderr
     exported = json.loads((folder / "kep140.json").read_text())
     annotations = exported["ksimAnnotations"]

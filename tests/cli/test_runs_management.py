@@ -123,14 +123,14 @@ def test_compare_by_names_compares_those_runs_in_a_store_that_held_others(store:
 @pytest.mark.parametrize(("ref", "number"), [("best", 4), ("hpa-b", 3), ("latest", 5)])
 def test_export_plot_and_report_take_names_and_tags(store: Store, tmp_path: Path, ref: str, number: int) -> None:
     folder = tmp_path / "export"
-    assert invoke("export", ref, "--format", "csv", "-o", str(folder), *store.args()).exit_code == 0
+    assert invoke("export", ref, "--format", "csv", "--to", str(folder), *store.args()).exit_code == 0
     summary = json.loads((folder / "summary.json").read_text())
     assert (summary["run"], summary["seed"]) == (number, RUNS[number][0])
     picture = tmp_path / "plot.png"
-    assert invoke("plot", ref, "-o", str(picture), *store.args()).exit_code == 0
+    assert invoke("plot", ref, "--to", str(picture), *store.args()).exit_code == 0
     assert picture.read_bytes().startswith(b"\x89PNG")
     page = tmp_path / "report.html"
-    assert invoke("report", ref, "-o", str(page), *store.args()).exit_code == 0
+    assert invoke("report", ref, "--to", str(page), *store.args()).exit_code == 0
     digest = next(run["digest"] for run in listed(store) if run["run"] == number)
     assert digest in page.read_text()
 

@@ -49,5 +49,5 @@ def test_the_worked_example_compares_its_own_runs_in_a_store_that_is_not_empty(
     assert len(set(re.findall(r"[\d,]{5,}", arrived))) == 1  # "the same requests arrive in all three runs"
 
     page = tmp_path / "report.html"
-    invoke([*shlex.split(report), "-o", str(page)], store)
+    invoke([*shlex.split(report), "--to", str(page)], store)
     assert scenarios[-1] in page.read_text() and report.split()[-1] == runs[-1][-1]

@@ -161,7 +161,7 @@ def test_compare_shows_both_runs(stored: Stored) -> None:
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_writes_every_table_with_a_row_per_interval(stored: Stored, tmp_path: Path, fmt: str) -> None:
     folder = tmp_path / "exported"
-    result = invoke("export", "1", "--format", fmt, "-o", str(folder), *stored.args())
+    result = invoke("export", "1", "--format", fmt, "--to", str(folder), *stored.args())
     assert result.exit_code == 0, result.output
     names = {p.name for p in folder.iterdir()}
     assert names == {f"{table}.{fmt}" for table in EXPORTED} | {"summary.json", "scenario.yaml"}
@@ -192,7 +192,7 @@ def test_export_to_an_existing_folder_exits_2_and_leaves_it_alone(stored: Stored
     folder = tmp_path / "taken"
     folder.mkdir()
     (folder / "mine.txt").write_text("keep")
-    line = one_error_line(invoke("export", "1", "--format", "csv", "-o", str(folder), *stored.args()))
+    line = one_error_line(invoke("export", "1", "--format", "csv", "--to", str(folder), *stored.args()))
     assert "exists" in line and "taken" in line
     assert [p.name for p in folder.iterdir()] == ["mine.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["taken"]
@@ -245,7 +245,7 @@ def test_plot_writes_a_png(stored: Stored, tmp_path: Path) -> None:
     from PIL import Image
 
     path = tmp_path / "x.png"
-    result = invoke("plot", "1", "-o", str(path), *stored.args())
+    result = invoke("plot", "1", "--to", str(path), *stored.args())
     assert result.exit_code == 0, result.output
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with Image.open(path) as image:
@@ -257,7 +257,7 @@ def test_plot_writes_a_png(stored: Stored, tmp_path: Path) -> None:
 
 def test_report_writes_an_html_page(stored: Stored, tmp_path: Path) -> None:
     path = tmp_path / "x.html"
-    result = invoke("report", "1", "-o", str(path), *stored.args())
+    result = invoke("report", "1", "--to", str(path), *stored.args())
     assert result.exit_code == 0, result.output
     html = path.read_text()
     assert html.lstrip().lower().startswith("<!doctype html>")
@@ -289,7 +289,7 @@ def test_an_unknown_run_exits_2_with_one_line(
 
 @pytest.mark.parametrize("command", ["export", "plot", "report"])
 def test_output_in_a_missing_folder_exits_2_and_writes_nothing(stored: Stored, tmp_path: Path, command: str) -> None:
-    line = one_error_line(invoke(command, "1", "-o", str(tmp_path / "absent" / "out"), *stored.args()))
+    line = one_error_line(invoke(command, "1", "--to", str(tmp_path / "absent" / "out"), *stored.args()))
     assert "no such directory" in line and "absent" in line
     assert list(tmp_path.iterdir()) == []
 

@@ -38,7 +38,7 @@ def test_a_sweep_prints_its_table_and_writes_every_run(scenario: Path, tmp_path:
     store, parquet = tmp_path / "store", tmp_path / "runs.parquet"
     code, out, err = invoke(
         "sweep", str(scenario), "--set", "workload.replicas=1,2", "--seeds", "3", "--baseline", "1",
-        "--workers", "2", "--store", str(store), "-o", str(parquet), "--no-progress",
+        "--workers", "2", "--store", str(store), "--to", str(parquet), "--no-progress",
     )  # fmt: skip
     assert code == 0, err
     assert "sweep 1 · small: 2 point(s) × 3 seed(s)" in out and "difference from point 1" in out

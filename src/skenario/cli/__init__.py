@@ -1,59 +1,168 @@
 """The `skenario` command line: thin, it parses input, calls the library and renders output.
 
 User mistakes (a bad scenario file, a wrong unit, an unknown run) print one line and exit 2 with
-no traceback; a bug keeps its traceback and exits 1. Each command lives in its own module.
+no traceback; a bug keeps its traceback and exits 1: `Commands.invoke` does it once for every
+command. Each command lives in its own module, imported only when that command runs, so that
+`skenario --help` and `--version` load neither the simulator nor numpy (`benchmarks/startup.py`).
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
-from skenario.cli.check import check
-from skenario.cli.explain import decisions, explain
-from skenario.cli.run import run
-from skenario.cli.runs import compare, export, plot, report, runs, show
-from skenario.cli.schedule import schedule
-from skenario.cli.schema import schema
-from skenario.cli.solve import solve
-from skenario.cli.sweep import sweep, sweeps
-from skenario.cli.tune import tune
-from skenario.cli.validate import validate
+from skenario.errors import SkenarioError
 from skenario.version import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@dataclass(frozen=True)
+class Entry:
+    """A command as the group lists it before importing it: where it lives ("module:attribute"), the
+    first paragraph of its help (what `--help` shortens; `tests/cli/test_lazy.py` checks it against the
+    command's own) and whether it is hidden."""
+
+    where: str
+    help: str
+    hidden: bool = False
+
+
+COMMANDS: dict[str, Entry] = {
+    "check": Entry(
+        "skenario.cli.check:check",
+        "Validate the scenario in FILE and everything it names, as `skenario run` reads them, and print an "
+        "estimate of its run (nothing runs; a plugin's file is read, not run).",
+    ),
+    "compare": Entry(
+        "skenario.cli.runs:compare",
+        "Compare stored runs side by side: outcomes, latency, replicas, cost and objectives.",
+    ),
+    "decisions": Entry(
+        "skenario.cli.explain:decisions",
+        "Every decision of RUN's autoscalers, the raw table: CSV (one column per input) or JSON (nested).",
+    ),
+    "explain": Entry(
+        "skenario.cli.explain:explain",
+        "Why RUN's autoscalers did what they did: conditions, inputs and the rule behind each decision.",
+    ),
+    "export": Entry(
+        "skenario.cli.runs:export",
+        "Export a stored RUN's tables (series, replica_series, replicas, timeline, summary; with a cluster also "
+        "pods, nodes, attempts and kep140.json) to a folder.",
+    ),
+    "plot": Entry(
+        "skenario.cli.runs:plot",
+        "Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked.",
+    ),
+    "report": Entry(
+        "skenario.cli.runs:report",
+        "Write a stored RUN as one self-contained HTML page with interactive charts.",
+    ),
+    "run": Entry(
+        "skenario.cli.run:run",
+        "Run the scenario in FILE, print a summary of what happened and keep the run in the store.",
+    ),
+    "runs": Entry("skenario.cli.runs:runs", "List the stored runs (`runs rm` and `runs gc` delete them)."),
+    "schedule": Entry(
+        "skenario.cli.schedule:schedule",
+        "Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's).",
+    ),
+    "schema": Entry(
+        "skenario.cli.schema:schema",
+        "Print the JSON Schema of scenario files (editors autocomplete and check with it); defaults are written "
+        "as in a scenario (`15s`, `250m`, `16Gi`).",
+    ),
+    "show": Entry(
+        "skenario.cli.runs:show",
+        "Show one stored RUN (a number, name, tag or `latest`): summary, objectives, cost and events.",
+    ),
+    "solve": Entry(
+        "skenario.cli.solve:solve",
+        "Solve a queueing model file: throughput, response, residence, utilisation and queues.",
+    ),
+    "sweep": Entry(
+        "skenario.cli.sweep:sweep",
+        "Run the scenario in FILE at every point of the settings, each with the same seeds, and show each "
+        "figure's mean and 95% interval per point.",
+    ),
+    "sweeps": Entry(
+        "skenario.cli.sweep:sweeps",
+        "List the sweeps and studies kept in the run store (`sweeps show N` prints one's table).",
+    ),
+    # The simulator checked against queueing theory: `theory`, so it is not taken for `check`'s
+    # validation of a scenario; `validate`, its old name, still works and is no longer listed.
+    "theory": Entry(
+        "skenario.cli.validate:validate",
+        "Simulate standard queueing models and set each analytic value beside the simulated 95% interval.",
+    ),
+    "tune": Entry(
+        "skenario.cli.tune:tune",
+        "Search the settings of the scenario in FILE for the best objectives within the constraints; print the "
+        "Pareto front and write it, a plot, a report and best.yaml (the scenario with the best settings).",
+    ),
+    "validate": Entry(
+        "skenario.cli.validate:validate",
+        "Simulate standard queueing models and set each analytic value beside the simulated 95% interval.",
+        hidden=True,
+    ),
+}
+
+
+# What prints a user error, loaded like a command: only when there is one (it needs Rich's console).
+REPORT_USER_ERROR = "skenario.cli.common:report_user_error"
+
+
+def load(where: str) -> Any:
+    """The object named "module:attribute", its module imported now."""
+    module, attribute = where.split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+class Commands(click.Group):
+    """The top-level group: commands imported on first use from `COMMANDS`, and user errors reported
+    once for all of them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.loaded: dict[str, click.Command] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        if cmd_name not in self.loaded:
+            command: click.Command = load(entry.where)
+            if entry.hidden:  # an old name: the same command, unlisted
+                command = copy.copy(command)
+                command.hidden = True
+            self.loaded[cmd_name] = command
+        return self.loaded[cmd_name]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their short help from `COMMANDS`, as click writes them, importing none."""
+        listed = [(name, entry) for name, entry in sorted(COMMANDS.items()) if not entry.hidden]
+        limit = formatter.width - 6 - max(len(name) for name, _ in listed)
+        rows = [(name, click.Command(name, help=entry.help).get_short_help_str(limit)) for name, entry in listed]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SkenarioError as exc:
+            load(REPORT_USER_ERROR)(exc)
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="skenario")
 def cli() -> None:
     """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
-
-
-for command in (
-    run,
-    check,
-    runs,
-    show,
-    explain,
-    decisions,
-    compare,
-    export,
-    plot,
-    report,
-    schedule,
-    schema,
-    solve,
-    sweep,
-    sweeps,
-    tune,
-):
-    cli.add_command(command)
-# The simulator checked against queueing theory: `theory`, so it is not taken for `check`'s validation
-# of a scenario; `validate`, its old name, still works and is no longer listed.
-cli.add_command(validate, "theory")
-_old_name = copy.copy(validate)
-_old_name.hidden = True
-cli.add_command(_old_name, "validate")
 
 
 def main() -> None:

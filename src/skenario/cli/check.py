@@ -9,11 +9,12 @@ recording) is checked by running its timeline in memory.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
 
-from skenario.cli.common import out, user_errors
+from skenario.cli.common import out, output_option, print_document
 from skenario.cli.kep import kep_checked
 from skenario.runs import KepRun, examine
 from skenario.scenario.preflight import LIMITS, estimate, pitfalls
@@ -22,8 +23,8 @@ from skenario.scenario.wiring.prepare import Prepared
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@user_errors
-def check(file: Path) -> None:
+@output_option("table", "wide", "json", "yaml")
+def check(file: Path, output: str) -> None:
     """Validate the scenario in FILE and everything it names, as `skenario run` reads them, and print an
     estimate of its run (nothing runs; a plugin's file is read, not run).
 
@@ -35,14 +36,20 @@ def check(file: Path) -> None:
     """
     checked = examine(file)
     if isinstance(checked, KepRun):
-        kep_checked(file, checked)
+        kep_checked(file, checked, output)
     else:
-        preflight(file, checked)
+        preflight(file, checked, output)
 
 
-def preflight(file: Path, prepared: Prepared) -> None:
-    """Print the estimate of the scenario's run, the limits it passes and its pitfalls."""
+def preflight(file: Path, prepared: Prepared, output: str = "table") -> None:
+    """Print the estimate of the scenario's run, the limits it passes and its pitfalls (as a document
+    for `-o json|yaml`: the estimate's fields, the limits passed, the warnings)."""
     cost = estimate(prepared)
+    if output in ("json", "yaml"):
+        document = {"file": str(file), "valid": True, "kind": "scenario", "estimate": dataclasses.asdict(cost)}
+        document |= {"over_limits": cost.over(LIMITS), "warnings": list(pitfalls(prepared))}
+        print_document(document, output)
+        return
     out.print(f"{file}: valid. A run would take about:", highlight=False)
     for line in cost.lines():
         out.print(f"  {line}", highlight=False, soft_wrap=True)

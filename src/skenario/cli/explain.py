@@ -9,7 +9,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from skenario.cli.common import out, print_document, store_option, user_errors
+from skenario.cli.common import out, output_option, print_document, store_option
 from skenario.core.time import format_clock, parse_clock, parse_duration
 from skenario.errors import SkenarioError
 from skenario.results.store import RunStore
@@ -27,8 +27,8 @@ from skenario.results.store import RunStore
     "--autoscaler", default=None, help="Only this autoscaler (its name in the scenario, or cluster-autoscaler)."
 )
 @store_option
-@user_errors
-def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None) -> None:
+@output_option("table", "wide", "json", "yaml")
+def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None, output: str) -> None:
     """Why RUN's autoscalers did what they did: conditions, inputs and the rule behind each decision.
 
     RUN is a number, a name, a tag or `latest`.
@@ -44,6 +44,19 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
         except ValueError as exc:
             raise SkenarioError(str(exc), field="--at", value=at) from None
     explanations = explain_run(data, when, autoscaler)
+    if output in ("json", "yaml"):  # the tables' cells as printed, each section's rows under its columns
+        document = [
+            {"run": data.id, "name": data.name, "autoscaler": e.autoscaler, "kind": e.kind, "at_s": e.at / 1e9}
+            | {
+                "sections": [
+                    {"title": s.title, "rows": [dict(zip(s.columns, row, strict=False)) for row in s.rows]}
+                    for s in e.sections
+                ]
+            }
+            for e in explanations
+        ]
+        print_document(document, output)
+        return
     if not explanations:
         out.print(f"run {data.id} ({escape(data.name)}) has no autoscaler decisions")
         return
@@ -66,9 +79,8 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
 @click.command()
 @click.argument("run")
 @click.option("--autoscaler", default=None, help="Only this autoscaler's decisions.")
-@click.option("--output", "-o", "output", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@output_option("csv", "json", "yaml", default="csv")
 @store_option
-@user_errors
 def decisions(run: str, autoscaler: str | None, output: str, store: Path | None) -> None:
     """Every decision of RUN's autoscalers, the raw table: CSV (one column per input) or JSON (nested)."""
     from skenario.results import analysis
@@ -77,7 +89,7 @@ def decisions(run: str, autoscaler: str | None, output: str, store: Path | None)
     runs_store = RunStore(store)
     data = runs_store.load(runs_store.resolve(run))
     records = decision_records(data, autoscaler)  # also refuses an autoscaler the run does not have
-    if output == "json":
-        print_document(records, "json")
+    if output in ("json", "yaml"):
+        print_document(records, output)
         return
     analysis.decisions(data, autoscaler).reset_index().to_csv(sys.stdout, index=False)

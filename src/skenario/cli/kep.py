@@ -10,21 +10,26 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import click
 from rich.table import Table
 
-from skenario.cli.common import err, out
+from skenario.cli.common import err, out, print_document, print_json
 from skenario.cli.scheduling import scheduling_table
 from skenario.results.files import atomic_path
 from skenario.runs import Executed, KepRun
 from skenario.scheduling.analysis import pod_table
 
 
-def kep_checked(file: Path, run: KepRun) -> None:
+def kep_checked(file: Path, run: KepRun, output: str = "table") -> None:
     """`check` and `run --dry-run`: the timeline run in memory, every event's target looked up as it
     runs; a mistake is the real run's error, and nothing is stored or written."""
     announce(run)
     run.run()
+    if output in ("json", "yaml"):
+        summary = run.summary()
+        document = {"file": str(file), "valid": True, "kind": "kep140", "events": len(run.scenario.spec.events)}
+        document |= {"phase": run.phase.value, "time": run.time, "scheduling": summary.as_dict()}
+        print_document(document, output)
+        return
     out.print(f"{file}: a valid KEP-140 Scenario with {len(run.scenario.spec.events)} event(s)", highlight=False)
     summary = run.summary()
     out.print(
@@ -49,9 +54,7 @@ def steps_table(run: KepRun) -> Table:
     return table
 
 
-def render_kep(
-    run: KepRun, done: Executed, *, as_json: bool, pods_file: Path | None, results_file: Path | None
-) -> None:
+def render_kep(run: KepRun, done: Executed, *, output: str, pods_file: Path | None, results_file: Path | None) -> None:
     """Print and write what a KEP-140 run did. A replayed recording's operations on objects already gone
     were skipped: they are counted."""
     if run.skipped:
@@ -70,7 +73,7 @@ def render_kep(
             pod_table(run.pods()).to_csv(partial, index=False)
     summary = run.summary()
     digest = run.digest()
-    if as_json:
+    if output in ("json", "yaml"):
         document = {
             "scenario": run.scenario.name,
             "phase": run.phase.value,
@@ -82,7 +85,7 @@ def render_kep(
             "steps": run.steps(),
             "run": done.run_id,
         }
-        click.echo(json.dumps(document, indent=2))
+        print_json(document, output)
         return
     out.print(steps_table(run))
     out.print(scheduling_table(summary))

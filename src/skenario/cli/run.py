@@ -6,7 +6,6 @@ the memory budget (a run stopped early is kept as Failed with what it recorded) 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.check import preflight
-from skenario.cli.common import check_output_dirs, err, out, store_option, user_errors
+from skenario.cli.common import check_output_dirs, err, out, output_option, print_json, store_option
 from skenario.cli.kep import announce, kep_checked, render_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
@@ -34,7 +33,7 @@ from skenario.scenario.simulation import Phase, Simulation
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Override the scenario's seed.")
 @click.option("--show-ignored", is_flag=True, help="Also print the ignored movements and why they were ignored.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object instead of a table.")
+@output_option("table", "wide", "json", "yaml")
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
 @click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
@@ -74,12 +73,11 @@ from skenario.scenario.simulation import Phase, Simulation
     default=None,
     help="With spec.cluster: write KEP-140's PodResults (every attempt's plugin results) and the timeline as JSON.",
 )
-@user_errors
 def run(
     file: Path,
     seed: int | None,
     show_ignored: bool,
-    as_json: bool,
+    output: str,
     no_progress: bool,
     no_store: bool,
     no_plugins: bool,
@@ -103,21 +101,21 @@ def run(
     if dry_run:
         checked = examine(file, seed=seed)
         if isinstance(checked, KepRun):
-            kep_checked(file, checked)
+            kep_checked(file, checked, output)
         else:
-            preflight(file, checked)
+            preflight(file, checked, output)
         return
     opened = open_run(file, seed=seed, plugins="refuse" if no_plugins else "load", force=force)
     kept = None if no_store else RunStore(store)
     if isinstance(opened, KepRun):
         announce(opened)
         done = execute(opened, kept, scenario_file=str(file), name=name, tags=tags)
-        render_kep(opened, done, as_json=as_json, pods_file=pods_file, results_file=results_file)
+        render_kep(opened, done, output=output, pods_file=pods_file, results_file=results_file)
         return
     assert isinstance(opened, Simulation)
     simulation = opened
     try:
-        with _progress(simulation, quiet=no_progress or as_json) as advance:
+        with _progress(simulation, quiet=no_progress or output in ("json", "yaml")) as advance:
             done = execute(
                 simulation, kept, scenario_file=str(file), name=name, tags=tags, budget=budget, progress=advance
             )
@@ -130,20 +128,20 @@ def run(
             simulation.series().to_csv(partial, index=False)
     if simulation.placement is not None:
         write_results(simulation.placement.controller, pods_file, results_file)
-    _render(simulation, done, as_json=as_json, show_ignored=show_ignored)
+    _render(simulation, done, output=output, show_ignored=show_ignored)
 
 
-def _render(simulation: Simulation, done: Executed, *, as_json: bool, show_ignored: bool) -> None:
-    """The run's summary as tables, or as one JSON object."""
+def _render(simulation: Simulation, done: Executed, *, output: str, show_ignored: bool) -> None:
+    """The run's summary as tables (`-o wide` has no more), or as one JSON or YAML document."""
     wall = done.wall_s
     summary = simulation.summary()
     placement = simulation.placement
-    if as_json:
+    if output in ("json", "yaml"):
         document = summary.as_dict() | {"wall_s": wall, "speedup": summary.simulated_ns / SECOND / wall}
         if placement is not None:
             document["scheduling"] = placement.summary().as_dict() | placement.autoscaler_figures()
         document |= {"phase": simulation.phase.value, "run": done.run_id}
-        click.echo(json.dumps(document, indent=2))
+        print_json(document, output)
         return
     out.print(summary_table(summary, wall))
     if (workloads := workloads_table(summary)) is not None:

@@ -20,9 +20,9 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from skenario.cli.common import out, output_option, print_document, store_option, user_errors
+from skenario.cli.common import out, output_option, print_csv, print_document, store_option, to_option
 from skenario.cli.scheduling import scheduling_table
-from skenario.cli.tables import class_table, runs_table, summary_table, workloads_table
+from skenario.cli.tables import class_table, runs_rows, runs_table, summary_table, workloads_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
 from skenario.recording.summary import Summary
@@ -76,9 +76,8 @@ def objectives(
 @click.option("--phase", type=click.Choice([p.value for p in Phase], case_sensitive=False), default=None)
 @click.option("--sweep", "sweep_ref", default=None, metavar="SWEEP", help="Only the runs of this sweep or study.")
 @click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N runs (of those filtered).")
-@output_option
+@output_option("table", "wide", "json", "yaml", "csv")
 @click.pass_context
-@user_errors
 def runs(
     context: click.Context,
     store: Path | None,
@@ -98,6 +97,9 @@ def runs(
     if output in ("json", "yaml"):
         print_document(found, output)
         return
+    if output == "csv":
+        print_csv(*runs_rows(found))
+        return
     table = runs_table(found, f"runs in {runs_store.path}", wide=output == "wide")
     if output == "wide" and not out.is_terminal:  # piped: whole cells, however long the lines
         natural = Measurement.get(out, out.options.update_width(10**4), table).maximum
@@ -109,7 +111,6 @@ def runs(
 @runs.command("rm", context_settings=TAKES_RUNS)
 @click.argument("run", nargs=-1, required=True)
 @store_option
-@user_errors
 def remove(run: tuple[str, ...], store: Path | None) -> None:
     """Delete each RUN (a number, name, tag or `latest`) and everything it recorded."""
     removed = RunStore(store).remove(list(run))
@@ -119,7 +120,6 @@ def remove(run: tuple[str, ...], store: Path | None) -> None:
 @runs.command("gc")
 @click.option("--keep", type=click.IntRange(0), required=True, help="How many of the newest finished runs to keep.")
 @store_option
-@user_errors
 def collect(keep: int, store: Path | None) -> None:
     """Delete all but the newest finished runs."""
     removed = RunStore(store).keep_newest(keep)
@@ -130,8 +130,7 @@ def collect(keep: int, store: Path | None) -> None:
 @click.argument("run")
 @store_option
 @slo_options
-@output_option
-@user_errors
+@output_option("table", "wide", "json", "yaml")
 def show(
     run: str,
     store: Path | None,
@@ -233,13 +232,14 @@ def _slo_line(result: dict[str, Any]) -> str:
 @click.argument("run_ids", metavar="RUN RUN...", nargs=-1, required=True)
 @store_option
 @slo_options
-@user_errors
+@output_option("table", "wide", "json", "yaml", "csv")
 def compare(
     run_ids: tuple[str, ...],
     store: Path | None,
     slo_latency: str | None,
     slo_percentile: str | None,
     slo_error_rate: float | None,
+    output: str,
 ) -> None:
     """Compare stored runs side by side: outcomes, latency, replicas, cost and objectives."""
     from skenario.results import analysis  # pandas: loaded only by the commands that read runs
@@ -283,12 +283,15 @@ def compare(
         if any(figures[key] for figures in limited):
             add(label, [_share(figures[key]) for figures in limited])
     verdicts = []
+    judgements: list[dict[str, Any] | None] = []
     for data in datas:
         judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
         if judged is None:
             verdicts.append("no SLO")
+            judgements.append(None)
             continue
         result = analysis.slo_summary(data, **judged)
+        judgements.append(result)
         fraction = result["compliant_fraction"]
         verdicts.append(
             f"{'met' if result['met'] else 'missed'}: p{judged['percentile']} <= {judged['latency_ms']:g} ms in "
@@ -296,6 +299,19 @@ def compare(
         )
     add("SLO", verdicts)
     add("digest", [data.digest or "-" for data in datas])
+    if output in ("json", "yaml"):  # each run's own figures, unrounded, as `show -o json` names them
+        print_document(
+            [
+                {"run": d.id, "name": d.name, "seed": d.seed, "phase": d.phase, "digest": d.digest}
+                | {"summary": d.summary, "cost": c, "limits": lim, "slo": slo}
+                for d, c, lim, slo in zip(datas, costs, limited, judgements, strict=True)
+            ],
+            output,
+        )
+        return
+    if output == "csv":
+        print_csv(["", *(f"run {data.id} {data.name}" for data in datas)], ([label, *values] for label, values in rows))
+        return
     for label, values in rows:
         table.add_row(label, *values)
     out.print(table)
@@ -317,22 +333,16 @@ def _ms(ns: float | None) -> str:
 @click.command(context_settings=TAKES_RUNS)
 @click.argument("run")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The folder to write (default run-<id>-<name>); it must not exist yet.",
-)
+@to_option("The folder to write (default run-<id>-<name>); it must not exist yet.", folder=True)
+@output_option(to=True)
 @store_option
-@user_errors
-def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
+def export(run: str, fmt: str, to: Path | None, store: Path | None) -> None:
     """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary; with a cluster
     also pods, nodes, attempts and kep140.json) to a folder."""
     data = RunStore(store).load(run)
-    folder = output or Path(f"run-{data.id}-{re.sub(r'[^A-Za-z0-9._-]+', '_', data.name).strip('.')}")
+    folder = to or Path(f"run-{data.id}-{re.sub(r'[^A-Za-z0-9._-]+', '_', data.name).strip('.')}")
     if folder.exists():
-        raise SkenarioError("the output folder exists already; name another with --output", value=str(folder))
+        raise SkenarioError("the output folder exists already; name another with --to", value=str(folder))
     if not folder.resolve().parent.is_dir():
         raise SkenarioError("no such directory for the output folder", value=str(folder.parent))
     timeline = data.timeline.assign(detail=data.timeline["detail"].map(json.dumps))
@@ -363,40 +373,34 @@ def export(run: str, fmt: str, output: Path | None, store: Path | None) -> None:
     out.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir()))} to {folder}", highlight=False)
 
 
-def _output_option(what: str, suffix: str) -> Callable[[F], F]:
-    return click.option(
-        "--output",
-        "-o",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help=f"{what} (default run-<id>.{suffix}).",
-    )
+def _to_option(what: str, suffix: str) -> Callable[[F], F]:
+    """`--to FILE` (and the old `-o FILE`, hidden): the file a command writes, by default run-<id>.`suffix`."""
+    to = to_option(f"{what} (default run-<id>.{suffix}).")
+    return lambda command: to(output_option(to=True)(command))
 
 
 @click.command(context_settings=TAKES_RUNS)
 @click.argument("run")
-@_output_option("The PNG to write", "png")
+@_to_option("The PNG to write", "png")
 @store_option
-@user_errors
-def plot(run: str, output: Path | None, store: Path | None) -> None:
+def plot(run: str, to: Path | None, store: Path | None) -> None:
     """Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked."""
     from skenario.results.plot import plot_run  # matplotlib: only for this command
 
     data = RunStore(store).load(run)
-    path = _output_path(output, data, "png")
+    path = _output_path(to, data, "png")
     plot_run(data, path)
     out.print(f"wrote {path}", highlight=False)
 
 
 @click.command(context_settings=TAKES_RUNS)
 @click.argument("run")
-@_output_option("The HTML page to write", "html")
+@_to_option("The HTML page to write", "html")
 @store_option
 @slo_options
-@user_errors
 def report(
     run: str,
-    output: Path | None,
+    to: Path | None,
     store: Path | None,
     slo_latency: str | None,
     slo_percentile: str | None,
@@ -406,14 +410,14 @@ def report(
     from skenario.results.report import write_report  # plotly: only for this command
 
     data = RunStore(store).load(run)
-    path = _output_path(output, data, "html")
+    path = _output_path(to, data, "html")
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
     write_report(data, path, objectives=judged)
     out.print(f"wrote {path}", highlight=False)
 
 
-def _output_path(output: Path | None, data: RunData, suffix: str) -> Path:
-    path = output or Path(f"run-{data.id}.{suffix}")
+def _output_path(to: Path | None, data: RunData, suffix: str) -> Path:
+    path = to or Path(f"run-{data.id}.{suffix}")
     if not path.resolve().parent.is_dir():
         raise SkenarioError("no such directory", value=str(path.parent))
     return path

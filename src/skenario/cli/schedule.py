@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import click
 
-from skenario.cli.common import check_output_dirs, out, user_errors
+from skenario.cli.common import check_output_dirs, out, output_option, print_json
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
@@ -72,8 +71,7 @@ from skenario.scheduling.traces import TRACE_KINDS
     default=None,
     help="Write KEP-140's PodResults and the timeline (JSON).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-@user_errors
+@output_option("table", "wide", "json", "yaml")
 def schedule(
     trace: Path,
     kind: str,
@@ -87,7 +85,7 @@ def schedule(
     no_plugin_results: bool,
     pods_file: Path | None,
     results_file: Path | None,
-    as_json: bool,
+    output: str,
 ) -> None:
     """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's)."""
     check_output_dirs(("--pods", pods_file), ("--results", results_file))
@@ -107,8 +105,8 @@ def schedule(
     summary = replay.run()
     wall = time.perf_counter() - started
     write_results(replay.controller, pods_file, results_file)
-    if as_json:
-        click.echo(json.dumps(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, indent=2))
+    if output in ("json", "yaml"):
+        print_json(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, output)
         return
     simulated = replay.end / 1e9
     extra = [("simulated time", f"{simulated / 86400:,.1f} days"), ("wall time", f"{wall:,.2f} s")]

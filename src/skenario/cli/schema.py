@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
+from skenario.cli.common import output_option, print_json
 from skenario.scenario.format.jsonschema import scenario_json_schema
 
 
 @click.command()
-def schema() -> None:
+@output_option("json", "yaml", default="json")
+def schema(output: str) -> None:
     """Print the JSON Schema of scenario files (editors autocomplete and check with it); defaults are written as
     in a scenario (`15s`, `250m`, `16Gi`)."""
-    click.echo(json.dumps(scenario_json_schema(), indent=2))
+    print_json(scenario_json_schema(), output)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from skenario.cli.common import out, user_errors
+from skenario.cli.common import out, output_option, print_json
 from skenario.cli.validate import comparison_dict, comparison_table
 from skenario.queueing.modelfile import load_model
 from skenario.queueing.report import report, solution_dict
@@ -31,29 +30,32 @@ from skenario.validation.replications import compare, replicate
     default=None,
     help="How priority centres are solved: formulas (Cobham, preemptive-resume; open only) or shadow.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the solution as one JSON object.")
+@output_option("table", "wide", "json", "yaml")
 @click.option("--simulate", is_flag=True, help="Also simulate the model and show each value beside its 95% interval.")
 @click.option("--replications", type=click.IntRange(min=2), default=10, show_default=True, help="With --simulate.")
 @click.option(
     "--length", type=click.FloatRange(min=1), default=20_000, show_default=True, help="Model time per replication."
 )
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="With --simulate.")
-@user_errors
 def solve(
     model_file: Path,
     method: str | None,
     priorities: str | None,
-    as_json: bool,
+    output: str,
     simulate: bool,
     replications: int,
     length: float,
     seed: int,
 ) -> None:
-    """Solve a queueing model file: throughput, response, residence, utilisation and queues."""
+    """Solve a queueing model file: throughput, response, residence, utilisation and queues.
+
+    With --simulate, `-o json` prints a second document, the comparisons (`-o yaml`: a second YAML document).
+    """
+    as_json = output in ("json", "yaml")
     model = load_model(model_file)
     solution = model.solve(method, priorities=priorities)
     if as_json:
-        click.echo(json.dumps(solution_dict(solution), indent=2))
+        print_json(solution_dict(solution), output)
     else:
         out.print(report(solution), highlight=False, markup=False, soft_wrap=True)
     if simulate:
@@ -69,6 +71,8 @@ def solve(
         with out.status(f"simulating {replications} replications"):
             comparisons = compare(standard, replicate(standard, replications=replications, seed=seed))
         if as_json:
-            click.echo(json.dumps([comparison_dict(c) for c in comparisons], indent=2))
+            if output == "yaml":
+                click.echo("---")
+            print_json([comparison_dict(c) for c in comparisons], output)
         else:
             out.print(comparison_table(comparisons, f"Simulation ({replications} replications, seed {seed})"))

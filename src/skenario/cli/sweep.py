@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from skenario.cli.common import check_output_dirs, err, out, print_document, store_option, user_errors
+from skenario.cli.common import (
+    check_output_dirs,
+    err,
+    out,
+    output_option,
+    print_csv,
+    print_document,
+    store_option,
+    to_option,
+)
 from skenario.cli.sweeptables import points_table, sweeps_table
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore, check_label
@@ -32,9 +41,7 @@ if TYPE_CHECKING:
 
 DESIGN_NAMES = ("grid", "lhs", "sobol")
 
-parquet_option = click.option(
-    "--output", "-o", "parquet", type=click.Path(dir_okay=False, path_type=Path), help="FILE.parquet: every run."
-)
+parquet_option = to_option("Write every run (point, seed, figures) to this Parquet file.")
 
 
 def price_options(command: Any) -> Any:
@@ -90,14 +97,11 @@ def execution_options(command: Any) -> Any:
 @click.option("--baseline", type=int, default=None, metavar="POINT", help="Also show each point's paired difference.")
 @execution_options
 @price_options
-@click.option(
-    "--output", "-o", "parquet", type=click.Path(dir_okay=False, path_type=Path), help="FILE.parquet: every run."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON document.")
+@parquet_option
+@output_option("table", "wide", "json", "yaml", "csv", to=True)
 @click.option("--name", default=None, help="A name to find the sweep by in `skenario sweeps`.")
 @store_option
 @click.option("--no-store", is_flag=True, help="Keep neither the sweep nor its runs in the run store.")
-@user_errors
 def sweep(
     file: Path,
     sets: tuple[str, ...],
@@ -113,8 +117,8 @@ def sweep(
     price_per_cpu_hour: float | None,
     price_per_gib_hour: float | None,
     price_per_node_hour: float | None,
-    parquet: Path | None,
-    as_json: bool,
+    to: Path | None,
+    output: str,
     name: str | None,
     store: Path | None,
     no_store: bool,
@@ -126,13 +130,17 @@ def sweep(
 
     if name is not None:
         check_label(name, "--name")
-    check_output_dirs(("--output", parquet))
+    check_output_dirs(("--to", to))
     prepared = api.prepare_sweep(
         file, sets=sets, seeds=seeds, seed=seed, design=design, samples=samples, baseline=baseline
     )
     total = len(prepared.plan.points) * len(prepared.plan.seeds)
     stop = Interruption()
-    with stop, api.open_workers(workers, dask) as pool, progress_bar("runs", total, no_progress or as_json) as update:
+    with (
+        stop,
+        api.open_workers(workers, dask) as pool,
+        progress_bar("runs", total, no_progress or output not in ("table", "wide")) as update,
+    ):
         result = api.run_prepared(
             prepared,
             pool,
@@ -141,9 +149,9 @@ def sweep(
             prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour, price_per_node_hour),
             progress=_counting(update, len(prepared.plan.points), len(prepared.plan.seeds)),
         )
-    table = _tables(result, baseline, parquet)
-    if as_json:
-        print_document(api.table_document(table, result, baseline), "json")
+    table = _tables(result, baseline, to)
+    if output in ("json", "yaml", "csv"):
+        _print_points(table, api.table_document(table, result, baseline), output)
     else:
         title = f"{prepared.plan.template.name}: {len(prepared.plan.points)} point(s) × {seeds} seed(s)"
         if result.sweep_id is not None:
@@ -163,6 +171,15 @@ def _tables(found: SweepRows, baseline: int | None, parquet: Path | None) -> pd.
         with atomic_path(parquet) as partial:
             found.runs().to_parquet(partial, index=False)
     return found.points(baseline)
+
+
+def _print_points(table: pd.DataFrame, document: dict[str, Any], output: str) -> None:
+    """A sweep's points as one JSON or YAML document, or as CSV: the table's columns, unrounded."""
+    if output == "csv":
+        frame = table.reset_index() if table.index.name is not None else table
+        print_csv([str(c) for c in frame.columns], frame.itertuples(index=False))
+    else:
+        print_document(document, output)
 
 
 @contextmanager
@@ -199,17 +216,19 @@ def _counting(update: Callable[..., object] | None, points: int, seeds: int) -> 
 @click.group(invoke_without_command=True)
 @store_option
 @click.option("--last", type=click.IntRange(1), default=None, help="Only the newest N sweeps.")
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@output_option("table", "wide", "json", "yaml", "csv")
 @click.pass_context
-@user_errors
-def sweeps(context: click.Context, store: Path | None, last: int | None, as_json: bool) -> None:
+def sweeps(context: click.Context, store: Path | None, last: int | None, output: str) -> None:
     """List the sweeps and studies kept in the run store (`sweeps show N` prints one's table)."""
     if context.invoked_subcommand is not None:
         return
     runs_store = RunStore(store)
     found = runs_store.sweeps(last=last)
-    if as_json:
-        print_document(found, "json")
+    if output in ("json", "yaml"):
+        print_document(found, output)
+        return
+    if output == "csv":
+        print_csv(list(found[0]) if found else [], ([*record.values()] for record in found))
         return
     out.print(sweeps_table(found, f"sweeps in {runs_store.path}"))
 
@@ -217,22 +236,19 @@ def sweeps(context: click.Context, store: Path | None, last: int | None, as_json
 @sweeps.command("show")
 @click.argument("sweep_ref", metavar="SWEEP")
 @click.option("--baseline", type=int, default=None, metavar="POINT", help="Also show each point's paired difference.")
-@click.option(
-    "--output", "-o", "parquet", type=click.Path(dir_okay=False, path_type=Path), help="FILE.parquet: every run."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON document.")
+@parquet_option
+@output_option("table", "wide", "json", "yaml", "csv", to=True)
 @store_option
-@user_errors
-def show_sweep(sweep_ref: str, baseline: int | None, parquet: Path | None, as_json: bool, store: Path | None) -> None:
+def show_sweep(sweep_ref: str, baseline: int | None, to: Path | None, output: str, store: Path | None) -> None:
     """The table of SWEEP (a number, a name, `latest` or -N) from the runs it kept: nothing is run again."""
     require_sweep_extra("sweeps show")
     from skenario.sweeps import api
 
-    check_output_dirs(("--output", parquet))
+    check_output_dirs(("--to", to))
     stored = api.stored_sweep(RunStore(store), sweep_ref)
-    table = _tables(stored, baseline, parquet)
-    if as_json:
-        print_document(api.table_document(table, stored, baseline), "json")
+    table = _tables(stored, baseline, to)
+    if output in ("json", "yaml", "csv"):
+        _print_points(table, api.table_document(table, stored, baseline), output)
         return
     record = stored.record
     title = f"{record['kind']} {record['sweep']} · {record['scenario']} · {record['phase']}"
@@ -243,7 +259,6 @@ def show_sweep(sweep_ref: str, baseline: int | None, parquet: Path | None, as_js
 @sweeps.command("rm")
 @click.argument("sweep_ref", metavar="SWEEP")
 @store_option
-@user_errors
 def remove_sweep(sweep_ref: str, store: Path | None) -> None:
     """Delete SWEEP, its points and every run it made."""
     runs_store = RunStore(store)

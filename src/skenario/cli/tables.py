@@ -104,6 +104,11 @@ def ignored_table(env: Environment) -> Table:
     return table
 
 
+def runs_rows(runs: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Stored runs as `runs -o csv` writes them: every column of `-o wide`, one row a run."""
+    return [heading for heading, _, _ in _RUN_COLUMNS], [[show(run) for _, show, _ in _RUN_COLUMNS] for run in runs]
+
+
 def _stored_duration(ns: Any) -> str:
     if isinstance(ns, float) and math.isfinite(ns):
         ns = round(ns)

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from skenario.cli.common import err, out, print_document, store_option, user_errors
+from skenario.cli.common import err, out, output_option, print_document, store_option
 from skenario.cli.sweep import execution_options, price_options, progress_bar
 from skenario.cli.sweeptables import figure_cell, headings, number, present
 from skenario.errors import SkenarioError
@@ -56,6 +56,7 @@ from skenario.sweeps.extra import require_sweep_extra
     "--study", "study_name", default=None, help="The study's name in the store (default: scenario and options)."
 )
 @click.option(
+    "--to",
     "--out",
     "folder",
     type=click.Path(file_okay=False, path_type=Path),
@@ -64,10 +65,9 @@ from skenario.sweeps.extra import require_sweep_extra
 )
 @execution_options
 @price_options
-@click.option("--json", "as_json", is_flag=True, help="Print the Pareto front as JSON.")
+@output_option("table", "wide", "json", "yaml")
 @store_option
 @click.option("--no-store", is_flag=True, help="Keep the study in memory only: it cannot be resumed.")
-@user_errors
 def tune(
     file: Path,
     space: tuple[str, ...],
@@ -86,7 +86,7 @@ def tune(
     price_per_cpu_hour: float | None,
     price_per_gib_hour: float | None,
     price_per_node_hour: float | None,
-    as_json: bool,
+    output: str,
     store: Path | None,
     no_store: bool,
 ) -> None:
@@ -111,23 +111,23 @@ def tune(
     )
     folder = folder or Path(f"tune-{prepared.template.name}")
     if folder.exists() and not folder.is_dir():
-        raise SkenarioError("exists and is not a folder", field="--out", value=str(folder))
+        raise SkenarioError("exists and is not a folder", field="--to", value=str(folder))
     kept = None if no_store else RunStore(store)
     stop = Interruption()
     with (
         stop,
         api.open_workers(workers, dask) as pool,
-        progress_bar("trials", trials, no_progress or as_json) as update,
+        progress_bar("trials", trials, no_progress or output in ("json", "yaml")) as update,
     ):
         progress = None if update is None else lambda done, total: update(completed=done, total=total)
         result = api.run_prepared_study(prepared, pool, store=kept, progress=progress)
     files = api.write_study(result, prepared, folder)
     paths = [d.path for d in prepared.options.space.dimensions]
-    if as_json:
+    if output in ("json", "yaml"):
         records = result.pareto.to_dict("records") if not result.pareto.empty else []
         document = {"study": prepared.name, "trials": len(result.trials), "pareto": records}
         document |= {"files": {name: str(path) for name, path in files.items()}}
-        print_document(document, "json")
+        print_document(document, output)
     else:
         title = f"study {prepared.name}: Pareto front of {len(result.trials)} trial(s)"
         out.print(_front_table(result.pareto, paths, title))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 from rich.table import Table
 
-from skenario.cli.common import err, out
+from skenario.cli.common import err, out, output_option, print_csv, print_json
+from skenario.errors import SkenarioError
 from skenario.validation.models import standard_models
 from skenario.validation.replications import Comparison, compare, replicate, widen_together
 
@@ -36,8 +36,8 @@ def _verdict(c: Comparison) -> str:
     help="Scale each replication's measured length (1 = 20,000 model seconds for most models).",
 )
 @click.option("--model", "only", multiple=True, help="Only this model (repeatable); see the table for names.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
-def validate(replications: int, seed: int, length: float, only: tuple[str, ...], as_json: bool) -> None:
+@output_option("table", "wide", "json", "yaml", "csv")
+def validate(replications: int, seed: int, length: float, only: tuple[str, ...], output: str) -> None:
     """Simulate standard queueing models and set each analytic value beside the simulated 95% interval.
 
     Each value's own 95% interval misses about once in 20 by chance, so with twenty-odd exact
@@ -49,8 +49,7 @@ def validate(replications: int, seed: int, length: float, only: tuple[str, ...],
     known = [m.name for m in models]
     unknown = [name for name in only if name not in known]
     if unknown:
-        err.print(f"[bold red]error:[/] unknown model {unknown[0]!r}; models: {', '.join(known)}", highlight=False)
-        sys.exit(2)
+        raise SkenarioError(f"unknown model {unknown[0]!r}; models: {', '.join(known)}")
     comparisons: list[Comparison] = []
     with out.status("simulating") as status:
         for model in models:
@@ -60,8 +59,11 @@ def validate(replications: int, seed: int, length: float, only: tuple[str, ...],
             comparisons += compare(model, replicate(model, replications=replications, seed=seed, scale=length))
     comparisons = widen_together(comparisons)
     failed = [c for c in comparisons if c.exact and not c.inside_together]
-    if as_json:
-        click.echo(json.dumps([comparison_dict(c) for c in comparisons], indent=2))
+    if output in ("json", "yaml"):
+        print_json([comparison_dict(c) for c in comparisons], output)
+    elif output == "csv":
+        records = [comparison_dict(c) for c in comparisons]
+        print_csv(list(records[0]) if records else [], ([*r.values()] for r in records))
     else:
         _print(comparisons, replications, seed)
     if failed:
