@@ -142,3 +142,10 @@ def test_files_and_yaml_past_their_limits_are_refused(tmp_path: Path, monkeypatc
 def test_a_huge_value_is_quoted_cut_short_at_the_cost_of_a_small_one() -> None:
     shown = io._brief([[list(range(1000))] * 1000] * 1000)  # a billion numbers, shared as aliases share them
     assert len(shown) <= 61 and shown.startswith("[[[0, 1, 2")
+
+
+def test_an_alias_of_the_node_that_holds_it_is_one_line() -> None:
+    """`&a [1, *a]` composes into a node that holds itself: a document that never ends, refused as such."""
+    with pytest.raises(ScenarioError, match="holds it") as raised:
+        yaml_documents("spec: &loop [1, {again: *loop}]\n", "loop.yaml")
+    assert raised.value.file == "loop.yaml"

@@ -167,7 +167,7 @@ def _refuse_alias_bombs(root: yaml.Node | None, source: str) -> None:
     if root is None:
         return
     size: dict[int, int] = {}
-    written: set[int] = set()
+    written: set[int] = set()  # entered: a node entered and not yet sized is on the path being walked
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, children_done = stack.pop()
@@ -175,11 +175,17 @@ def _refuse_alias_bombs(root: yaml.Node | None, source: str) -> None:
             continue
         children = _children(node)
         if not children_done:
+            if id(node) in written:  # an alias of a node that holds it: `&a [*a]`
+                raise ScenarioError(
+                    "an alias refers to a node that holds it, so the document never ends",
+                    file=source,
+                    line=node.start_mark.line + 1,
+                )
             written.add(id(node))
             stack.append((node, True))
             stack.extend((child, False) for child in children if id(child) not in size)
             continue
-        size[id(node)] = 1 + sum(size.get(id(child), 1) for child in children)
+        size[id(node)] = 1 + sum(size[id(child)] for child in children)
     extra = size[id(root)] - len(written)
     if extra > max(MAX_ALIAS_NODES, 10 * len(written)):
         raise ScenarioError(
