@@ -7,7 +7,7 @@ the memory budget (a run stopped early is kept as Failed with what it recorded) 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import click
@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.check import preflight
-from skenario.cli.common import check_output_dirs, err, out, output_option, print_json, store_option
+from skenario.cli.common import check_output_dirs, err, out, output_option, print_document, print_json, store_option
 from skenario.cli.kep import announce, kep_checked, render_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
@@ -23,7 +23,7 @@ from skenario.core.time import SECOND, format_duration
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
 from skenario.results.store import RunStore, check_label
-from skenario.runs import Executed, KepRun, Stopped, examine, execute, open_run
+from skenario.runs import Executed, KepRun, Stopped, describe, examine, execute, open_run
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.simulation import Phase, Simulation
@@ -109,20 +109,24 @@ def run(
     kept = None if no_store else RunStore(store)
     if isinstance(opened, KepRun):
         announce(opened)
-        done = execute(opened, kept, scenario_file=str(file), name=name, tags=tags)
-        render_kep(opened, done, output=output, pods_file=pods_file, results_file=results_file)
-        return
-    assert isinstance(opened, Simulation)
-    simulation = opened
+    quiet = no_progress or output in ("json", "yaml")
+    bar = _progress(opened, quiet=quiet) if isinstance(opened, Simulation) else nullcontext(None)
     try:
-        with _progress(simulation, quiet=no_progress or output in ("json", "yaml")) as advance:
-            done = execute(
-                simulation, kept, scenario_file=str(file), name=name, tags=tags, budget=budget, progress=advance
-            )
-    except Stopped as stopped:
+        with bar as advance:
+            done = execute(opened, kept, scenario_file=str(file), name=name, tags=tags, budget=budget, progress=advance)
+    except Stopped as stopped:  # every kind of run stops the same way
         where = "" if stopped.run_id is None else f": run {stopped.run_id} kept in the store as Failed"
         err.print(f"[bold red]{escape(str(stopped))}[/]{where}", highlight=False, soft_wrap=True)
         raise SystemExit(stopped.exit_code) from None
+    if isinstance(opened, KepRun):
+        render_kep(opened, done, output=output, pods_file=pods_file, results_file=results_file)
+        return
+    if not isinstance(opened, Simulation):  # a kind with no table of its own: the shape every kind shares
+        print_document(
+            describe(opened) | {"run": done.run_id, "wall_s": done.wall_s}, "yaml" if output == "yaml" else "json"
+        )
+        return
+    simulation = opened
     if series is not None:
         with atomic_path(series) as partial:
             simulation.series().to_csv(partial, index=False)
