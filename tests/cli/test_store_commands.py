@@ -7,6 +7,7 @@ import json
 import math
 import re
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -443,3 +444,18 @@ def test_runs_rm_and_gc_delete_runs_with_everything_they_recorded(tmp_path: Path
     with sqlite3.connect(store / "runs.sqlite") as db:
         assert db.execute("SELECT id FROM runs").fetchall() == [(3,)]
         assert db.execute("SELECT DISTINCT run_id FROM series").fetchall() == [(3,)]
+
+
+def test_runs_check_and_the_readers_name_each_damaged_row(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    ran = CliRunner().invoke(cli, ["run", str(EXAMPLES / "events.yaml"), "--store", str(store), "--no-progress"])
+    assert ran.exit_code == 0, ran.output
+    whole = CliRunner().invoke(cli, ["runs", "check", "--store", str(store)])
+    assert whole.exit_code == 0 and "whole" in whole.stdout
+    with closing(sqlite3.connect(store / "runs.sqlite")) as db, db:
+        db.execute("UPDATE timeline SET detail = 'x' WHERE seq = 0")
+    checked = CliRunner().invoke(cli, ["runs", "check", "--store", str(store)])
+    assert checked.exit_code == 1 and checked.stdout.startswith("run 1: timeline entry 0: not JSON")
+    shown = CliRunner().invoke(cli, ["show", "1", "--store", str(store)])
+    assert shown.exit_code == 0 and shown.stderr.startswith("warning: run 1: timeline entry 0: not JSON")
+    assert shown.stderr.count("\n") == 1

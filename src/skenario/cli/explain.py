@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skenario.cli.common import out, output_option, print_document, store_option
+from skenario.cli.runs import load_run
 from skenario.core.time import format_clock, parse_clock, parse_duration
 from skenario.errors import SkenarioError
 from skenario.results.store import RunStore
@@ -36,7 +37,7 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
     from skenario.results.explain import explain as explain_run
 
     runs_store = RunStore(store)
-    data = runs_store.load(runs_store.resolve(run))
+    data = load_run(runs_store, runs_store.resolve(run))
     when = None
     if at is not None:
         try:
@@ -87,7 +88,7 @@ def decisions(run: str, autoscaler: str | None, output: str, store: Path | None)
     from skenario.results.explain import decision_records
 
     runs_store = RunStore(store)
-    data = runs_store.load(runs_store.resolve(run))
+    data = load_run(runs_store, runs_store.resolve(run))
     records = decision_records(data, autoscaler)  # also refuses an autoscaler the run does not have
     if output in ("json", "yaml"):
         print_document(records, output)

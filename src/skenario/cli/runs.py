@@ -20,7 +20,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from skenario.cli.common import out, output_option, print_csv, print_document, store_option, to_option
+from skenario.cli.common import err, out, output_option, print_csv, print_document, store_option, to_option
 from skenario.cli.scheduling import scheduling_table
 from skenario.cli.tables import class_table, runs_rows, runs_table, summary_table, workloads_table
 from skenario.core.time import format_duration, parse_duration
@@ -117,6 +117,27 @@ def remove(run: tuple[str, ...], store: Path | None) -> None:
     out.print(f"deleted run{'s' if len(removed) > 1 else ''} {', '.join(map(str, removed))}", highlight=False)
 
 
+@runs.command("check")
+@store_option
+def check_store(store: Path | None) -> None:
+    """Check the store: SQLite's own integrity check, and every stored row that cannot be read back (exit 1 if any)."""
+    runs_store = RunStore(store)
+    problems = runs_store.check()
+    for line in problems:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        raise SystemExit(1)
+    out.print(f"{runs_store.path}: whole", markup=False, highlight=False)
+
+
+def load_run(runs_store: RunStore, run: str | int) -> RunData:
+    """A stored run; each of its rows that could not be read back is said on stderr (one line each) and left out."""
+    data = runs_store.load(run)
+    for line in data.damaged:
+        err.print(f"warning: run {data.id}: {line}; left out", markup=False, highlight=False, soft_wrap=True)
+    return data
+
+
 @runs.command("gc")
 @click.option("--keep", type=click.IntRange(0), required=True, help="How many of the newest finished runs to keep.")
 @store_option
@@ -144,7 +165,7 @@ def show(
 
     runs_store = RunStore(store)
     run_id = runs_store.resolve(run)
-    data = runs_store.load(run_id)
+    data = load_run(runs_store, run_id)
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
     verdict = None if judged is None else analysis.slo_summary(data, **judged)
     spend = analysis.cost(data)
@@ -245,7 +266,7 @@ def compare(
     from skenario.results import analysis  # pandas: loaded only by the commands that read runs
 
     runs_store = RunStore(store)
-    datas = [runs_store.load(run) for run in run_ids]
+    datas = [load_run(runs_store, run) for run in run_ids]
     table = Table(title="runs compared")
     table.add_column("")
     for data in datas:
@@ -339,7 +360,7 @@ def _ms(ns: float | None) -> str:
 def export(run: str, fmt: str, to: Path | None, store: Path | None) -> None:
     """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary; with a cluster
     also pods, nodes, attempts and kep140.json) to a folder."""
-    data = RunStore(store).load(run)
+    data = load_run(RunStore(store), run)
     folder = to or Path(f"run-{data.id}-{re.sub(r'[^A-Za-z0-9._-]+', '_', data.name).strip('.')}")
     if folder.exists():
         raise SkenarioError("the output folder exists already; name another with --to", value=str(folder))
@@ -387,7 +408,7 @@ def plot(run: str, to: Path | None, store: Path | None) -> None:
     """Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked."""
     from skenario.results.plot import plot_run  # matplotlib: only for this command
 
-    data = RunStore(store).load(run)
+    data = load_run(RunStore(store), run)
     path = _output_path(to, data, "png")
     plot_run(data, path)
     out.print(f"wrote {path}", highlight=False)
@@ -409,7 +430,7 @@ def report(
     """Write a stored RUN as one self-contained HTML page with interactive charts."""
     from skenario.results.report import write_report  # plotly: only for this command
 
-    data = RunStore(store).load(run)
+    data = load_run(RunStore(store), run)
     path = _output_path(to, data, "html")
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
     write_report(data, path, objectives=judged)
