@@ -144,3 +144,14 @@ def test_a_file_is_read_as_yaml_once_to_tell_its_kind_and_to_open_it(
     monkeypatch.setattr(io, "_Loader", Counting)
     open_run(file)
     assert reads.count(text) == 1
+
+
+def test_a_kep140_object_whose_metadata_is_no_mapping_is_one_line_at_its_field(tmp_path: Path) -> None:
+    text = (EXAMPLES / "kep140" / "taint-and-delete.yaml").read_text()
+    marked = "metadata: {name: a, labels: {topology.kubernetes.io/zone: z1}}"
+    assert marked in text
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace(marked, "metadata: 5"))
+    result = CliRunner().invoke(cli, ["run", str(bad), "--no-store"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "createOperation.object.metadata" in result.stderr and "(value: 5)" in result.stderr

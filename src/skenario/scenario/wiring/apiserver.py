@@ -106,7 +106,8 @@ def parse_patch(patch: str | dict[str, Any], field: str) -> dict[str, Any]:
 
 def object_key(manifest: dict[str, Any]) -> Key:
     kind = str(manifest.get("kind", ""))
-    meta = manifest.get("metadata") or {}
+    meta = manifest.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}  # not a mapping: the object's validation says so, at its field
     namespace = "" if kind in CLUSTER_SCOPED else str(meta.get("namespace") or DEFAULT_NAMESPACE)
     return kind, namespace, str(meta.get("name") or "")
 
