@@ -168,9 +168,9 @@ def _refuse_alias_bombs(root: yaml.Node | None, source: str) -> None:
         return
     size: dict[int, int] = {}
     written: set[int] = set()  # entered: a node entered and not yet sized is on the path being walked
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    stack: list[tuple[yaml.Node, bool, tuple[str, ...]]] = [(root, False, ())]
     while stack:
-        node, children_done = stack.pop()
+        node, children_done, path = stack.pop()
         if id(node) in size:
             continue
         children = _children(node)
@@ -180,12 +180,13 @@ def _refuse_alias_bombs(root: yaml.Node | None, source: str) -> None:
                     "an alias refers to a node that holds it, so the document never ends",
                     file=source,
                     line=node.start_mark.line + 1,
+                    field=".".join(path) or None,
                 )
             written.add(id(node))
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if id(child) not in size)
+            stack.append((node, True, path))
+            stack.extend((child, False, (*path, step)) for step, child in children if id(child) not in size)
             continue
-        size[id(node)] = 1 + sum(size[id(child)] for child in children)
+        size[id(node)] = 1 + sum(size[id(child)] for _, child in children)
     extra = size[id(root)] - len(written)
     if extra > max(MAX_ALIAS_NODES, 10 * len(written)):
         raise ScenarioError(
@@ -196,11 +197,13 @@ def _refuse_alias_bombs(root: yaml.Node | None, source: str) -> None:
         )
 
 
-def _children(node: yaml.Node) -> list[yaml.Node]:
+def _children(node: yaml.Node) -> list[tuple[str, yaml.Node]]:
+    """A node's children, each with the step of a field path that reaches it (a key names its value too)."""
     if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
+        return [(str(i), child) for i, child in enumerate(node.value)]
     if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
+        steps = [str(key.value) if isinstance(key, yaml.ScalarNode) else "?" for key, _ in node.value]
+        return [(step, part) for step, pair in zip(steps, node.value, strict=True) for part in pair]
     return []
 
 
