@@ -30,6 +30,8 @@ class Entry:
     hidden: bool = False
 
 
+THEORY = "Simulate standard queueing models and set each analytic value beside the simulated 95% interval."
+
 COMMANDS: dict[str, Entry] = {
     "check": Entry(
         "skenario.cli.check:check",
@@ -65,7 +67,10 @@ COMMANDS: dict[str, Entry] = {
         "skenario.cli.run:run",
         "Run the scenario in FILE, print a summary of what happened and keep the run in the store.",
     ),
-    "runs": Entry("skenario.cli.runs:runs", "List the stored runs (`runs rm` and `runs gc` delete them)."),
+    "runs": Entry(
+        "skenario.cli.runs:runs",
+        "List the stored runs (`runs rm` and `runs gc` delete them, `runs check` checks the store).",
+    ),
     "schedule": Entry(
         "skenario.cli.schedule:schedule",
         "Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's).",
@@ -94,20 +99,13 @@ COMMANDS: dict[str, Entry] = {
     ),
     # The simulator checked against queueing theory: `theory`, so it is not taken for `check`'s
     # validation of a scenario; `validate`, its old name, still works and is no longer listed.
-    "theory": Entry(
-        "skenario.cli.validate:validate",
-        "Simulate standard queueing models and set each analytic value beside the simulated 95% interval.",
-    ),
+    "theory": Entry("skenario.cli.validate:validate", THEORY),
     "tune": Entry(
         "skenario.cli.tune:tune",
         "Search the settings of the scenario in FILE for the best objectives within the constraints; print the "
         "Pareto front and write it, a plot, a report and best.yaml (the scenario with the best settings).",
     ),
-    "validate": Entry(
-        "skenario.cli.validate:validate",
-        "Simulate standard queueing models and set each analytic value beside the simulated 95% interval.",
-        hidden=True,
-    ),
+    "validate": Entry("skenario.cli.validate:validate", THEORY, hidden=True),
 }
 
 

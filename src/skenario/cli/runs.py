@@ -88,7 +88,7 @@ def runs(
     last: int | None,
     output: str,
 ) -> None:
-    """List the stored runs (`runs rm` and `runs gc` delete them)."""
+    """List the stored runs (`runs rm` and `runs gc` delete them, `runs check` checks the store)."""
     if context.invoked_subcommand is not None:
         return
     runs_store = RunStore(store)
