@@ -52,3 +52,11 @@ class UnitError(SkenarioError):
 
 class PluginError(SkenarioError):
     """A user's plugin raised: reported as one line naming the plugin, its method and the simulated time."""
+
+
+class Halt(SystemExit):
+    """The process ends now with this status: a stop was decided and all that is kept is written.
+
+    The command-line entry point ends the process at once (`os._exit`) rather than leave through the
+    interpreter's shutdown, which frees the heap object by object: seconds for a heap of a few GB,
+    after the process has said it stopped."""

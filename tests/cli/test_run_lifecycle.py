@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from skenario.cli import cli
+from skenario.cli import run as run_command
 from tests.processes import communicate_within_cpu, wait_for_cpu, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -329,3 +330,18 @@ def test_same_scenario_and_seed_give_the_same_digest_in_two_processes(tmp_path: 
     # --seed 8 is the scenario's own seed: the same run as none given.
     assert run_json(scenario, "--seed", "8")["digest"] == first["digest"]
     assert not (tmp_path / ".skenario").exists()  # --no-store kept nothing
+
+
+def test_sigterm_while_the_scenario_is_read_stops_in_one_line_and_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Signals hold from the first byte read: a SIGTERM that lands while the input is read (a huge
+    trace, say) stops there, before anything reaches the store."""
+    sigterm_from_inside(monkeypatch, run_command, "open_run", lambda: True)
+    scenario = tmp_path / "short.yaml"
+    scenario.write_text(SHORT)
+    store = tmp_path / "store"
+    result = CliRunner().invoke(cli, ["run", str(scenario), "--store", str(store), "--no-progress"])
+    assert result.exit_code == 128 + signal.SIGTERM, result.output
+    assert result.stderr.strip() == "stopped by signal SIGTERM"
+    assert not (store / "runs.sqlite").exists()

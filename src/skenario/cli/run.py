@@ -20,11 +20,12 @@ from skenario.cli.kep import announce, kep_checked, render_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
 from skenario.core.time import SECOND, format_duration
+from skenario.errors import Halt
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
 from skenario.results.store import RunStore, check_label
 from skenario.runs import Executed, KepRun, Stopped, describe, examine, execute, open_run
-from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, memory_budget
+from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, loading, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.simulation import Phase, Simulation
 
@@ -105,19 +106,20 @@ def run(
         else:
             preflight(file, checked, output)
         return
-    opened = open_run(file, seed=seed, plugins="refuse" if no_plugins else "load", force=force)
-    kept = None if no_store else RunStore(store)
-    if isinstance(opened, KepRun):
-        announce(opened)
-    quiet = no_progress or output in ("json", "yaml")
-    bar = _progress(opened, quiet=quiet) if isinstance(opened, Simulation) else nullcontext(None)
     try:
+        with loading(budget):  # signals and the memory budget hold from the first byte read
+            opened = open_run(file, seed=seed, plugins="refuse" if no_plugins else "load", force=force)
+        kept = None if no_store else RunStore(store)
+        if isinstance(opened, KepRun):
+            announce(opened)
+        quiet = no_progress or output in ("json", "yaml")
+        bar = _progress(opened, quiet=quiet) if isinstance(opened, Simulation) else nullcontext(None)
         with bar as advance:
             done = execute(opened, kept, scenario_file=str(file), name=name, tags=tags, budget=budget, progress=advance)
-    except Stopped as stopped:  # every kind of run stops the same way
+    except Stopped as stopped:  # every kind of run stops the same way, and so does reading its input
         where = "" if stopped.run_id is None else f": run {stopped.run_id} kept in the store as Failed"
         err.print(f"[bold red]{escape(str(stopped))}[/]{where}", highlight=False, soft_wrap=True)
-        raise SystemExit(stopped.exit_code) from None
+        raise Halt(stopped.exit_code) from None
     if isinstance(opened, KepRun):
         render_kep(opened, done, output=output, pods_file=pods_file, results_file=results_file)
         return

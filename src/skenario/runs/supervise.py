@@ -3,6 +3,8 @@
 Every front end that runs something (`skenario run`, `sweep`, `tune`, the sweep workers, the
 Python API) goes through here, so a stop means the same everywhere:
 
+- reading the input (`loading`): a signal or the memory budget stops it where it is, from the first
+  byte read (nothing is written before the input was read whole);
 - one run (`supervise`): SIGTERM or Ctrl-C (`StopRequests`) and the process passing its memory
   budget (`MemoryGuard`) stop it between two movements, within about a second of wall time, kept
   in the store as Failed with what it recorded; should one movement take longer, a watchdog
@@ -54,7 +56,8 @@ class StopRequests:
     The signal asks the kernel to pause after the movement it is in (`on_stop`), so the run stops
     between movements with the model and the last batch written whole. Should one movement (or
     the setup) take longer than `GRACE`, the main thread is interrupted where it is; a second
-    signal does that at once. Another thread stops the run the same way with `ask`.
+    signal does that at once. Another thread stops the run the same way with `ask`. With no
+    `on_stop` (nothing to pause: the input being read), the first signal stops where it is.
     """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -91,8 +94,9 @@ class StopRequests:
                 return
             raise self.stop  # a signal twice: stop where it is
         self.stop = asked or Stopped.by_signal(signum)
-        if self.on_stop is not None:
-            self.on_stop()
+        if self.on_stop is None:
+            raise self.stop
+        self.on_stop()
         self._watchdog = threading.Timer(self.GRACE, _thread.interrupt_main)
         self._watchdog.daemon = True
         self._watchdog.start()
@@ -177,7 +181,7 @@ class MemoryGuard:
     PERIOD = 0.5
     EXIT_CODE = 1
 
-    def __init__(self, budget: int | None, stops: StopRequests, now: Callable[[], int]) -> None:
+    def __init__(self, budget: int | None, stops: StopRequests, now: Callable[[], int] | None) -> None:
         self.budget = budget
         self._stops = stops
         self._now = now
@@ -199,10 +203,12 @@ class MemoryGuard:
         while not self._done.wait(self.PERIOD):
             resident = resident_memory()
             if resident > self.budget:
-                reason = (
-                    f"memory budget {format_size(self.budget)} exceeded: {format_size(resident)} resident "
-                    f"at simulated {format_duration(self._now() // SECOND * SECOND)}"
+                when = (
+                    "while reading the input"
+                    if self._now is None
+                    else f"at simulated {format_duration(self._now() // SECOND * SECOND)}"
                 )
+                reason = f"memory budget {format_size(self.budget)} exceeded: {format_size(resident)} resident {when}"
                 self._stops.ask(Stopped(reason, self.EXIT_CODE))
                 return
 
@@ -218,6 +224,17 @@ def supervise(
     """
     with StopRequests(on_stop=on_stop) as stops, MemoryGuard(budget, stops, now):
         yield stops
+
+
+@contextmanager
+def loading(budget: int | None = None) -> Iterator[None]:
+    """Reading and checking the input under watch: SIGTERM, Ctrl-C or passing `budget` bytes raises
+    `Stopped` where it is, so a huge or endless input is stopped as a run would be."""
+    with StopRequests() as stops, MemoryGuard(budget, stops, None):
+        try:
+            yield
+        except KeyboardInterrupt:  # a signal that arrived while a handler could not run
+            raise stops.stop or Stopped.by_signal(signal.SIGINT) from None
 
 
 class Interruption:
