@@ -147,6 +147,7 @@ def test_slo_summary_counts_intervals_and_judges_the_run_by_its_totals(run: RunD
     assert result["met"] is False
     relaxed = analysis.slo_summary(run, latency_ms=350, percentile=99, error_rate=0.07)
     assert (relaxed["latency_met"], relaxed["error_rate_met"], relaxed["met"]) == (True, True, True)
+    assert relaxed["unknown"] is None and result["unknown"] is None
     assert relaxed["latency_violations"] == 1  # interval 4 still went over
 
 
@@ -234,6 +235,25 @@ def test_replica_hours_equal_the_integral_of_live_replicas(run: RunData) -> None
     assert analysis.cost(run)["replica_hours"] * 3600 == pytest.approx(integral_s)
 
 
+def test_a_run_that_did_not_complete_is_never_called_met_but_can_have_missed(run: RunData) -> None:
+    """What a stopped run did so far cannot promise the rest: a met so far is unknown, a miss is a miss."""
+    stopped = dataclasses.replace(run, phase="Failed", message="stopped by signal SIGTERM")
+    relaxed = analysis.slo_summary(stopped, latency_ms=350, error_rate=0.07)
+    assert (relaxed["latency_met"], relaxed["error_rate_met"]) == (True, True)
+    assert relaxed["met"] is None and relaxed["unknown"] == "the run is Failed: stopped by signal SIGTERM"
+    strict = analysis.slo_summary(stopped, latency_ms=100, error_rate=0.05)
+    assert strict["met"] is False and strict["unknown"] is None
+
+
+def test_a_completed_run_where_nothing_finished_has_no_verdict_and_one_where_all_failed_missed(run: RunData) -> None:
+    quiet = dataclasses.replace(run, summary=run.summary | {"requests_completed": 0, "requests_failed": 0})
+    judged = analysis.slo_summary(quiet, latency_ms=100, error_rate=0.05)
+    assert (judged["met"], judged["unknown"]) == (None, "no request finished")
+    failing = dataclasses.replace(run, summary=run.summary | {"requests_completed": 0, "requests_failed": 20})
+    judged = analysis.slo_summary(failing, latency_ms=100, error_rate=0.05)
+    assert (judged["latency_met"], judged["error_rate_met"], judged["met"]) == (None, False, False)
+
+
 def test_a_run_with_nothing_recorded_gives_empty_frames(empty_run: RunData) -> None:
     run = empty_run
     for function in (analysis.stocks, analysis.request_outcomes, analysis.latency, analysis.cpu_per_replica):
@@ -241,7 +261,10 @@ def test_a_run_with_nothing_recorded_gives_empty_frames(empty_run: RunData) -> N
     assert analysis.decisions(run).empty and analysis.events(run).empty
     assert analysis.cost(run)["replica_hours"] == 0 and analysis.cost(run)["cpu_efficiency"] is None
     judged = analysis.slo_summary(run, latency_ms=1, error_rate=0)
-    assert judged["compliant_fraction"] is None and judged["latency_ms"] is None and judged["met"] is True
+    assert judged["compliant_fraction"] is None and judged["latency_ms"] is None
+    # Nothing ran, so nothing was met: the verdict is unknown, with why.
+    assert (judged["latency_met"], judged["error_rate_met"], judged["met"]) == (None, None, None)
+    assert judged["unknown"] == "the run is Pending: not started"
 
 
 # -- a real run ----------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def test_the_page_is_self_contained_with_charts_before_tables(run: RunData, tmp_
         assert page.count(f'id="{chart}"') == 1
     # Charts first: every chart comes before the first table, and the run's facts are in the tables.
     assert max(page.index(f'id="{chart}"') for chart in ids) < page.index("<table")
-    assert "0123456789abcdef" in page and "Succeeded" in page
+    assert "0123456789abcdef" in page and "Completed" in page
     assert list(tmp_path.iterdir()) == [path]
 
 

@@ -26,7 +26,7 @@ from skenario.cli.tables import class_table, runs_rows, runs_table, summary_tabl
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
 from skenario.recording.summary import Summary
-from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows
+from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows, slo_verdict
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import RunStore
 from skenario.scenario.simulation import Phase
@@ -201,7 +201,7 @@ def show(
         extra += node_cpu_rows(node.get("cpu_utilisation") for node in data.documents.get("nodes", []))
         out.print(scheduling_table(placed, extra=extra))
     if verdict is not None:
-        out.print(_slo_line(verdict))
+        out.print(_slo_line(verdict), soft_wrap=True)
     out.print(_rows_table("cost (OpenCost's terms) and limits", cost_rows(spend) + limit_rows(analysis.limits(data))))
     if len(events):
         table = Table(title="events")
@@ -238,7 +238,8 @@ def _rows_table(title: str, rows: list[tuple[str, str]]) -> Table:
 
 
 def _slo_line(result: dict[str, Any]) -> str:
-    verdict = "[green]met[/]" if result["met"] else "[red]missed[/]"
+    colour = {True: "green", False: "red"}.get(result["met"], "yellow")
+    verdict = f"[{colour}]{escape(slo_verdict(result))}[/]"
     latency = "-" if result["latency_ms"] is None else f"{result['latency_ms']:.1f} ms"
     rate = "-" if result["error_rate"] is None else f"{result['error_rate']:.2%}"
     fraction = "-" if result["compliant_fraction"] is None else f"{result['compliant_fraction']:.0%}"
@@ -315,7 +316,7 @@ def compare(
         judgements.append(result)
         fraction = result["compliant_fraction"]
         verdicts.append(
-            f"{'met' if result['met'] else 'missed'}: p{judged['percentile']} <= {judged['latency_ms']:g} ms in "
+            f"{slo_verdict(result)}: p{judged['percentile']} <= {judged['latency_ms']:g} ms in "
             f"{'-' if fraction is None else f'{fraction:.0%}'} of intervals"
         )
     add("SLO", verdicts)

@@ -274,8 +274,11 @@ def slo_summary(run: RunData, *, latency_ms: float, percentile: int = 99, error_
 
     `latency_met` and `error_rate_met` judge the run's totals (the summary's percentile over every
     completed request, and failed / (completed + failed) over all finished ones) by the same strict
-    rule as `slo`: a run with no completions meets the latency target, one where nothing finished
-    meets the error-rate target. `met` is both. `compliant_fraction` is None with no intervals.
+    rule as `slo`. Each is None, not known, when there is nothing to judge (no completed request, no
+    finished one). `met` is False when either was missed; otherwise it is None (with the reason in
+    `unknown`) when either is not known or the run did not complete (what it did so far cannot promise
+    the rest), and True only for a completed run that met both. `compliant_fraction` is None with no
+    intervals.
     """
     per_interval = slo(run, latency_ms=latency_ms, percentile=percentile, error_rate=error_rate)
     summary = run.summary
@@ -284,8 +287,10 @@ def slo_summary(run: RunData, *, latency_ms: float, percentile: int = 99, error_
     overall_ns = summary.get(f"latency_p{percentile}_ns")
     overall_ms = None if overall_ns is None or completed == 0 else overall_ns / MILLISECOND
     overall_rate = failed / (completed + failed) if completed + failed else None
-    latency_met = overall_ms is None or overall_ms <= latency_ms
-    error_rate_met = overall_rate is None or overall_rate <= error_rate
+    latency_met = None if overall_ms is None else overall_ms <= latency_ms
+    error_rate_met = None if overall_rate is None else overall_rate <= error_rate
+    missed = False in (latency_met, error_rate_met)
+    unknown = None if missed else _unknown(run, latency_met, error_rate_met)
     intervals = len(per_interval)
     compliant = int(per_interval["compliant"].sum())
     return {
@@ -301,8 +306,20 @@ def slo_summary(run: RunData, *, latency_ms: float, percentile: int = 99, error_
         "error_rate": overall_rate,
         "latency_met": latency_met,
         "error_rate_met": error_rate_met,
-        "met": latency_met and error_rate_met,
+        "met": False if missed else (True if unknown is None else None),
+        "unknown": unknown,
     }
+
+
+def _unknown(run: RunData, latency_met: bool | None, error_rate_met: bool | None) -> str | None:
+    """Why a run's verdict cannot be given (None when it can): it did not complete, or nothing finished."""
+    if run.phase != "Completed":
+        return f"the run is {run.phase}" + (f": {run.message}" if run.message else "")
+    if error_rate_met is None:
+        return "no request finished"
+    if latency_met is None:
+        return "no request completed"
+    return None
 
 
 def replica_lifetimes_ns(run: RunData) -> pd.Series:

@@ -125,6 +125,17 @@ def limit_rows(limited: Mapping[str, float | None]) -> list[Row]:
     return [(f"time {LIMIT_LABELS[key]}", share(value, 0)) for key, value in limited.items() if value is not None]
 
 
+def verdict(met: bool | None) -> str:
+    """A verdict as people read it: met, missed, or unknown (None: nothing to judge it by)."""
+    return "unknown" if met is None else ("met" if met else "missed")
+
+
+def slo_verdict(result: Mapping[str, Any]) -> str:
+    """`analysis.slo_summary`'s verdict in a few words: `met`, `missed`, or `unknown (why)`."""
+    word = verdict(result["met"])
+    return f"{word} ({result['unknown']})" if result["met"] is None and result.get("unknown") else word
+
+
 def slo_rows(result: Mapping[str, Any]) -> list[Row]:
     """`analysis.slo_summary` as people read it: the verdict first, then why."""
     percentile = result["percentile"]
@@ -132,11 +143,11 @@ def slo_rows(result: Mapping[str, Any]) -> list[Row]:
     rate = "-" if result["error_rate"] is None else f"{result['error_rate']:.3%}"
     fraction = share(result["compliant_fraction"], 0)
     return [
-        ("verdict", "met" if result["met"] else "missed"),
+        ("verdict", slo_verdict(result)),
         (f"objective: latency p{percentile}", f"at most {result['latency_target_ms']:g} ms"),
         ("objective: error rate", f"at most {result['error_rate_target']:.2%}"),
-        (f"latency p{percentile} over the run", f"{latency} ({'met' if result['latency_met'] else 'missed'})"),
-        ("error rate over the run", f"{rate} ({'met' if result['error_rate_met'] else 'missed'})"),
+        (f"latency p{percentile} over the run", f"{latency} ({verdict(result['latency_met'])})"),
+        ("error rate over the run", f"{rate} ({verdict(result['error_rate_met'])})"),
         (
             "recording intervals meeting both",
             f"{fraction} ({result['compliant_intervals']:,} of {result['intervals']:,}: "

@@ -36,7 +36,7 @@ from skenario.core.time import DAY, SECOND, format_clock, format_duration
 from skenario.recording.summary import Summary
 from skenario.results import analysis
 from skenario.results.files import atomic_path
-from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows, slo_rows, summary_rows
+from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows, slo_rows, summary_rows, verdict
 from skenario.results.rundata import RunData, stated_objectives
 
 CHART_IDS = ("chart-replicas", "chart-requests", "chart-latency", "chart-cpu", "chart-decisions")
@@ -55,7 +55,7 @@ th { background: #f3f3f3; font-weight: 600; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
 .chart { height: 400px; margin-bottom: 1rem; }
 .verdict { font-size: 1.2rem; padding: 0.4rem 0.8rem; display: inline-block; border-radius: 4px; }
-.met { background: #e3f4e3; } .missed { background: #fbe3e3; }
+.met { background: #e3f4e3; } .missed { background: #fbe3e3; } .unknown { background: #f4efd8; }
 .tables { display: flex; flex-wrap: wrap; gap: 0 2.5rem; }
 pre { background: #f7f7f7; padding: 1rem; overflow-x: auto; }
 """
@@ -438,15 +438,14 @@ def _objectives_html(run: RunData, objectives: Mapping[str, Any] | None) -> str:
     if objectives is None:
         return "<p>No objectives: the scenario states no <code>spec.slo</code>.</p>"
     result = analysis.slo_summary(run, **objectives)
-    verdict = "met" if result["met"] else "missed"
-    return _table(slo_rows(result), f"objectives {verdict}")
+    return _table(slo_rows(result), f"objectives {verdict(result['met'])}")
 
 
 def _verdict_html(run: RunData, objectives: Mapping[str, Any] | None) -> str:
     if objectives is None:
         return ""
-    verdict = "met" if analysis.slo_summary(run, **objectives)["met"] else "missed"
-    return f'<p class="verdict {verdict}">objectives {verdict}</p>'
+    word = verdict(analysis.slo_summary(run, **objectives)["met"])
+    return f'<p class="verdict {word}">objectives {word}</p>'
 
 
 def _chart_html(figure: go.Figure, div_id: str) -> str:

@@ -108,7 +108,7 @@ def run_job(job: Job) -> Outcome:
 
 def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
     """A run's METRICS. slo_met is 1 when the run met its objectives and 0 when it missed them
-    (`analysis.slo_summary`), slo_compliance the share of recording intervals that met them, both None
+    (`analysis.slo_summary`; None when that cannot be known), slo_compliance the share of recording intervals that met them, both None
     without objectives; cost is None without prices; node_hours and cluster_full None without a cluster."""
     summary = run.summary
     completed, failed = int(summary["requests_completed"]), int(summary["requests_failed"])
@@ -129,7 +129,7 @@ def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = No
         "cpu_core_hours": spent["cpu_core_hours"],
         "node_hours": spent["node_hours"],
         "cost": spent["total_cost"],
-        "slo_met": None if verdict is None else float(verdict["met"]),
+        "slo_met": None if verdict is None or verdict["met"] is None else float(verdict["met"]),
         "slo_compliance": None if verdict is None else verdict["compliant_fraction"],
         **limits(run),
     }

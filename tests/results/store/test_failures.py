@@ -19,7 +19,9 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from skenario.cli import cli
 from skenario.results.store import FinishedRun, RunStore, StoreError, StoreLocked
 from skenario.results.store.sweeps import StudyTaken
 from skenario.runs import execute, open_run
@@ -124,6 +126,11 @@ def test_a_full_disk_mid_run_is_one_line_and_leaves_the_run_failed_and_the_store
     (row,) = store.runs()
     assert row["phase"] == "Failed" and str(run.phase) == "Failed"
     assert "full" in (store.load(row["run"]).message or "")
+    # Its objectives are not called met: what it did before the disk filled cannot promise the rest.
+    shown = CliRunner().invoke(cli, ["show", str(row["run"]), "--store", str(tmp_path), "--slo-latency", "10s"])
+    assert shown.exit_code == 0, shown.output
+    slo = next(line for line in shown.output.splitlines() if line.startswith("SLO"))
+    assert ": unknown (the run is Failed: " in slo and "full" in slo and "met" not in slo.split(": unknown")[0]
 
 
 def test_rows_that_cannot_be_read_back_are_named_one_line_each_and_the_rest_is_read(tmp_path: Path) -> None:
