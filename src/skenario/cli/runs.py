@@ -28,7 +28,8 @@ from skenario.errors import SkenarioError
 from skenario.recording.summary import Summary
 from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows, slo_verdict
 from skenario.results.rundata import RunData, stated_objectives
-from skenario.results.store import RunStore
+from skenario.results.store import RunStore, StoreFull
+from skenario.runs.supervise import format_size
 from skenario.scenario.simulation import Phase
 from skenario.scheduling.analysis import SchedulingSummary
 
@@ -142,9 +143,25 @@ def load_run(runs_store: RunStore, run: str | int) -> RunData:
 @click.option("--keep", type=click.IntRange(0), required=True, help="How many of the newest finished runs to keep.")
 @store_option
 def collect(keep: int, store: Path | None) -> None:
-    """Delete all but the newest finished runs."""
-    removed = RunStore(store).keep_newest(keep)
-    out.print(f"deleted {len(removed)} run{'' if len(removed) == 1 else 's'}", highlight=False)
+    """Delete all but the newest finished runs, and give their space back to the disk."""
+    runs_store = RunStore(store)
+    removed = runs_store.keep_newest(keep)
+    deleted = f"deleted {len(removed)} run{'' if len(removed) == 1 else 's'}"
+    if not runs_store.exists():
+        out.print(deleted, highlight=False)
+        return
+    try:
+        before, after = runs_store.compact()
+    except StoreFull:
+        out.print(
+            f"{deleted}; no room on the disk to give their space back (it takes a copy of the store): the next "
+            "runs reuse it, or free some space and run `skenario runs gc` again",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    out.print(f"{deleted}; the store takes {format_size(after)} (was {format_size(before)})", highlight=False)
 
 
 @click.command(context_settings=TAKES_RUNS)

@@ -108,8 +108,9 @@ def run_job(job: Job) -> Outcome:
 
 def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
     """A run's METRICS. slo_met is 1 when the run met its objectives and 0 when it missed them
-    (`analysis.slo_summary`; None when that cannot be known), slo_compliance the share of recording intervals that met them, both None
-    without objectives; cost is None without prices; node_hours and cluster_full None without a cluster."""
+    (`analysis.slo_summary`; None when that cannot be known), slo_compliance the share of recording
+    intervals that met them, both None without objectives; cost is None without prices; node_hours
+    and cluster_full None without a cluster."""
     summary = run.summary
     completed, failed = int(summary["requests_completed"]), int(summary["requests_failed"])
     p99 = summary.get("latency_p99_ns")

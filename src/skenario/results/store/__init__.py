@@ -10,6 +10,7 @@ another folder). Its jobs, one module each:
 
     schema      the tables, and the numbered migrations an older store file is brought up by
     base        the file: opened, upgraded, and its dead Running runs and sweeps reaped
+    reserve     room kept beside it so runs can be deleted when its disk is full
     references  what a user types for a run or sweep (a number, `latest`, -N, a name, a tag)
     writer      the one way a run goes in: `RunWriter` reading a `RunOutput`, in batches or whole
     runs        runs listed, loaded and removed
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skenario.results.store.base import DATABASE, DEFAULT_STORE, PATIENCE, StoreError, StoreLocked
+from skenario.results.store.base import DATABASE, DEFAULT_STORE, PATIENCE, StoreError, StoreFull, StoreLocked
 from skenario.results.store.references import check_label
 from skenario.results.store.runs import RUN_FIELDS
 from skenario.results.store.sweeps import SWEEP_FIELDS, Sweeps
@@ -39,6 +40,7 @@ __all__ = [
     "RunStore",
     "RunWriter",
     "StoreError",
+    "StoreFull",
     "StoreLocked",
     "check_label",
 ]

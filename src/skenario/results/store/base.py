@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skenario.errors import SkenarioError
+from skenario.results.store import reserve
 from skenario.results.store.schema import ForeignStore, NewerStore, migrate, ours
 
 DEFAULT_STORE = Path(".skenario")
@@ -39,8 +40,21 @@ class StoreError(SkenarioError):
     """A run the store does not have, or a store it cannot open, read or write."""
 
 
+class StoreFull(StoreError):
+    """The disk (or the file's size limit) left no room for what SQLite had to write."""
+
+
 class StoreLocked(StoreError):
     """Another process held the store's write lock for longer than the store's patience."""
+
+
+def full(exc: BaseException) -> bool:
+    """Whether SQLite (or the store) failed for want of room on the disk."""
+    if isinstance(exc, StoreFull):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and (
+        getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc)
+    )
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:
@@ -186,6 +200,7 @@ class StoreBase:
             # skips the fsync per commit, which a power cut could cost the last batches of.
             connection.execute("PRAGMA synchronous=NORMAL")
             migrate(connection)
+            reserve.keep(self.path)  # room to delete runs in, should the disk fill
         except StoreLocked as exc:
             connection.close()
             exc.file = str(self.path)
@@ -212,13 +227,23 @@ class StoreBase:
         except sqlite3.DatabaseError as exc:
             if not isinstance(exc, sqlite3.OperationalError) and type(exc) is not sqlite3.DatabaseError:
                 raise  # a constraint or misuse: skenario's mistake, not the file's
-            raise StoreError(f"the run store failed: {exc}", file=str(self.path)) from None
+            kind = StoreFull if full(exc) else StoreError
+            raise kind(f"the run store failed: {exc}", file=str(self.path)) from None
 
     def _reap(self, db: sqlite3.Connection) -> None:
         """Mark Failed the runs (Interrupted the sweeps) of this host whose process ended while they said Running
         (not in a store only read: they are read as they stand)."""
         if getattr(db, "read_only", False):
             return
+        try:
+            with db:  # its own transaction, committed here: on a full disk it is the commit that fails
+                self._mark_dead(db)
+        except sqlite3.OperationalError as exc:
+            if not full(exc):
+                raise
+            # A full disk: they are read as they stand, and marked once there is room again.
+
+    def _mark_dead(self, db: sqlite3.Connection) -> None:
         sweeps = db.execute("SELECT id, pid FROM sweeps WHERE phase = 'Running' AND host = ?", (socket.gethostname(),))
         for sweep_id, pid in sweeps.fetchall():
             if not _alive(pid):

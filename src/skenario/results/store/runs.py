@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from skenario.core.time import SECOND
 from skenario.recording.recorder import COLUMNS, LIFECYCLE_COLUMNS, REPLICA_COLUMNS
 from skenario.results.rundata import RunData, replica_frame, timeline_frame
-from skenario.results.store.base import StoreBase, StoreError
+from skenario.results.store import reserve
+from skenario.results.store.base import StoreBase, StoreError, StoreFull
 from skenario.results.store.references import resolve_run, tags_of
 
 if TYPE_CHECKING:
@@ -107,7 +108,10 @@ class Runs(StoreBase):
             return resolve_run(db, run, str(self.path))
 
     def remove(self, runs: list[str | int]) -> list[int]:
-        """Delete these runs (as `resolve` takes them) and all they recorded; their ids. A Running one is refused."""
+        """Delete these runs (as `resolve` takes them) and all they recorded; their ids. A Running one is refused.
+
+        On a full disk the store's reserve is given back, and the runs are deleted one at a time, the
+        log copied into the file after each, so SQLite needs room for one run's deletion at a time."""
         ids = [self.resolve(run) for run in runs]
         with self._connect() as db, db:
             self._reap(db)
@@ -115,12 +119,25 @@ class Runs(StoreBase):
                 (phase,) = db.execute("SELECT phase FROM runs WHERE id = ?", (run_id,)).fetchone()
                 if phase == "Running":
                     raise StoreError("run is still running; stop it first", value=run_id, file=str(self.path))
+        try:
+            self._delete(ids)
+        except StoreFull:
+            if not reserve.release(self.path):
+                raise
             for run_id in ids:
-                for table in _RUN_TABLES:
-                    db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
-                db.execute("UPDATE sweep_runs SET run_id = NULL WHERE run_id = ?", (run_id,))  # its figures stay
-                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+                self._delete([run_id], checkpoint=True)
         return ids
+
+    def _delete(self, ids: list[int], *, checkpoint: bool = False) -> None:
+        with self._connect() as db:
+            if checkpoint:  # the log copied into the file, so the deletion's pages reuse it from its start
+                db.execute("PRAGMA wal_checkpoint(RESTART)")
+            with db:
+                for run_id in ids:
+                    for table in _RUN_TABLES:
+                        db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                    db.execute("UPDATE sweep_runs SET run_id = NULL WHERE run_id = ?", (run_id,))  # its figures stay
+                    db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def keep_newest(self, keep: int) -> list[int]:
         """Delete all but the newest `keep` finished runs; the ids deleted."""
@@ -130,6 +147,24 @@ class Runs(StoreBase):
             rows = db.execute("SELECT id FROM runs WHERE phase != 'Running' ORDER BY id DESC").fetchall()
         old = [int(run_id) for (run_id,) in rows[keep:]]
         return self.remove(list(old)) if old else []
+
+    def compact(self) -> tuple[int, int]:
+        """Give the disk back the space of what was deleted (SQLite's VACUUM, its log emptied); the bytes the
+        store took before and after. Raises `StoreFull` when the disk has no room for VACUUM's copy: the
+        space then stays in the file, where the next runs reuse it."""
+        before = self.footprint()
+        with self._connect() as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        reserve.keep(self.path)
+        return before, self.footprint()
+
+    def footprint(self) -> int:
+        """The bytes the store's file and its log take on disk (the reserve not counted)."""
+        return sum(
+            path.stat().st_size for path in (self.path, self.path.with_name(self.path.name + "-wal")) if path.exists()
+        )
 
     def load(self, run: str | int) -> RunData:
         """One run's results."""

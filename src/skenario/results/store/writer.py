@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from skenario.recording.recorder import LIFECYCLE_COLUMNS, REPLICA_COLUMNS
-from skenario.results.store.base import StoreBase, StoreError, now
+from skenario.results.store import reserve
+from skenario.results.store.base import StoreBase, StoreError, full, now
 from skenario.version import __version__
 
 
@@ -243,15 +244,20 @@ class RunWriter:
         `patience` seconds (else the next process to open the store finds its process gone and does);
         whether it did. The connection is closed either way."""
         self._db.patience = patience  # type: ignore[attr-defined]
-        try:
-            with closing(self._db), self._db as db:
-                db.execute(
-                    "UPDATE runs SET phase = 'Failed', message = ?, finished_at = ? WHERE id = ?",
-                    (message, now(), self.run_id),
-                )
-        except (sqlite3.Error, StoreError):
-            return False
-        return True
+        with closing(self._db):
+            for attempt in range(2):
+                try:
+                    with self._db as db:
+                        db.execute(
+                            "UPDATE runs SET phase = 'Failed', message = ?, finished_at = ? WHERE id = ?",
+                            (message, now(), self.run_id),
+                        )
+                    return True
+                except (sqlite3.Error, StoreError) as exc:
+                    # A full disk: the store's reserve gives the room to say so, once.
+                    if attempt or not full(exc) or not reserve.release(self.store.path):
+                        return False
+        return False
 
 
 def _insert_row(
