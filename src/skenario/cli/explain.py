@@ -11,9 +11,9 @@ from rich.table import Table
 
 from skenario.cli.common import out, output_option, print_document, store_option
 from skenario.cli.runs import load_run
+from skenario.cli.store import run_store
 from skenario.core.time import format_clock, parse_clock, parse_duration
 from skenario.errors import SkenarioError
-from skenario.results.store import RunStore
 
 
 @click.command()
@@ -36,7 +36,7 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
     """
     from skenario.results.explain import explain as explain_run
 
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     data = load_run(runs_store, runs_store.resolve(run))
     when = None
     if at is not None:
@@ -87,7 +87,7 @@ def decisions(run: str, autoscaler: str | None, output: str, store: Path | None)
     from skenario.results import analysis
     from skenario.results.explain import decision_records
 
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     data = load_run(runs_store, runs_store.resolve(run))
     records = decision_records(data, autoscaler)  # also refuses an autoscaler the run does not have
     if output in ("json", "yaml"):

@@ -18,12 +18,13 @@ from skenario.cli.check import preflight
 from skenario.cli.common import check_output_dirs, err, out, output_option, print_document, print_json, store_option
 from skenario.cli.kep import announce, kep_checked, render_kep
 from skenario.cli.scheduling import scheduling_table, write_results
+from skenario.cli.store import run_store
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
 from skenario.core.time import SECOND, format_duration
 from skenario.errors import Halt
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
-from skenario.results.store import RunStore, check_label
+from skenario.results.store import check_label
 from skenario.runs import Executed, KepRun, Stopped, describe, examine, execute, open_run
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, loading, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
@@ -109,7 +110,7 @@ def run(
     try:
         with loading(budget):  # signals and the memory budget hold from the first byte read
             opened = open_run(file, seed=seed, plugins="refuse" if no_plugins else "load", force=force)
-        kept = None if no_store else RunStore(store)
+        kept = None if no_store else run_store(store)
         if isinstance(opened, KepRun):
             announce(opened)
         quiet = no_progress or output in ("json", "yaml")

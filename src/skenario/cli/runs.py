@@ -22,6 +22,7 @@ from rich.text import Text
 
 from skenario.cli.common import err, out, output_option, print_csv, print_document, store_option, to_option
 from skenario.cli.scheduling import scheduling_table
+from skenario.cli.store import run_store
 from skenario.cli.tables import class_table, runs_rows, runs_table, summary_table, workloads_table
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
@@ -92,7 +93,7 @@ def runs(
     """List the stored runs (`runs rm` and `runs gc` delete them, `runs check` checks the store)."""
     if context.invoked_subcommand is not None:
         return
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     sweep = None if sweep_ref is None else runs_store.resolve_sweep(sweep_ref)
     found = runs_store.runs(name=name, tag=tag, phase=phase, sweep=sweep, last=last)
     if output in ("json", "yaml"):
@@ -114,7 +115,7 @@ def runs(
 @store_option
 def remove(run: tuple[str, ...], store: Path | None) -> None:
     """Delete each RUN (a number, name, tag or `latest`) and everything it recorded."""
-    removed = RunStore(store).remove(list(run))
+    removed = run_store(store).remove(list(run))
     out.print(f"deleted run{'s' if len(removed) > 1 else ''} {', '.join(map(str, removed))}", highlight=False)
 
 
@@ -122,7 +123,7 @@ def remove(run: tuple[str, ...], store: Path | None) -> None:
 @store_option
 def check_store(store: Path | None) -> None:
     """Check the store: SQLite's own integrity check, and every stored row that cannot be read back (exit 1 if any)."""
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     problems = runs_store.check()
     for line in problems:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -144,7 +145,7 @@ def load_run(runs_store: RunStore, run: str | int) -> RunData:
 @store_option
 def collect(keep: int, store: Path | None) -> None:
     """Delete all but the newest finished runs, and give their space back to the disk."""
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     removed = runs_store.keep_newest(keep)
     deleted = f"deleted {len(removed)} run{'' if len(removed) == 1 else 's'}"
     if not runs_store.exists():
@@ -180,7 +181,7 @@ def show(
     """Show one stored RUN (a number, name, tag or `latest`): summary, objectives, cost and events."""
     from skenario.results import analysis  # pandas: loaded only by the commands that read runs
 
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     run_id = runs_store.resolve(run)
     data = load_run(runs_store, run_id)
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
@@ -283,7 +284,7 @@ def compare(
     """Compare stored runs side by side: outcomes, latency, replicas, cost and objectives."""
     from skenario.results import analysis  # pandas: loaded only by the commands that read runs
 
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     datas = [load_run(runs_store, run) for run in run_ids]
     table = Table(title="runs compared")
     table.add_column("")
@@ -378,7 +379,7 @@ def _ms(ns: float | None) -> str:
 def export(run: str, fmt: str, to: Path | None, store: Path | None) -> None:
     """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary; with a cluster
     also pods, nodes, attempts and kep140.json) to a folder."""
-    data = load_run(RunStore(store), run)
+    data = load_run(run_store(store), run)
     folder = to or Path(f"run-{data.id}-{re.sub(r'[^A-Za-z0-9._-]+', '_', data.name).strip('.')}")
     if folder.exists():
         raise SkenarioError("the output folder exists already; name another with --to", value=str(folder))
@@ -426,7 +427,7 @@ def plot(run: str, to: Path | None, store: Path | None) -> None:
     """Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked."""
     from skenario.results.plot import plot_run  # matplotlib: only for this command
 
-    data = load_run(RunStore(store), run)
+    data = load_run(run_store(store), run)
     path = _output_path(to, data, "png")
     plot_run(data, path)
     out.print(f"wrote {path}", highlight=False)
@@ -448,7 +449,7 @@ def report(
     """Write a stored RUN as one self-contained HTML page with interactive charts."""
     from skenario.results.report import write_report  # plotly: only for this command
 
-    data = load_run(RunStore(store), run)
+    data = load_run(run_store(store), run)
     path = _output_path(to, data, "html")
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
     write_report(data, path, objectives=judged)

@@ -27,9 +27,10 @@ from skenario.cli.common import (
     store_option,
     to_option,
 )
+from skenario.cli.store import run_store
 from skenario.cli.sweeptables import points_table, sweeps_table
 from skenario.results.files import atomic_path
-from skenario.results.store import RunStore, check_label
+from skenario.results.store import check_label
 from skenario.runs import Interruption
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.sweeps.extra import require_sweep_extra
@@ -144,7 +145,7 @@ def sweep(
         result = api.run_prepared(
             prepared,
             pool,
-            store=None if no_store else RunStore(store),
+            store=None if no_store else run_store(store),
             name=name,
             prices=api.Prices(price_per_replica_hour, price_per_cpu_hour, price_per_gib_hour, price_per_node_hour),
             progress=_counting(update, len(prepared.plan.points), len(prepared.plan.seeds)),
@@ -222,7 +223,7 @@ def sweeps(context: click.Context, store: Path | None, last: int | None, output:
     """List the sweeps and studies kept in the run store (`sweeps show N` prints one's table)."""
     if context.invoked_subcommand is not None:
         return
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     found = runs_store.sweeps(last=last)
     if output in ("json", "yaml"):
         print_document(found, output)
@@ -245,7 +246,7 @@ def show_sweep(sweep_ref: str, baseline: int | None, to: Path | None, output: st
     from skenario.sweeps import api
 
     check_output_dirs(("--to", to))
-    stored = api.stored_sweep(RunStore(store), sweep_ref)
+    stored = api.stored_sweep(run_store(store), sweep_ref)
     table = _tables(stored, baseline, to)
     if output in ("json", "yaml", "csv"):
         _print_points(table, api.table_document(table, stored, baseline), output)
@@ -261,7 +262,7 @@ def show_sweep(sweep_ref: str, baseline: int | None, to: Path | None, output: st
 @store_option
 def remove_sweep(sweep_ref: str, store: Path | None) -> None:
     """Delete SWEEP, its points and every run it made."""
-    runs_store = RunStore(store)
+    runs_store = run_store(store)
     record = runs_store.sweep_record(sweep_ref)
     if record["kind"] == "study":
         require_sweep_extra("sweeps rm")  # a study's trials are in Optuna's tables too

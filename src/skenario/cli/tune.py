@@ -13,10 +13,11 @@ import click
 from rich.table import Table
 
 from skenario.cli.common import err, out, output_option, print_document, store_option
+from skenario.cli.store import run_store
 from skenario.cli.sweep import execution_options, price_options, progress_bar
 from skenario.cli.sweeptables import figure_cell, headings, number, present
 from skenario.errors import SkenarioError
-from skenario.results.store import RunStore, check_label
+from skenario.results.store import check_label
 from skenario.runs import Interruption
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.sweeps.extra import require_sweep_extra
@@ -112,7 +113,7 @@ def tune(
     folder = folder or Path(f"tune-{prepared.template.name}")
     if folder.exists() and not folder.is_dir():
         raise SkenarioError("exists and is not a folder", field="--to", value=str(folder))
-    kept = None if no_store else RunStore(store)
+    kept = None if no_store else run_store(store)
     stop = Interruption()
     with (
         stop,
