@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import importlib
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +113,7 @@ COMMANDS: dict[str, Entry] = {
 
 # What prints a user error, loaded like a command: only when there is one (it needs Rich's console).
 REPORT_USER_ERROR = "skenario.cli.common:report_user_error"
+SHOWN_WRITER = "skenario.cli.terminal:ShownWriter"
 
 
 def load(where: str) -> Any:
@@ -155,6 +158,28 @@ class Commands(click.Group):
             return super().invoke(ctx)
         except SkenarioError as exc:
             load(REPORT_USER_ERROR)(exc)
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """click's own, but its usage errors (which quote what was typed) written as text: a control
+        character in an argument is shown as its escape (`skenario.cli.terminal.shown`)."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            returned = super().main(args, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            exc.show(file=load(SHOWN_WRITER)(sys.stderr))
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(returned if isinstance(returned, int) else 0)
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,6 +13,7 @@ import dataclasses
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from skenario.cli.common import out, output_option, print_document
 from skenario.cli.kep import kep_checked
@@ -55,8 +56,8 @@ def preflight(file: Path, prepared: Prepared, output: str = "table") -> None:
         out.print(f"  {line}", highlight=False, soft_wrap=True)
     over = cost.over(LIMITS)
     for phrase in over:
-        out.print(f"[bold yellow]over the limit:[/] {phrase}", highlight=False)
+        out.print(f"[bold yellow]over the limit:[/] {escape(phrase)}", highlight=False, markup=True)
     if over:
         out.print("`skenario run` refuses it unless --force.", highlight=False)
     for warning in pitfalls(prepared):
-        out.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
+        out.print(f"[bold yellow]warning:[/] {escape(warning)}", highlight=False, markup=True)

@@ -13,16 +13,16 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 import yaml
-from rich.console import Console
 from rich.markup import escape
 
+from skenario.cli.terminal import Terminal
 from skenario.errors import SkenarioError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Piped output has no terminal width to follow; 120 columns keep the tables whole.
-out = Console(width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True)
+out = Terminal(width=None if sys.stdout.isatty() else 120)
+err = Terminal(stderr=True)
 
 
 def report_user_error(exc: SkenarioError) -> NoReturn:

@@ -59,12 +59,13 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
         print_document(document, output)
         return
     if not explanations:
-        out.print(f"run {data.id} ({escape(data.name)}) has no autoscaler decisions")
+        out.print(f"run {data.id} ({data.name}) has no autoscaler decisions")
         return
     for explanation in explanations:
         out.print(
             f"[bold]{escape(explanation.autoscaler)}[/] ({explanation.kind}) in run {data.id}, {escape(data.name)}, "
-            f"as of {format_clock(explanation.at)}"
+            f"as of {format_clock(explanation.at)}",
+            markup=True,
         )
         if not explanation.sections:
             out.print("  no decision yet at that time")
@@ -73,7 +74,7 @@ def explain(run: str, at: str | None, autoscaler: str | None, store: Path | None
             for column in section.columns:
                 table.add_column(column)
             for row in section.rows:
-                table.add_row(*(escape(cell) for cell in row))
+                table.add_row(*row)
             out.print(table)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from skenario.cli.common import err, out, print_document, print_json
@@ -89,9 +90,9 @@ def render_kep(run: KepRun, done: Executed, *, output: str, pods_file: Path | No
         return
     out.print(steps_table(run))
     out.print(scheduling_table(summary))
-    out.print(f"digest: [bold]{digest}[/]", highlight=False)
+    out.print(f"digest: [bold]{digest}[/]", highlight=False, markup=True)
     out.print(f"phase: {run.phase.value}: {run.message}", highlight=False)
     if done.run_id is not None:
-        out.print(f"stored as run [bold]{done.run_id}[/] in {done.store}", highlight=False)
+        out.print(f"stored as run [bold]{done.run_id}[/] in {escape(str(done.store))}", highlight=False, markup=True)
     if results_file is None:
         err.print("write the KEP's ScenarioStatus (every PodResult and plugin result) with --results FILE.json")

@@ -119,7 +119,7 @@ def run(
             done = execute(opened, kept, scenario_file=str(file), name=name, tags=tags, budget=budget, progress=advance)
     except Stopped as stopped:  # every kind of run stops the same way, and so does reading its input
         where = "" if stopped.run_id is None else f": run {stopped.run_id} kept in the store as Failed"
-        err.print(f"[bold red]{escape(str(stopped))}[/]{where}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]{escape(str(stopped))}[/]{where}", highlight=False, soft_wrap=True, markup=True)
         raise Halt(stopped.exit_code) from None
     if isinstance(opened, KepRun):
         render_kep(opened, done, output=output, pods_file=pods_file, results_file=results_file)
@@ -159,11 +159,11 @@ def _render(simulation: Simulation, done: Executed, *, output: str, show_ignored
         extra = [(k, f"{v:,}") for k, v in placement.autoscaler_figures().items()]
         extra += node_cpu_rows(placement.node_cpu_utilisation().values())
         out.print(scheduling_table(placement.summary(), extra=extra))
-    out.print(f"digest: [bold]{summary.digest}[/]", highlight=False)
+    out.print(f"digest: [bold]{summary.digest}[/]", highlight=False, markup=True)
     if simulation.phase is not Phase.COMPLETED:
         out.print(f"phase: {simulation.phase.value}: {simulation.message}", highlight=False)
     if done.run_id is not None:
-        out.print(f"stored as run [bold]{done.run_id}[/] in {done.store}", highlight=False)
+        out.print(f"stored as run [bold]{done.run_id}[/] in {escape(str(done.store))}", highlight=False, markup=True)
     if show_ignored:
         out.print(ignored_table(simulation.env))
 
@@ -175,7 +175,7 @@ def _progress(simulation: Simulation, *, quiet: bool) -> Iterator[Callable[[int]
         yield None
         return
     with Progress(
-        TextColumn(f"[bold]{simulation.scenario.metadata.name}"),
+        TextColumn(f"[bold]{escape(simulation.scenario.metadata.name)}"),
         BarColumn(),
         TextColumn("{task.fields[simulated]} simulated"),
         TimeElapsedColumn(),

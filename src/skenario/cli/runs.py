@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
@@ -24,6 +23,7 @@ from skenario.cli.common import err, out, output_option, print_csv, print_docume
 from skenario.cli.scheduling import scheduling_table
 from skenario.cli.store import run_store
 from skenario.cli.tables import class_table, runs_rows, runs_table, summary_table, workloads_table
+from skenario.cli.terminal import Terminal
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import SkenarioError
 from skenario.recording.summary import Summary
@@ -105,7 +105,7 @@ def runs(
     table = runs_table(found, f"runs in {runs_store.path}", wide=output == "wide")
     if output == "wide" and not out.is_terminal:  # piped: whole cells, however long the lines
         natural = Measurement.get(out, out.options.update_width(10**4), table).maximum
-        Console(file=out.file, width=max(out.width, natural)).print(table)
+        Terminal(file=out.file, width=max(out.width, natural)).print(table)
     else:
         out.print(table)
 
@@ -202,7 +202,7 @@ def show(
         print_document(document, output)
         return
     head = f"{data.name}, seed {data.seed}, {data.phase}: {data.message or ''}"
-    out.print(f"run [bold]{data.id}[/]: {escape(head)}")
+    out.print(f"run [bold]{data.id}[/]: {escape(head)}", markup=True)
     if output == "wide":
         out.print(_wide_line(runs_store.record(run_id)), highlight=False, soft_wrap=True)
     if data.summary:
@@ -219,7 +219,7 @@ def show(
         extra += node_cpu_rows(node.get("cpu_utilisation") for node in data.documents.get("nodes", []))
         out.print(scheduling_table(placed, extra=extra))
     if verdict is not None:
-        out.print(_slo_line(verdict), soft_wrap=True)
+        out.print(_slo_line(verdict), soft_wrap=True, markup=True)
     out.print(_rows_table("cost (OpenCost's terms) and limits", cost_rows(spend) + limit_rows(analysis.limits(data))))
     if len(events):
         table = Table(title="events")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from skenario.cli.common import (
@@ -160,9 +161,11 @@ def sweep(
         for rendered in points_table(table, title, baseline):
             out.print(rendered)
         if result.sweep_id is not None:
-            out.print(f"stored as sweep [bold]{result.sweep_id}[/] ({len(result.rows)} runs)", highlight=False)
+            out.print(
+                f"stored as sweep [bold]{result.sweep_id}[/] ({len(result.rows)} runs)", highlight=False, markup=True
+            )
     if result.interrupted:
-        err.print(f"[bold red]interrupted[/]: kept the {len(result.rows)} of {total} runs that finished")
+        err.print(f"[bold red]interrupted[/]: kept the {len(result.rows)} of {total} runs that finished", markup=True)
         sys.exit(stop.exit_code)
 
 
@@ -190,7 +193,12 @@ def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[..., 
     if quiet:
         yield None
         return
-    columns = (TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"))
+    columns = (
+        TextColumn(f"[bold]{escape(label)}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[note]}", markup=False),
+    )
     with Progress(*columns, TimeRemainingColumn(), console=err, transient=True) as bar:
         task = bar.add_task(label, total=total, note="")
         yield functools.partial(bar.update, task)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from skenario.cli.common import err, out, output_option, print_document, store_option
@@ -137,9 +138,10 @@ def tune(
         for name, path in files.items():
             out.print(f"{name}: {path}", highlight=False)
         if not no_store:
-            out.print(f"resume or extend: run the same command again (study [bold]{prepared.name}[/])", highlight=False)
+            again = f"resume or extend: run the same command again (study [bold]{escape(prepared.name)}[/])"
+            out.print(again, highlight=False, markup=True)
     if result.interrupted:
-        err.print(f"[bold red]interrupted[/]: kept the {len(result.trials)} trial(s) that finished")
+        err.print(f"[bold red]interrupted[/]: kept the {len(result.trials)} trial(s) that finished", markup=True)
         sys.exit(stop.exit_code)
 
 

@@ -6,6 +6,7 @@ import sys
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from skenario.cli.common import err, out, output_option, print_csv, print_json
 from skenario.errors import SkenarioError
@@ -97,7 +98,7 @@ def comparison_table(comparisons: list[Comparison], title: str) -> Table:
     for c in comparisons:
         interval = f"{c.simulated.mean:.4f} ± {c.simulated.half_width:.4f}"
         model = c.model if c.model != previous else ""
-        table.add_row(model, c.quantity, c.method, f"{c.analytic:.4f}", interval, _verdict(c))
+        table.add_row(model, c.quantity, c.method, f"{c.analytic:.4f}", interval, Text.from_markup(_verdict(c)))
         previous = c.model
     return table
 
