@@ -99,3 +99,23 @@ def test_a_command_that_ends_normally_leaves_through_the_interpreter_shutdown(tm
     )
     assert result.returncode == 0 and "skenario" in result.stdout
     assert "interpreter shutdown" in result.stderr
+
+
+def test_ctrl_c_while_a_command_loads_is_one_word_and_status_130() -> None:
+    """The command's module loads when the command runs; a Ctrl-C then is click's `Aborted!`, as a shell
+    reports SIGINT."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            INTERRUPT_DURING_IMPORT.replace('"click"', '"skenario.cli.check"').replace(
+                '["skenario", "--help"]', '["skenario", "check", "--help"]'
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert result.returncode == 128 + signal.SIGINT, result.stderr
+    assert result.stderr.strip() == "Aborted!" and "Traceback" not in result.stderr

@@ -176,9 +176,9 @@ class Commands(click.Group):
         except click.ClickException as exc:
             exc.show(file=load(SHOWN_WRITER)(sys.stderr))
             sys.exit(exc.exit_code)
-        except click.Abort:
+        except click.Abort as exc:  # Ctrl-C (130, as a shell reports SIGINT) or end of input at a prompt
             click.echo("Aborted!", err=True)
-            sys.exit(1)
+            sys.exit(130 if isinstance(exc.__cause__, KeyboardInterrupt) else 1)
         sys.exit(returned if isinstance(returned, int) else 0)
 
 
