@@ -235,6 +235,9 @@ class StoreBase:
         (not in a store only read: they are read as they stand)."""
         if getattr(db, "read_only", False):
             return
+        if db.in_transaction:  # the caller's own (a study's claim): marked in it, committed with it
+            self._mark_dead(db)
+            return
         try:
             with db:  # its own transaction, committed here: on a full disk it is the commit that fails
                 self._mark_dead(db)
