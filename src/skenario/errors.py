@@ -7,6 +7,7 @@ Anything else that escapes is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 
@@ -52,3 +53,27 @@ class UnitError(SkenarioError):
 
 class PluginError(SkenarioError):
     """A user's plugin raised: reported as one line naming the plugin, its method and the simulated time."""
+
+
+class RunStop(Exception):
+    """A stop from outside the run (a signal, the memory budget), raised wherever the run was, a plugin's code
+    too: never the plugin's failure."""
+
+
+def plugin_failure(exc: BaseException, plugin: str, method: str, when: str) -> PluginError | None:
+    """What a plugin's code raised, as its one-line failure: the plugin (as the user wrote it), the method and
+    `when` (`at 15s` of simulated time, or `while the run was built`).
+
+    None for what is not the plugin's to answer for: a SkenarioError, already said; a stop from outside
+    (`RunStop`); Ctrl-C while Python's own handler of it is in place, which may be the user's. Under
+    skenario's handlers (a run under supervision) or where it is ignored (a sweep's worker), a signal never
+    raises KeyboardInterrupt, so one then is the plugin's own. `SystemExit` is the plugin's failure: a
+    plugin does not end skenario, and least of all with status 0.
+    """
+    if isinstance(exc, SkenarioError | RunStop | GeneratorExit):
+        return None
+    if isinstance(exc, KeyboardInterrupt) and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        return None
+    said = f"{type(exc).__name__}({exc.code!r})" if isinstance(exc, SystemExit) else type(exc).__name__
+    detail = "" if isinstance(exc, SystemExit) or not str(exc) else f": {exc}"
+    return PluginError(f"plugin {plugin} raised {said} in {method} {when}{detail}")

@@ -15,7 +15,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.check import preflight
-from skenario.cli.common import check_output_dirs, err, out, output_option, print_document, print_json, store_option
+from skenario.cli.common import (
+    check_output_dirs,
+    err,
+    out,
+    output_option,
+    plugin_options,
+    print_document,
+    print_json,
+    store_option,
+)
 from skenario.cli.kep import announce, kep_checked, render_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
@@ -36,7 +45,7 @@ from skenario.scenario.simulation import Phase, Simulation
 @output_option("table", "wide", "json", "yaml")
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
-@click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
+@plugin_options
 @click.option("--force", is_flag=True, help="Run even a scenario whose estimate passes the limits (skenario check).")
 @click.option(
     "--dry-run",
@@ -80,7 +89,6 @@ def run(
     output: str,
     no_progress: bool,
     no_store: bool,
-    no_plugins: bool,
     force: bool,
     dry_run: bool,
     max_memory: str | None,
@@ -105,7 +113,7 @@ def run(
         else:
             preflight(file, checked, output)
         return
-    opened = open_run(file, seed=seed, plugins="refuse" if no_plugins else "load", force=force)
+    opened = open_run(file, seed=seed, force=force)
     kept = None if no_store else RunStore(store)
     if isinstance(opened, KepRun):
         announce(opened)

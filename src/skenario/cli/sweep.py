@@ -20,8 +20,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from skenario.cli.common import (
     check_output_dirs,
     err,
+    one_line,
     out,
     output_option,
+    plugin_options,
     print_csv,
     print_document,
     store_option,
@@ -100,6 +102,7 @@ def execution_options(command: Any) -> Any:
 @parquet_option
 @output_option("table", "wide", "json", "yaml", "csv", to=True)
 @click.option("--name", default=None, help="A name to find the sweep by in `skenario sweeps`.")
+@plugin_options
 @store_option
 @click.option("--no-store", is_flag=True, help="Keep neither the sweep nor its runs in the run store.")
 def sweep(
@@ -160,9 +163,27 @@ def sweep(
             out.print(rendered)
         if result.sweep_id is not None:
             out.print(f"stored as sweep [bold]{result.sweep_id}[/] ({len(result.rows)} runs)", highlight=False)
+    failures(result.rows)
     if result.interrupted:
         err.print(f"[bold red]interrupted[/]: kept the {len(result.rows)} of {total} runs that finished")
         sys.exit(stop.exit_code)
+
+
+def failures(rows: list[dict[str, Any]]) -> None:
+    """Why runs failed, on stderr: one line per reason (a plugin's failure, a worker lost), with the first run
+    it failed and how many it failed."""
+    reasons: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("error"):
+            reasons.setdefault(str(row["error"]), []).append(row)
+    for reason, failed in reasons.items():
+        first = failed[0]
+        more = f" and {len(failed) - 1} more run(s)" if len(failed) > 1 else ""
+        err.print(
+            f"[bold red]failed:[/] point {first['point']}, seed {first['seed']}{more}: {one_line(reason)}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _tables(found: SweepRows, baseline: int | None, parquet: Path | None) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from skenario.cli.common import err, out, output_option, print_document, store_option
+from skenario.cli.common import err, out, output_option, plugin_options, print_document, store_option
 from skenario.cli.sweep import execution_options, price_options, progress_bar
 from skenario.cli.sweeptables import figure_cell, headings, number, present
 from skenario.errors import SkenarioError
@@ -66,6 +66,7 @@ from skenario.sweeps.extra import require_sweep_extra
 @execution_options
 @price_options
 @output_option("table", "wide", "json", "yaml")
+@plugin_options
 @store_option
 @click.option("--no-store", is_flag=True, help="Keep the study in memory only: it cannot be resumed.")
 def tune(
