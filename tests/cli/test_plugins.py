@@ -259,22 +259,35 @@ class EndsItsProcess:
 """
 
 
-def test_a_plugin_failing_in_init_is_one_line_naming_its_file_and_the_build(tmp_path: Path) -> None:
+def stored(store: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(store / "runs.sqlite") as db:
+        return db.execute("SELECT phase, message FROM runs ORDER BY id").fetchall()
+
+
+def test_a_plugin_failing_in_init_is_one_line_naming_its_file_and_the_build_and_the_run_is_kept(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "failing.py").write_text(FAILING)
-    code, output = run(str(write(tmp_path, "failing.py:InInit")), "--no-store")
+    store = tmp_path / "store"
+    code, output = run(str(write(tmp_path, "failing.py:InInit")), "--store", str(store))
     assert code == 2
     line = error_line(output)
     assert "plugin failing.py:InInit raised ValueError in __init__ while the run was built: no options suit me" in line
-    assert "skenario_plugin_" not in line
+    assert "skenario_plugin_" not in line and line.endswith("(run 1 kept in the store as Failed)")
+    [(phase, message)] = stored(store)
+    assert phase == "Failed" and "raised ValueError in __init__" in message
 
 
-def test_system_exit_in_start_is_the_plugins_failure_not_an_exit(tmp_path: Path) -> None:
+def test_system_exit_in_start_is_the_plugins_failure_not_an_exit_and_the_run_is_kept(tmp_path: Path) -> None:
     (tmp_path / "failing.py").write_text(FAILING)
-    code, output = run(str(write(tmp_path, "failing.py:ExitsInStart")), "--no-store")
+    store = tmp_path / "store"
+    code, output = run(str(write(tmp_path, "failing.py:ExitsInStart")), "--store", str(store))
     assert code == 2
-    assert output.splitlines() == [
-        "error: plugin 'plugin' (failing.py:ExitsInStart) raised SystemExit(0) in start at 0s"
-    ]
+    failure = "plugin 'plugin' (failing.py:ExitsInStart) raised SystemExit(0) in start at 0s"
+    assert output.splitlines() == [f"error: {failure} (run 1 kept in the store as Failed)"]
+    assert stored(store) == [("Failed", failure)]
+    code, output = run(str(write(tmp_path, "failing.py:ExitsInStart")), "--no-store")
+    assert (code, output.splitlines()) == (2, [f"error: {failure}"])
 
 
 def test_a_keyboard_interrupt_a_plugin_raises_during_the_run_is_its_failure_and_the_run_is_kept(
@@ -288,8 +301,7 @@ def test_a_keyboard_interrupt_a_plugin_raises_during_the_run_is_its_failure_and_
     assert output.splitlines() == [
         "error: plugin 'plugin' (failing.py:InterruptsItself) raised KeyboardInterrupt in InterruptsItself.tick at 5s"
     ]
-    with sqlite3.connect(store / "runs.sqlite") as db:
-        [(phase,)] = db.execute("SELECT phase FROM runs").fetchall()
+    [(phase, _)] = stored(store)
     assert phase == "Failed"
 
 

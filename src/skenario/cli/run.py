@@ -32,7 +32,17 @@ from skenario.core.time import SECOND, format_duration
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
 from skenario.results.store import RunStore, check_label
-from skenario.runs import Executed, KepRun, Stopped, describe, examine, execute, open_run
+from skenario.runs import (
+    Executed,
+    KepRun,
+    PluginFailed,
+    Stopped,
+    describe,
+    examine,
+    execute,
+    keep_unbuilt,
+    open_run,
+)
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.simulation import Phase, Simulation
@@ -113,8 +123,12 @@ def run(
         else:
             preflight(file, checked, output)
         return
-    opened = open_run(file, seed=seed, force=force)
     kept = None if no_store else RunStore(store)
+    try:
+        opened = open_run(file, seed=seed, force=force)
+    except PluginFailed as failed:  # the user's code failed, not the input: the run is kept, Failed
+        keep_unbuilt(failed, kept, scenario_file=str(file), name=name, tags=tags)
+        raise
     if isinstance(opened, KepRun):
         announce(opened)
     quiet = no_progress or output in ("json", "yaml")

@@ -29,7 +29,7 @@ from skenario.core.time import MILLISECOND
 from skenario.results.analysis import cost, limits, slo_summary
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import FinishedRun
-from skenario.runs import open_run
+from skenario.runs import PluginFailed, open_run
 from skenario.runs.supervise import worker_signals
 from skenario.scenario.simulation import Simulation
 from skenario.scenario.wiring.plugins import PluginPolicy, applied
@@ -93,6 +93,7 @@ def run_job(job: Job) -> Outcome:
     started = time.perf_counter()
     row: dict[str, Any] = {"point": job.point, "seed": job.seed}
     simulation: Simulation | None = None
+    unbuilt: FinishedRun | None = None
     try:
         with applied(job.plugins):
             run = open_run(Path(f"point {job.point}"), text=job.text, seed=job.seed, base_dir=Path(job.base_dir))
@@ -108,8 +109,10 @@ def run_job(job: Job) -> Outcome:
         row |= dict.fromkeys(METRICS) | {"digest": None, "phase": "Failed", "error": error}
         if simulation is not None:
             simulation.fail(error)
+        elif isinstance(exc, PluginFailed):  # its plugin failed before it started: kept as Failed too
+            unbuilt = exc.record
     row["wall_s"] = time.perf_counter() - started
-    return Outcome(row, None if simulation is None else FinishedRun.of(simulation, row["wall_s"]))
+    return Outcome(row, FinishedRun.of(simulation, row["wall_s"]) if simulation is not None else unbuilt)
 
 
 def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
