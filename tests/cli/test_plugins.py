@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from skenario.cli import cli
+from tests.docs import blocks, page
 
 SCENARIO = """\
 apiVersion: skenario.dev/v1alpha1
@@ -348,3 +349,10 @@ def test_a_sweep_plans_without_running_plugins_and_its_workers_keep_the_modules_
     allowed = CliRunner().invoke(cli, [*args, "--no-progress", "--allow-plugin-module", "marking_plugin", "-o", "json"])
     assert allowed.exit_code == 0 and allowed.stderr == "", allowed.output
     assert marking_module.exists() and "marking_plugin" not in sys.modules  # imported by the workers only
+
+
+def test_the_failure_line_the_plugins_page_shows_is_what_run_prints(tmp_path: Path) -> None:
+    [shown] = [body for lang, body in blocks(page("docs/how-to/plugins.md")) if lang == "" and "error:" in body]
+    (tmp_path / "failing.py").write_text(FAULTY.replace("Faulty", "Scaler"))
+    code, output = run(str(write(tmp_path, "failing.py:Scaler")), "--no-store")
+    assert code == 2 and output == shown
