@@ -31,14 +31,10 @@ from typing import Any
 import numpy as np
 
 from skenario.core.time import format_duration
-from skenario.errors import SkenarioError, plugin_failure
+from skenario.errors import PluginError, plugin_failure
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.plugins.interface import MAX_NODE_SCORE, FilterResult, Ints
 from skenario.scheduling.snapshot import ClusterSnapshot
-
-
-class PluginError(SkenarioError):
-    """A user's scheduler plugin broke its contract."""
 
 
 @dataclass(frozen=True)
