@@ -162,7 +162,7 @@ def load_class(
         _check_source(source, name, methods, any_of, plugin, field)
     if _unloaded and loaded is None:
         return StandIn(plugin, methods)
-    module = loaded if loaded is not None else _load(where, base_dir, field, plugin)
+    module = loaded if loaded is not None else _load(where, base_dir, field)
     cls = getattr(module, name, None)
     if cls is None:
         raise ScenarioError(f"the plugin module has no '{name}'", field=field, value=plugin)
@@ -176,11 +176,14 @@ def load_class(
     if _unloaded:
         return StandIn(plugin, methods)
     try:
-        inspect.signature(cls).bind(**options)
+        signature: inspect.Signature | None = inspect.signature(cls)
+    except (TypeError, ValueError):
+        signature = None  # none to read: the call says
+    try:
+        if signature is not None:
+            signature.bind(**options)  # options it does not take are the scenario's mistake, not the plugin's
     except TypeError as exc:
         raise ScenarioError(f"the plugin does not take these options: {exc}", field=field, value=options) from None
-    except ValueError:
-        pass  # no signature to read: the call says
     try:
         return cls(**options)
     except BaseException as exc:
@@ -204,7 +207,7 @@ def _needed(methods: tuple[str, ...], any_of: bool) -> str:
     return " or ".join(methods) if any_of else ", ".join(methods)
 
 
-def _load(where: str, base_dir: Path, field: str, plugin: str) -> Any:
+def _load(where: str, base_dir: Path, field: str) -> Any:
     """The plugin's module, its code run: a file executed, or a module imported; what that code raises
     (`SystemExit` too) is the plugin's failure, while the run was built."""
     try:
