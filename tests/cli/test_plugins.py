@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from skenario.cli import cli
 from tests.docs import blocks, page
@@ -211,19 +211,17 @@ def test_no_plugins_refuses_before_reading_their_code_on_every_command(tmp_path:
     assert "plugins are refused (--no-plugins)" in error_line(result.output)
 
 
-def test_schedule_refuses_the_scheduler_files_plugins_with_no_plugins(tmp_path: Path) -> None:
-    (tmp_path / "avoid.py").write_text(RAN)
+def schedule(tmp_path: Path, source: str, *options: str) -> Result:
+    """`skenario schedule` of the SLS example with a scheduler file naming avoid.py:Avoid, whose source is given."""
+    (tmp_path / "avoid.py").write_text(source)
     config = tmp_path / "scheduler.yaml"
     config.write_text("customPlugins:\n  - {name: Avoid, plugin: avoid.py:Avoid}\n")
-    args = [
-        "schedule",
-        str(SLS / "inputsls.json"),
-        "--format",
-        "sls",
-        "--nodes",
-        str(SLS / "nodes-with-resources.json"),
-    ]
-    result = CliRunner().invoke(cli, [*args, "--scheduler", str(config), "--no-plugins"])
+    trace = [str(SLS / "inputsls.json"), "--format", "sls", "--nodes", str(SLS / "nodes-with-resources.json")]
+    return CliRunner().invoke(cli, ["schedule", *trace, "--scheduler", str(config), *options])
+
+
+def test_schedule_refuses_the_scheduler_files_plugins_with_no_plugins(tmp_path: Path) -> None:
+    result = schedule(tmp_path, RAN, "--no-plugins")
     assert result.exit_code == 2 and "this file ran" not in result.output
     [line] = result.output.splitlines()
     assert "plugins are refused (--no-plugins)" in line and "customPlugins.0.plugin" in line
@@ -307,18 +305,7 @@ def test_a_keyboard_interrupt_a_plugin_raises_during_the_run_is_its_failure_and_
 
 
 def test_a_scheduler_plugin_failing_in_filter_is_one_line_with_the_time(tmp_path: Path) -> None:
-    (tmp_path / "avoid.py").write_text("class Avoid:\n    def filter(self, pod, node):\n        return {}['x']\n")
-    config = tmp_path / "scheduler.yaml"
-    config.write_text("customPlugins:\n  - {name: Avoid, plugin: avoid.py:Avoid}\n")
-    args = [
-        "schedule",
-        str(SLS / "inputsls.json"),
-        "--format",
-        "sls",
-        "--nodes",
-        str(SLS / "nodes-with-resources.json"),
-    ]
-    result = CliRunner().invoke(cli, [*args, "--scheduler", str(config)])
+    result = schedule(tmp_path, "class Avoid:\n    def filter(self, pod, node):\n        return {}['x']\n")
     assert result.exit_code == 2
     [line] = result.output.splitlines()
     assert "plugin Avoid (avoid.py:Avoid) raised KeyError in filter at " in line and line.endswith(": 'x'")

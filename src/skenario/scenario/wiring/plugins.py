@@ -184,10 +184,17 @@ def load_class(
             signature.bind(**options)  # options it does not take are the scenario's mistake, not the plugin's
     except TypeError as exc:
         raise ScenarioError(f"the plugin does not take these options: {exc}", field=field, value=options) from None
-    try:
+    with _while_built(plugin, "__init__", field):
         return cls(**options)
+
+
+@contextmanager
+def _while_built(plugin: str, method: str, field: str) -> Iterator[None]:
+    """What the plugin's code raises in the block (`SystemExit` too) is its failure, while the run was built."""
+    try:
+        yield
     except BaseException as exc:
-        failure = plugin_failure(exc, plugin, "__init__", "while the run was built")
+        failure = plugin_failure(exc, plugin, method, "while the run was built")
         if failure is None:
             raise
         failure.field = field
@@ -210,7 +217,7 @@ def _needed(methods: tuple[str, ...], any_of: bool) -> str:
 def _load(where: str, base_dir: Path, field: str) -> Any:
     """The plugin's module, its code run: a file executed, or a module imported; what that code raises
     (`SystemExit` too) is the plugin's failure, while the run was built."""
-    try:
+    with _while_built(where, "its import", field):
         if where.endswith(".py"):
             path = base_dir / where
             module_name = f"skenario_plugin_{abs(hash(str(path.resolve())))}"
@@ -225,12 +232,6 @@ def _load(where: str, base_dir: Path, field: str) -> Any:
             return importlib.import_module(where)
         except ImportError as exc:
             raise ScenarioError(f"cannot import the plugin's module: {exc}", field=field, value=where) from None
-    except BaseException as exc:
-        failure = plugin_failure(exc, where, "its import", "while the run was built")
-        if failure is None:
-            raise
-        failure.field = field
-        raise failure from exc
 
 
 def _module_spec(name: str) -> ModuleSpec | None:
