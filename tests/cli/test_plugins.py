@@ -321,7 +321,7 @@ def test_a_plugin_that_ends_its_worker_fails_its_runs_in_one_line_each_and_the_s
     assert result.exit_code == 0, result.output
     [line] = result.stderr.splitlines()
     assert line == (
-        "failed: point 1, seed 0 and 1 more run(s): its worker process died twice (killed by a signal, out of "
+        "failed: point 1, seed 0 and 1 more: its worker process died twice (killed by a signal, out of "
         "memory, or a plugin that ended its process: failing.py:EndsItsProcess)"
     )
 
@@ -343,3 +343,15 @@ def test_the_failure_line_the_plugins_page_shows_is_what_run_prints(tmp_path: Pa
     (tmp_path / "failing.py").write_text(FAULTY.replace("Faulty", "Scaler"))
     code, output = run(str(write(tmp_path, "failing.py:Scaler")), "--no-store")
     assert code == 2 and output == shown
+
+
+def test_a_study_says_why_its_trials_failed_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "failing.py").write_text(FAILING)
+    scenario = str(write(tmp_path, "failing.py:ExitsInStart"))
+    space = ["--space", "workload.replicas=1..2:int", "--objective", "min:replica_hours"]
+    options = ["--trials", "1", "--batch", "1", "--seeds", "1", "--workers", "1", "--no-store", "--no-progress"]
+    result = CliRunner().invoke(cli, ["tune", scenario, *space, *options, "--to", str(tmp_path / "study")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "failed: trial 0: PluginFailed: plugin 'plugin' (failing.py:ExitsInStart) raised SystemExit(0) in start at 0s"
+    ]

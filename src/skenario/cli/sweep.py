@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,27 +163,22 @@ def sweep(
             out.print(rendered)
         if result.sweep_id is not None:
             out.print(f"stored as sweep [bold]{result.sweep_id}[/] ({len(result.rows)} runs)", highlight=False)
-    failures(result.rows)
+    failures((f"point {row['point']}, seed {row['seed']}", row.get("error")) for row in result.rows)
     if result.interrupted:
         err.print(f"[bold red]interrupted[/]: kept the {len(result.rows)} of {total} runs that finished")
         sys.exit(stop.exit_code)
 
 
-def failures(rows: list[dict[str, Any]]) -> None:
-    """Why runs failed, on stderr: one line per reason (a plugin's failure, a worker lost), with the first run
-    it failed and how many it failed."""
-    reasons: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        if row.get("error"):
-            reasons.setdefault(str(row["error"]), []).append(row)
-    for reason, failed in reasons.items():
-        first = failed[0]
-        more = f" and {len(failed) - 1} more run(s)" if len(failed) > 1 else ""
-        err.print(
-            f"[bold red]failed:[/] point {first['point']}, seed {first['seed']}{more}: {one_line(reason)}",
-            highlight=False,
-            soft_wrap=True,
-        )
+def failures(failed: Iterable[tuple[str, Any]]) -> None:
+    """Why runs failed (each `(which run or trial, its error)`), on stderr: one line per reason (a plugin's
+    failure, a worker lost), with the first it failed and how many more."""
+    reasons: dict[str, list[str]] = {}
+    for which, error in failed:
+        if isinstance(error, str) and error:
+            reasons.setdefault(error, []).append(which)
+    for reason, where in reasons.items():
+        more = f" and {len(where) - 1} more" if len(where) > 1 else ""
+        err.print(f"[bold red]failed:[/] {where[0]}{more}: {one_line(reason)}", highlight=False, soft_wrap=True)
 
 
 def _tables(found: SweepRows, baseline: int | None, parquet: Path | None) -> pd.DataFrame:

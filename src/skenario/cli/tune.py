@@ -13,7 +13,7 @@ import click
 from rich.table import Table
 
 from skenario.cli.common import err, out, output_option, plugin_options, print_document, store_option
-from skenario.cli.sweep import execution_options, price_options, progress_bar
+from skenario.cli.sweep import execution_options, failures, price_options, progress_bar
 from skenario.cli.sweeptables import figure_cell, headings, number, present
 from skenario.errors import SkenarioError
 from skenario.results.store import RunStore, check_label
@@ -122,6 +122,7 @@ def tune(
     ):
         progress = None if update is None else lambda done, total: update(completed=done, total=total)
         result = api.run_prepared_study(prepared, pool, store=kept, progress=progress)
+    failures((f"trial {trial['trial']}", trial.get("error")) for trial in result.trials.to_dict("records"))
     files = api.write_study(result, prepared, folder)
     paths = [d.path for d in prepared.options.space.dimensions]
     if output in ("json", "yaml"):
