@@ -129,6 +129,9 @@ def test_a_module_allowed_by_the_option_or_the_environment_runs(
     marking_module.unlink()
     sys.modules.pop("marking_plugin")
     monkeypatch.setenv("SKENARIO_PLUGIN_MODULES", "json, marking_plugin")
+    code, output = run(str(scenario), "--no-store", "--allow-plugin-module", "json")  # the option replaces it
+    assert code == 2 and "'marking_plugin' is not allowed" in error_line(output)
+    assert not marking_module.exists()
     code, output = run(str(scenario), "--no-store")
     assert code == 0, output
     assert marking_module.exists()

@@ -76,7 +76,7 @@ def plugin_options(command: F) -> F:
         envvar=MODULES_VARIABLE,
         metavar="MODULE",
         help="Let a scenario's plugin be a class of this module (module:Class; a plugin file written as a path "
-        f"needs none); may be given again, or listed in ${MODULES_VARIABLE} separated by commas.",
+        f"needs none); may be given again. Without it, ${MODULES_VARIABLE} is read (names separated by commas).",
     )(under_policy)
     return click.option(  # type: ignore[return-value]
         "--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run)."
