@@ -315,17 +315,26 @@ def test_a_scheduler_plugin_failing_in_filter_is_one_line_with_the_time(tmp_path
     assert "customPlugins.0.plugin" in line
 
 
-def test_a_plugin_that_ends_its_worker_fails_its_runs_in_one_line_each_and_the_sweep_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("plugin", "settings"),
+    [
+        ("failing.py:EndsItsProcess", []),  # in start, in the worker
+        ("leaving.py:Scaler", ["--set", "workload.replicas=1"]),  # as its file is executed: never in the planning
+    ],
+)
+def test_a_plugin_that_ends_its_worker_fails_its_runs_in_one_line_and_the_sweep_goes_on(
+    tmp_path: Path, plugin: str, settings: list[str]
+) -> None:
     (tmp_path / "failing.py").write_text(FAILING)
-    scenario = write(tmp_path, "failing.py:EndsItsProcess")
-    result = CliRunner().invoke(
-        cli, ["sweep", str(scenario), "--seeds", "2", "--workers", "1", "--no-store", "--no-progress", "-o", "json"]
-    )
+    (tmp_path / "leaving.py").write_text("import os\nos._exit(3)\n\n" + MARKING.split("\n\n\n")[1])
+    scenario = write(tmp_path, plugin)
+    options = ["--seeds", "2", "--workers", "1", "--no-store", "--no-progress", "-o", "json"]
+    result = CliRunner().invoke(cli, ["sweep", str(scenario), *settings, *options])
     assert result.exit_code == 0, result.output
     [line] = result.stderr.splitlines()
     assert line == (
         "failed: point 1, seed 0 and 1 more: its worker process died twice (killed by a signal, out of "
-        "memory, or a plugin that ended its process: failing.py:EndsItsProcess)"
+        f"memory, or a plugin that ended its process: {plugin})"
     )
 
 
