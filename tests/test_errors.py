@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 
 import pytest
 
-from skenario.errors import PluginError, RunStop, ScenarioError, plugin_failure
+from skenario.errors import PluginError, RunStop, ScenarioError, ctrl_c_noted, plugin_failure
 
 
 @pytest.fixture
@@ -43,3 +44,23 @@ def test_keyboard_interrupt_is_the_users_under_pythons_handler_and_the_plugins_u
     assert failure is not None and failure.message == "plugin p.py:C raised KeyboardInterrupt in tick at 1s"
     signal.signal(signal.SIGINT, signal.default_int_handler)
     assert plugin_failure(KeyboardInterrupt(), "p.py:C", "tick", "at 1s") is None
+
+
+def test_around_a_plugins_code_a_real_ctrl_c_is_told_from_one_the_plugin_raises() -> None:
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with ctrl_c_noted():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as raised:
+            failure = plugin_failure(raised, "p.py:C", "start", "at 0s")
+    assert failure is not None and failure.message == "plugin p.py:C raised KeyboardInterrupt in start at 0s"
+    with ctrl_c_noted():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # pending once kill returns (POSIX, sent to itself)
+            for _ in range(1_000_000):  # Python runs the handler at one of these jumps back, the first
+                pass
+        except KeyboardInterrupt as raised:
+            assert plugin_failure(raised, "p.py:C", "start", "at 0s") is None
+        else:
+            raise AssertionError("the signal raised nothing")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -258,6 +258,11 @@ class InterruptsItself:
 class EndsItsProcess:
     def start(self, context):
         os._exit(3)
+
+
+class InterruptsItsStart:
+    def start(self, context):
+        raise KeyboardInterrupt
 """
 
 
@@ -290,6 +295,17 @@ def test_system_exit_in_start_is_the_plugins_failure_not_an_exit_and_the_run_is_
     assert stored(store) == [("Failed", failure)]
     code, output = run(str(write(tmp_path, "failing.py:ExitsInStart")), "--no-store")
     assert (code, output.splitlines()) == (2, [f"error: {failure}"])
+
+
+def test_a_keyboard_interrupt_a_plugin_raises_as_its_run_is_built_is_its_failure(tmp_path: Path) -> None:
+    # No signal came: skenario notes a real Ctrl-C as it arrives around a plugin's code (errors.ctrl_c_noted).
+    (tmp_path / "failing.py").write_text(FAILING)
+    store = tmp_path / "store"
+    code, output = run(str(write(tmp_path, "failing.py:InterruptsItsStart")), "--store", str(store))
+    assert code == 2
+    failure = "plugin 'plugin' (failing.py:InterruptsItsStart) raised KeyboardInterrupt in start at 0s"
+    assert output.splitlines() == [f"error: {failure} (run 1 kept in the store as Failed)"]
+    assert stored(store) == [("Failed", failure)]
 
 
 def test_a_keyboard_interrupt_a_plugin_raises_during_the_run_is_its_failure_and_the_run_is_kept(

@@ -15,7 +15,7 @@ from skenario.autoscalers.base import DEFAULT_CONTAINER, POD_METRICS, PodCounter
 from skenario.core.clock import Clock, Timer
 from skenario.core.random import RandomStreams
 from skenario.core.time import format_duration
-from skenario.errors import plugin_failure
+from skenario.errors import ctrl_c_noted, plugin_failure
 from skenario.model.cluster import ClusterModel
 from skenario.model.disruption import EvictionBudget
 from skenario.model.metrics import Sample
@@ -70,14 +70,15 @@ class ClusterContext:
         clock = self._model.env
 
         def call(*args: Any) -> object:
-            try:
-                return fn(*args)
-            except BaseException as exc:
-                name = method or str(getattr(fn, "__qualname__", None) or repr(fn))
-                failure = plugin_failure(exc, plugin, name, f"at {format_duration(clock.now())}")
-                if failure is None:
-                    raise
-                raise failure from exc
+            with ctrl_c_noted():  # its start is called as the run is built, before the run's own handlers
+                try:
+                    return fn(*args)
+                except BaseException as exc:
+                    name = method or str(getattr(fn, "__qualname__", None) or repr(fn))
+                    failure = plugin_failure(exc, plugin, name, f"at {format_duration(clock.now())}")
+                    if failure is None:
+                        raise
+                    raise failure from exc
 
         return call
 

@@ -37,7 +37,7 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import Any
 
-from skenario.errors import ScenarioError, plugin_failure
+from skenario.errors import ScenarioError, ctrl_c_noted, plugin_failure
 
 MODULES_VARIABLE = "SKENARIO_PLUGIN_MODULES"
 """The environment variable the command line reads the allowed plugin modules from (comma-separated)."""
@@ -191,14 +191,15 @@ def load_class(
 @contextmanager
 def _while_built(plugin: str, method: str, field: str) -> Iterator[None]:
     """What the plugin's code raises in the block (`SystemExit` too) is its failure, while the run was built."""
-    try:
-        yield
-    except BaseException as exc:
-        failure = plugin_failure(exc, plugin, method, "while the run was built")
-        if failure is None:
-            raise
-        failure.field = field
-        raise failure from exc
+    with ctrl_c_noted():
+        try:
+            yield
+        except BaseException as exc:
+            failure = plugin_failure(exc, plugin, method, "while the run was built")
+            if failure is None:
+                raise
+            failure.field = field
+            raise failure from exc
 
 
 def _not_defined(plugin: str, field: str) -> ScenarioError:
