@@ -285,27 +285,25 @@ def test_a_plugin_failing_in_init_is_one_line_naming_its_file_and_the_build_and_
     assert phase == "Failed" and "raised ValueError in __init__" in message
 
 
-def test_system_exit_in_start_is_the_plugins_failure_not_an_exit_and_the_run_is_kept(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("plugin", "raised"),
+    [
+        ("ExitsInStart", "SystemExit(0)"),  # not an exit, least of all with status 0
+        ("InterruptsItsStart", "KeyboardInterrupt"),  # no key pressed: skenario notes a real one (ctrl_c_noted)
+    ],
+)
+def test_what_start_raises_as_the_run_is_built_is_the_plugins_failure_and_the_run_is_kept(
+    tmp_path: Path, plugin: str, raised: str
+) -> None:
     (tmp_path / "failing.py").write_text(FAILING)
     store = tmp_path / "store"
-    code, output = run(str(write(tmp_path, "failing.py:ExitsInStart")), "--store", str(store))
+    code, output = run(str(write(tmp_path, f"failing.py:{plugin}")), "--store", str(store))
     assert code == 2
-    failure = "plugin 'plugin' (failing.py:ExitsInStart) raised SystemExit(0) in start at 0s"
+    failure = f"plugin 'plugin' (failing.py:{plugin}) raised {raised} in start at 0s"
     assert output.splitlines() == [f"error: {failure} (run 1 kept in the store as Failed)"]
     assert stored(store) == [("Failed", failure)]
-    code, output = run(str(write(tmp_path, "failing.py:ExitsInStart")), "--no-store")
+    code, output = run(str(write(tmp_path, f"failing.py:{plugin}")), "--no-store")
     assert (code, output.splitlines()) == (2, [f"error: {failure}"])
-
-
-def test_a_keyboard_interrupt_a_plugin_raises_as_its_run_is_built_is_its_failure(tmp_path: Path) -> None:
-    # No signal came: skenario notes a real Ctrl-C as it arrives around a plugin's code (errors.ctrl_c_noted).
-    (tmp_path / "failing.py").write_text(FAILING)
-    store = tmp_path / "store"
-    code, output = run(str(write(tmp_path, "failing.py:InterruptsItsStart")), "--store", str(store))
-    assert code == 2
-    failure = "plugin 'plugin' (failing.py:InterruptsItsStart) raised KeyboardInterrupt in start at 0s"
-    assert output.splitlines() == [f"error: {failure} (run 1 kept in the store as Failed)"]
-    assert stored(store) == [("Failed", failure)]
 
 
 def test_a_keyboard_interrupt_a_plugin_raises_during_the_run_is_its_failure_and_the_run_is_kept(

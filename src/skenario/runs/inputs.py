@@ -29,6 +29,7 @@ from skenario.results.store import FinishedRun
 from skenario.runs.protocol import Keeping, Runnable
 from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
 from skenario.scenario.format.kep import KepScenario
+from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.io import Documents, load_document, located, read_text, yaml_documents
 from skenario.scenario.ksim import is_export, ksim_annotations, read_export
@@ -66,7 +67,7 @@ class PluginFailed(PluginError):
         self.record = record
 
 
-def _unbuilt(scenario: Any, seed: int, text: str, failure: PluginError) -> FinishedRun:
+def _unbuilt(scenario: Scenario, seed: int, text: str, failure: PluginError) -> FinishedRun:
     """The record of a run whose plugin failed before its clock started."""
     return FinishedRun(
         name=scenario.metadata.name,
