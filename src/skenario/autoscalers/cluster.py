@@ -15,7 +15,7 @@ from skenario.autoscalers.base import DEFAULT_CONTAINER, POD_METRICS, PodCounter
 from skenario.core.clock import Clock, Timer
 from skenario.core.random import RandomStreams
 from skenario.core.time import format_duration
-from skenario.errors import PluginError
+from skenario.errors import ctrl_c_noted, plugin_failure
 from skenario.model.cluster import ClusterModel
 from skenario.model.disruption import EvictionBudget
 from skenario.model.metrics import Sample
@@ -62,22 +62,23 @@ class ClusterContext:
         self._clock = _ClosableClock(model.env, self)
 
     def guarded(self, fn: Callable[..., object], method: str | None = None) -> Callable[..., object]:
-        """`fn`, reporting an exception it raises as its plugin's (a PluginError) when the context is a plugin's."""
+        """`fn`, reporting what it raises (`SystemExit` too) as its plugin's failure, a PluginError, when the context
+        is a plugin's (`errors.plugin_failure`)."""
         plugin = self.plugin
         if plugin is None:
             return fn
         clock = self._model.env
 
         def call(*args: Any) -> object:
-            try:
-                return fn(*args)
-            except PluginError:
-                raise
-            except Exception as exc:
-                name = method or getattr(fn, "__qualname__", repr(fn))
-                raise PluginError(
-                    f"plugin {plugin} raised {type(exc).__name__} in {name} at {format_duration(clock.now())}: {exc}"
-                ) from exc
+            with ctrl_c_noted():  # its start is called as the run is built, before the run's own handlers
+                try:
+                    return fn(*args)
+                except BaseException as exc:
+                    name = method or str(getattr(fn, "__qualname__", None) or repr(fn))
+                    failure = plugin_failure(exc, plugin, name, f"at {format_duration(clock.now())}")
+                    if failure is None:
+                        raise
+                    raise failure from exc
 
         return call
 

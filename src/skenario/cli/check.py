@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from skenario.cli.common import out, output_option, print_document
+from skenario.cli.common import out, output_option, plugin_options, print_document
 from skenario.cli.kep import kep_checked
 from skenario.runs import KepRun, examine
 from skenario.scenario.preflight import LIMITS, estimate, pitfalls
@@ -25,6 +25,7 @@ from skenario.scenario.wiring.prepare import Prepared
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @output_option("table", "wide", "json", "yaml")
+@plugin_options
 def check(file: Path, output: str) -> None:
     """Validate the scenario in FILE and everything it names, as `skenario run` reads them, and print an
     estimate of its run (nothing runs; a plugin's file is read, not run).

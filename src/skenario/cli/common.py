@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from skenario.cli.terminal import Terminal
 from skenario.errors import SkenarioError
+from skenario.scenario.wiring.plugins import MODULES_VARIABLE, PluginPolicy, applied, modules_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,6 +47,40 @@ def check_output_dirs(*outputs: tuple[str, Path | None]) -> None:
 def one_line(text: str) -> str:
     """User text made safe to print as one line of Rich markup: brackets escaped, line breaks shown as \\n."""
     return escape(text.replace("\r", "\\r").replace("\n", "\\n"))
+
+
+class _ModuleNames(click.ParamType[str]):
+    """A plugin module's name; the environment variable lists them separated by commas."""
+
+    name = "module"
+    envvar_list_splitter = ","
+
+    def split_envvar_value(self, rv: str) -> list[str]:
+        return modules_of(rv)
+
+
+def plugin_options(command: F) -> F:
+    """`--no-plugins` and `--allow-plugin-module NAME` (also $SKENARIO_PLUGIN_MODULES), the command run under
+    them (`plugins.applied`): a scenario's plugin is a file path it writes or a module named here."""
+
+    @functools.wraps(command)
+    def under_policy(*args: Any, no_plugins: bool, allow_plugin_modules: tuple[str, ...], **kwargs: Any) -> Any:
+        with applied(PluginPolicy(no_plugins, frozenset(allow_plugin_modules))):
+            return command(*args, **kwargs)
+
+    wrapped = click.option(
+        "--allow-plugin-module",
+        "allow_plugin_modules",
+        multiple=True,
+        type=_ModuleNames(),
+        envvar=MODULES_VARIABLE,
+        metavar="MODULE",
+        help="Let a scenario's plugin be a class of this module (module:Class; a plugin file written as a path "
+        f"needs none); may be given again. Without it, ${MODULES_VARIABLE} is read (names separated by commas).",
+    )(under_policy)
+    return click.option(  # type: ignore[return-value]
+        "--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run)."
+    )(wrapped)
 
 
 store_option = click.option(

@@ -15,7 +15,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skenario.cli.check import preflight
-from skenario.cli.common import check_output_dirs, err, out, output_option, print_document, print_json, store_option
+from skenario.cli.common import (
+    check_output_dirs,
+    err,
+    out,
+    output_option,
+    plugin_options,
+    print_document,
+    print_json,
+    store_option,
+)
 from skenario.cli.kep import announce, kep_checked, render_kep
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.cli.store import run_store
@@ -25,7 +34,17 @@ from skenario.errors import Halt
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
 from skenario.results.store import check_label
-from skenario.runs import Executed, KepRun, Stopped, describe, examine, execute, open_run
+from skenario.runs import (
+    Executed,
+    KepRun,
+    PluginFailed,
+    Stopped,
+    describe,
+    examine,
+    execute,
+    keep_unbuilt,
+    open_run,
+)
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, loading, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.simulation import Phase, Simulation
@@ -38,7 +57,7 @@ from skenario.scenario.simulation import Phase, Simulation
 @output_option("table", "wide", "json", "yaml")
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
 @click.option("--no-store", is_flag=True, help="Do not keep the run in the run store.")
-@click.option("--no-plugins", is_flag=True, help="Refuse a scenario that names plugins (their code would run).")
+@plugin_options
 @click.option("--force", is_flag=True, help="Run even a scenario whose estimate passes the limits (skenario check).")
 @click.option(
     "--dry-run",
@@ -82,7 +101,6 @@ def run(
     output: str,
     no_progress: bool,
     no_store: bool,
-    no_plugins: bool,
     force: bool,
     dry_run: bool,
     max_memory: str | None,
@@ -107,10 +125,14 @@ def run(
         else:
             preflight(file, checked, output)
         return
+    kept = None if no_store else run_store(store)
     try:
         with loading(budget):  # signals and the memory budget hold from the first byte read
-            opened = open_run(file, seed=seed, plugins="refuse" if no_plugins else "load", force=force)
-        kept = None if no_store else run_store(store)
+            try:
+                opened = open_run(file, seed=seed, force=force)
+            except PluginFailed as failed:  # the user's code failed, not the input: the run is kept, Failed
+                keep_unbuilt(failed, kept, scenario_file=str(file), name=name, tags=tags)
+                raise
         if isinstance(opened, KepRun):
             announce(opened)
         quiet = no_progress or output in ("json", "yaml")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from skenario.cli.common import check_output_dirs, out, output_option, print_json
+from skenario.cli.common import check_output_dirs, out, output_option, plugin_options, print_json
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
@@ -72,6 +72,7 @@ from skenario.scheduling.traces import TRACE_KINDS
     help="Write KEP-140's PodResults and the timeline (JSON).",
 )
 @output_option("table", "wide", "json", "yaml")
+@plugin_options
 def schedule(
     trace: Path,
     kind: str,

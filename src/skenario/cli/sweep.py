@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,8 +21,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from skenario.cli.common import (
     check_output_dirs,
     err,
+    one_line,
     out,
     output_option,
+    plugin_options,
     print_csv,
     print_document,
     store_option,
@@ -102,6 +104,7 @@ def execution_options(command: Any) -> Any:
 @parquet_option
 @output_option("table", "wide", "json", "yaml", "csv", to=True)
 @click.option("--name", default=None, help="A name to find the sweep by in `skenario sweeps`.")
+@plugin_options
 @store_option
 @click.option("--no-store", is_flag=True, help="Keep neither the sweep nor its runs in the run store.")
 def sweep(
@@ -164,9 +167,22 @@ def sweep(
             out.print(
                 f"stored as sweep [bold]{result.sweep_id}[/] ({len(result.rows)} runs)", highlight=False, markup=True
             )
+    failures((f"point {row['point']}, seed {row['seed']}", row.get("error")) for row in result.rows)
     if result.interrupted:
         err.print(f"[bold red]interrupted[/]: kept the {len(result.rows)} of {total} runs that finished", markup=True)
         sys.exit(stop.exit_code)
+
+
+def failures(failed: Iterable[tuple[str, Any]]) -> None:
+    """Why runs failed (each `(which run or trial, its error)`), on stderr: one line per reason (a plugin's
+    failure, a worker lost), with the first it failed and how many more."""
+    reasons: dict[str, list[str]] = {}
+    for which, error in failed:
+        if isinstance(error, str) and error:
+            reasons.setdefault(error, []).append(which)
+    for reason, where in reasons.items():
+        more = f" and {len(where) - 1} more" if len(where) > 1 else ""
+        err.print(f"[bold red]failed:[/] {where[0]}{more}: {one_line(reason)}", highlight=False, soft_wrap=True)
 
 
 def _tables(found: SweepRows, baseline: int | None, parquet: Path | None) -> pd.DataFrame:

@@ -13,9 +13,9 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from skenario.cli.common import err, out, output_option, print_document, store_option
+from skenario.cli.common import err, out, output_option, plugin_options, print_document, store_option
 from skenario.cli.store import run_store
-from skenario.cli.sweep import execution_options, price_options, progress_bar
+from skenario.cli.sweep import execution_options, failures, price_options, progress_bar
 from skenario.cli.sweeptables import figure_cell, headings, number, present
 from skenario.errors import SkenarioError
 from skenario.results.store import check_label
@@ -68,6 +68,7 @@ from skenario.sweeps.extra import require_sweep_extra
 @execution_options
 @price_options
 @output_option("table", "wide", "json", "yaml")
+@plugin_options
 @store_option
 @click.option("--no-store", is_flag=True, help="Keep the study in memory only: it cannot be resumed.")
 def tune(
@@ -123,6 +124,7 @@ def tune(
     ):
         progress = None if update is None else lambda done, total: update(completed=done, total=total)
         result = api.run_prepared_study(prepared, pool, store=kept, progress=progress)
+    failures((f"trial {trial['trial']}", trial.get("error")) for trial in result.trials.to_dict("records"))
     files = api.write_study(result, prepared, folder)
     paths = [d.path for d in prepared.options.space.dimensions]
     if output in ("json", "yaml"):

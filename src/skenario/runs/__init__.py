@@ -10,8 +10,8 @@ A new kind of run is one `Runnable` and one line in `open_run`'s table: no front
 
 from __future__ import annotations
 
-from skenario.runs.execute import STEPS, Executed, execute
-from skenario.runs.inputs import KepRun, Refused, TraceOptions, examine, open_run, read_kep, validated
+from skenario.runs.execute import STEPS, Executed, execute, keep_unbuilt
+from skenario.runs.inputs import KepRun, PluginFailed, Refused, TraceOptions, examine, open_run, read_kep, validated
 from skenario.runs.protocol import CORE, Runnable, Summarised, describe
 from skenario.runs.supervise import Interruption, MemoryGuard, Stopped, StopRequests, memory_budget, supervise
 
@@ -22,6 +22,7 @@ __all__ = [
     "Interruption",
     "KepRun",
     "MemoryGuard",
+    "PluginFailed",
     "Refused",
     "Runnable",
     "StopRequests",
@@ -31,6 +32,7 @@ __all__ = [
     "describe",
     "examine",
     "execute",
+    "keep_unbuilt",
     "memory_budget",
     "open_run",
     "read_kep",

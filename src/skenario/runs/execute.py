@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skenario.results.store import RunStore, RunWriter, StoreError
+from skenario.runs.inputs import PluginFailed
 from skenario.runs.protocol import Runnable
 from skenario.runs.supervise import Stopped, StopRequests, supervise
 
@@ -117,3 +118,20 @@ def _stretches(
 
     run.run(steps=STEPS, progress=step)
     stops.check()  # a run that stepped its own way may have returned at the pause a stop asked for
+
+
+def keep_unbuilt(
+    failed: PluginFailed,
+    store: RunStore | None,
+    *,
+    scenario_file: str | None = None,
+    name: str | None = None,
+    tags: Sequence[str] = (),
+) -> int | None:
+    """A run whose plugin failed before it started, kept in `store` as Failed (None: kept nowhere), its id
+    said at the end of the failure's line."""
+    if store is None:
+        return None
+    run_id = store.keep(failed.record, scenario_file, wall_s=None, name=name, tags=tags)
+    failed.message += f" (run {run_id} kept in the store as Failed)"
+    return run_id

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from skenario.core.time import parse_duration
-from skenario.errors import ScenarioError, SkenarioError
+from skenario.errors import PluginError, ScenarioError, SkenarioError
 from skenario.results.store import FinishedRun
 from skenario.runs.protocol import Keeping, Runnable
 from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
 from skenario.scenario.format.kep import KepScenario
+from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.io import Documents, load_document, located, read_text, yaml_documents
 from skenario.scenario.ksim import is_export, ksim_annotations, read_export
@@ -53,6 +54,31 @@ class Refused(SkenarioError):
     def __init__(self, message: str, *, lines: list[str], file: str) -> None:
         super().__init__(message, file=file)
         self.lines = lines
+
+
+class PluginFailed(PluginError):
+    """A plugin failed while its run was built (its module's code, its `__init__` or its `start`): the
+    user's code failed, not the input, so the run is kept as Failed (`record`, at 0s) like any other."""
+
+    def __init__(self, failure: PluginError, record: FinishedRun) -> None:
+        super().__init__(
+            failure.message, file=failure.file, field=failure.field, value=failure.value, line=failure.line
+        )
+        self.record = record
+
+
+def _unbuilt(scenario: Scenario, seed: int, text: str, failure: PluginError) -> FinishedRun:
+    """The record of a run whose plugin failed before its clock started."""
+    return FinishedRun(
+        name=scenario.metadata.name,
+        scenario_text=text,
+        seed=seed,
+        phase="Failed",
+        message=str(failure),
+        digest=None,
+        simulated_ns=0,
+        wall_s=None,
+    )
 
 
 @dataclass(frozen=True)
@@ -202,7 +228,10 @@ def open_run(
             lines=list(cost.lines()),
             file=str(file),
         )
-    return Simulation(prepared.scenario, scenario_text=text, prepared=prepared)
+    try:
+        return Simulation(prepared.scenario, scenario_text=text, prepared=prepared)
+    except PluginError as exc:  # an autoscaler plugin's start
+        raise PluginFailed(exc, _unbuilt(prepared.scenario, prepared.seed, text, exc)) from exc
 
 
 def open_kep(kep: KepInput, *, file: Path, text: str, seed: int | None, base_dir: Path | None = None) -> KepRun:
@@ -258,6 +287,11 @@ def validated(
     try:
         with mode:
             prepared = prepare(scenario, seed=seed, base_dir=file.parent if base_dir is None else base_dir)
+    except PluginError as exc:  # a plugin's module or __init__
+        failure = located(exc, str(file), text)
+        raise PluginFailed(
+            failure, _unbuilt(scenario, scenario.spec.seed if seed is None else seed, text, failure)
+        ) from exc
     except SkenarioError as exc:
         raise located(exc, str(file), text) from None
     if prepared.end is None:

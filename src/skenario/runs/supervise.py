@@ -33,10 +33,10 @@ from types import FrameType
 from typing import Any
 
 from skenario.core.time import SECOND, format_duration
-from skenario.errors import SkenarioError
+from skenario.errors import RunStop, SkenarioError
 
 
-class Stopped(Exception):
+class Stopped(RunStop):
     """The run was stopped before its end (a signal, the memory budget); it is kept, marked Failed."""
 
     def __init__(self, reason: str, exit_code: int) -> None:

@@ -30,6 +30,7 @@ import numpy as np
 from skenario.core.clock import MovingClock
 from skenario.scheduling.framework import FilterOutcome, Framework
 from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.plugins.custom import UserPlugin
 from skenario.scheduling.pods import Pod, PodEnd, PodsBound, PodsDone, PodSource, PodsPending
 from skenario.scheduling.preemption import PreemptionBudget, eligible, pick_node, select_victims_with_budgets
 from skenario.scheduling.snapshot import ClusterSnapshot
@@ -69,6 +70,9 @@ class SchedulingController:
         self.snapshot = snapshot
         self.framework = framework
         framework.record = settings.record_attempts
+        for plugin in (*framework.profile.filters, *(score.plugin for score in framework.profile.scores)):
+            if isinstance(plugin, UserPlugin):
+                plugin.now = clock.now  # a user's plugin that fails says when
         self.settings = settings
         self._rng = rng
         self.pods: dict[str, Pod] = {}

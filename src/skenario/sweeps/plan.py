@@ -13,7 +13,11 @@ stream per component, so seed 42 draws the same arrivals and service times at po
 judge a difference on far fewer runs than two independent samples would need.
 
 A point whose scenario the schema refuses (`--set workload.replicas=two`) stops the sweep before
-its first run, with one line naming the option and the value, as any scenario error does.
+its first run, with one line naming the option and the value, as any scenario error does. Each
+point is checked as `skenario check` checks a scenario: a plugin it names is read, never run (its
+code runs only in the workers, where what it does to its process cannot end the sweep), and a
+plugin the user did not allow (`--no-plugins`, a module not named) stops the sweep here. The jobs
+carry the plugin policy in force to their workers.
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ import yaml
 from skenario.errors import SkenarioError
 from skenario.scenario.bundle import fold_manifests
 from skenario.scenario.format.scenario import MAX_SEED
-from skenario.scenario.io import read_text, yaml_documents
+from skenario.scenario.io import located, read_text, yaml_documents
 from skenario.scenario.loader import parse_scenario
-from skenario.scenario.simulation import Simulation
+from skenario.scenario.wiring.plugins import current_policy, unloaded
+from skenario.scenario.wiring.prepare import prepare
 from skenario.sweeps.runner import Job, Prices
 from skenario.sweeps.space import SweepError, apply, parse_path
 
@@ -71,6 +76,11 @@ class Template:
         """The scenario with `settings` applied, validated; `options` names the option each path came from
         (`--set 'PATH=...'`), for the error should the schema refuse a value."""
         if not settings:
+            try:
+                with unloaded():  # plugins checked as `check` does (the scenario as written was parsed already)
+                    prepare(self.scenario, base_dir=self.base_dir)
+            except SkenarioError as exc:
+                raise located(exc, self.source, self.text) from None
             return Point(number, {}, self.text)  # the scenario exactly as written
         options = options or {}
         document = self.document
@@ -84,10 +94,12 @@ class Template:
                 raise SweepError(f"{option}: {exc.message}", value=value) from None
         text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
         try:
-            # Built too, not only parsed: manifests and traces are read when a run is built, and a
+            # Prepared too, not only parsed: manifests and traces are read when a run is built, and a
             # value they refuse should stop the sweep here, not fail every run of the point (ms each).
+            # No plugin code runs here (`unloaded`): only in the workers.
             scenario = parse_scenario(text, f"{self.source} at point {number}")
-            Simulation(scenario, seed=scenario.spec.seed, base_dir=self.base_dir, scenario_text=text)
+            with unloaded():
+                prepare(scenario, seed=scenario.spec.seed, base_dir=self.base_dir)
         except SkenarioError as exc:
             raise _blamed(exc, settings, options) from None
         return Point(number, dict(settings), text)
@@ -104,8 +116,9 @@ class Plan:
     def jobs(self, prices: Prices | None = None, objectives: dict[str, Any] | None = None) -> list[Job]:
         """Point by point, seed by seed: the order of the sweep's table and of its Parquet rows."""
         base_dir = str(self.template.base_dir.resolve())  # a Dask worker runs elsewhere
+        policy = current_policy()
         return [
-            Job(point.number, seed, point.text, base_dir, prices or Prices(), objectives)
+            Job(point.number, seed, point.text, base_dir, prices or Prices(), objectives, policy)
             for point in self.points
             for seed in self.seeds
         ]

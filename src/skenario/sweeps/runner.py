@@ -1,8 +1,9 @@
 """Whole runs on workers: one scenario document and seed in, the run's figures out.
 
 A `Job` carries the scenario as YAML text (already validated by the parent, so a worker only
-runs it) and its base directory, so it can go to a local worker process or to a Dask worker
-alike. `run_job` is a plain top-level function for the same reason: both pickle it by name.
+runs it), its base directory and the plugin policy the user gave (`--no-plugins`, the modules
+allowed), so it can go to a local worker process or to a Dask worker alike. `run_job` is a
+plain top-level function for the same reason: both pickle it by name.
 A worker sends back an `Outcome`: the run's figures and the run itself (summary, series, replica
 lifecycles, timeline) for the parent to keep in its store, so no worker needs the store's disk.
 The figures are what a sweep compares settings by: p99 latency, the error rate, replica-hours,
@@ -22,13 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import yaml
+
 from skenario.core.time import MILLISECOND
 from skenario.results.analysis import cost, limits, slo_summary
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import FinishedRun
-from skenario.runs import open_run
+from skenario.runs import PluginFailed, open_run
 from skenario.runs.supervise import worker_signals
 from skenario.scenario.simulation import Simulation
+from skenario.scenario.wiring.plugins import PluginPolicy, applied
 from skenario.sweeps.space import SweepError
 
 METRICS = (
@@ -69,6 +73,7 @@ class Job:
     base_dir: str
     prices: Prices = field(default_factory=Prices)
     objectives: dict[str, Any] | None = None  # analysis.slo arguments; None: the scenario's spec.slo
+    plugins: PluginPolicy = field(default_factory=PluginPolicy)  # what the user allowed plugins to be
 
 
 @dataclass(frozen=True)
@@ -88,8 +93,10 @@ def run_job(job: Job) -> Outcome:
     started = time.perf_counter()
     row: dict[str, Any] = {"point": job.point, "seed": job.seed}
     simulation: Simulation | None = None
+    unbuilt: FinishedRun | None = None
     try:
-        run = open_run(Path(f"point {job.point}"), text=job.text, seed=job.seed, base_dir=Path(job.base_dir))
+        with applied(job.plugins):
+            run = open_run(Path(f"point {job.point}"), text=job.text, seed=job.seed, base_dir=Path(job.base_dir))
         if not isinstance(run, Simulation):
             raise SweepError(f"point {job.point}: a sweep runs skenario's scenarios, not a {run.kind} input")
         simulation = run
@@ -102,8 +109,10 @@ def run_job(job: Job) -> Outcome:
         row |= dict.fromkeys(METRICS) | {"digest": None, "phase": "Failed", "error": error}
         if simulation is not None:
             simulation.fail(error)
+        elif isinstance(exc, PluginFailed):  # its plugin failed before it started: kept as Failed too
+            unbuilt = exc.record
     row["wall_s"] = time.perf_counter() - started
-    return Outcome(row, None if simulation is None else FinishedRun.of(simulation, row["wall_s"]))
+    return Outcome(row, FinishedRun.of(simulation, row["wall_s"]) if simulation is not None else unbuilt)
 
 
 def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -231,7 +240,7 @@ class LocalWorkers:
             try:
                 return pool.submit(run_job, job).result()
             except BrokenProcessPool:
-                return lost(job, "its worker process died (killed by a signal, or out of memory?)")
+                return lost(job, died(job))
 
     def close(self) -> None:
         if self._interrupted:  # the runs under way are abandoned, not waited for
@@ -241,6 +250,33 @@ class LocalWorkers:
                 process.terminate()
             return
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def died(job: Job) -> str:
+    """Why a job's worker died twice, as far as the parent can tell: the plugins its scenario runs are
+    named, since one that ends its process (`os._exit`) does this too."""
+    reason = "its worker process died twice (killed by a signal, out of memory"
+    try:
+        document = yaml.safe_load(job.text)
+    except yaml.YAMLError:
+        document = None
+    plugins = sorted(set(_plugins_in(document)))
+    if plugins:
+        return f"{reason}, or a plugin that ended its process: {', '.join(plugins)})"
+    return reason + ")"
+
+
+def _plugins_in(node: Any) -> Iterator[str]:
+    """Every plugin a scenario document names (an autoscaler's or a scheduler's `plugin`), events' too."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "plugin" and isinstance(value, str):
+                yield value
+            else:
+                yield from _plugins_in(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _plugins_in(item)
 
 
 def lost(job: Job, reason: str) -> Outcome:

@@ -38,6 +38,7 @@ from optuna.trial import FrozenTrial, TrialState
 from skenario.core.time import MICROSECOND, MILLISECOND, SECOND, format_duration
 from skenario.results.store import RunStore
 from skenario.results.store.sweeps import StudyTaken
+from skenario.scenario.wiring.plugins import current_policy
 from skenario.sweeps.plan import Point, Template
 from skenario.sweeps.runner import METRICS, Interrupted, Job, Outcome, Prices, Workers, run_jobs
 from skenario.sweeps.space import Range, Setting, SweepError
@@ -356,6 +357,7 @@ def _run_batch(
     asked: list[tuple[optuna.Trial, Point]] = []
     jobs: list[Job] = []
     base_dir = str(template.base_dir.resolve())
+    policy = current_policy()  # the plugins the user allowed, carried to the workers
     for _ in range(size):
         trial = study.ask(options.space.distributions())
         settings = options.space.suggest(trial)
@@ -368,7 +370,7 @@ def _run_batch(
         if store is not None and sweep_id is not None:
             store.add_points(sweep_id, {trial.number: settings})
         asked.append((trial, point))
-        jobs += [Job(trial.number, s, point.text, base_dir, options.prices) for s in options.seeds]
+        jobs += [Job(trial.number, s, point.text, base_dir, options.prices, None, policy) for s in options.seeds]
 
     def kept(index: int, outcome: Outcome) -> None:
         if store is not None and sweep_id is not None:

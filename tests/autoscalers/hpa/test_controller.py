@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from skenario.scenario.format.manifests.hpa import HorizontalPodAutoscalerManife
 from skenario.scenario.io import load_document, parse_document
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
+from skenario.scenario.wiring.plugins import allowing
 from skenario.workloads.patterns import constant_arrivals
 
 SHAPE = "a manifest"
@@ -304,16 +306,20 @@ def test_a_plugin_by_module_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.syspath_prepend(str(tmp_path))
     plugin = "  - {type: plugin, plugin: 'myscalers.doubling:Doubler', options: {limit: 2}}\n"
     scenario = parse_scenario(SCENARIO + plugin)
-    simulation = Simulation(scenario, base_dir=tmp_path)
+    with pytest.raises(ScenarioError, match=r"'myscalers\.doubling' is not allowed"):
+        Simulation(scenario, base_dir=tmp_path)  # a module is loaded only once the user allows it
+    assert "myscalers.doubling" not in sys.modules
+    with allowing(["myscalers.doubling"]):
+        simulation = Simulation(scenario, base_dir=tmp_path)
     simulation.run()
     assert simulation.model.desired == 2
 
 
 def test_an_unimportable_plugin_module_is_a_user_error() -> None:
     scenario = parse_scenario(SCENARIO + "  - {type: plugin, plugin: 'no_such_package.scalers:Doubler'}\n")
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(ScenarioError) as info, allowing(["no_such_package.scalers"]):
         Simulation(scenario)
-    assert "no_such_package" in str(info.value)
+    assert "no module named 'no_such_package.scalers'" in str(info.value)
 
 
 DEPLOYMENT = """\

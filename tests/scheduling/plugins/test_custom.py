@@ -7,6 +7,8 @@ kube-scheduler-simulator's result maps give them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -82,3 +84,29 @@ def test_a_user_score_brought_into_range_by_normalize_is_accepted() -> None:
     scores = attempt.score_results()
     assert scores["a"]["Loud"] == {"raw": 150, "normalized": 100, "final": 100}
     assert scores["b"]["Loud"] == {"raw": 10, "normalized": 6, "final": 6}  # 100 * 10 // 150
+
+
+class Broken:
+    """Fails as a user's code may: a filter that raises, and a score that ends the process it runs in."""
+
+    def filter(self, pod: PodSpec, node: NodeView) -> str | None:
+        raise LookupError("no such zone")
+
+    def score(self, pod: PodSpec, node: NodeView) -> int:
+        raise SystemExit(0)
+
+
+@pytest.mark.parametrize(("clock", "when"), [(None, "while scheduling"), (lambda: 90_000_000_000, "at 1m30s")])
+def test_what_a_user_plugin_raises_is_one_error_naming_it_the_method_and_the_time(clock: Any, when: str) -> None:
+    user = UserPlugin("Broken", Broken(), "spec.scheduler.customPlugins.0.plugin", "plugins/broken.py:Broken")
+    user.now = clock
+    framework = _framework(_ranked_nodes(), Profile(filters=[user]))
+    with pytest.raises(PluginError) as raised:
+        framework.schedule(PodSpec("p", cpu=100, memory=100), 0)
+    assert raised.value.message == (
+        f"plugin Broken (plugins/broken.py:Broken) raised LookupError in filter {when}: no such zone"
+    )
+    assert raised.value.field == "spec.scheduler.customPlugins.0.plugin"
+    scoring = _framework(_ranked_nodes(), Profile(scores=[WeightedScore(user, 1)]))
+    with pytest.raises(PluginError, match=r"raised SystemExit\(0\) in score"):
+        scoring.schedule(PodSpec("p", cpu=100, memory=100), 0)

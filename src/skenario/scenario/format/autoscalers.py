@@ -15,7 +15,7 @@ autoscalers:
     annotations: {autoscaling.knative.dev/target: "10", autoscaling.knative.dev/min-scale: "0"}
     config: {stable-window: 60s, scale-to-zero-grace-period: 30s}
   - type: plugin
-    plugin: plugins/my_scaler.py:MyScaler   # or an importable module: package.module:Class
+    plugin: plugins/my_scaler.py:MyScaler   # or a module you allow (--allow-plugin-module): package.module:Class
     options: {target: 0.7}        # keyword arguments for the class
 ```
 
@@ -144,7 +144,8 @@ class PluginAutoscaler(_Autoscaler):
     type: Literal["plugin"]
     plugin: str = Field(
         pattern=r"^[^:]+:[A-Za-z_][A-Za-z0-9_]*$",
-        description="'path/to/file.py:Class' (relative to the scenario) or 'package.module:Class'.",
+        description="'path/to/file.py:Class' (relative to the scenario) or 'package.module:Class' (a module the "
+        "user allows: --allow-plugin-module); the class must be defined there.",
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the class.")
 

@@ -179,7 +179,10 @@ class CustomPlugin(_Spec):
     """A user's Filter and/or Score plugin: a class with `filter(pod, node)` and/or `score(pod, node)`."""
 
     name: str = Field(min_length=1)
-    plugin: str = Field(pattern=r"^[^:]+:[A-Za-z_][A-Za-z0-9_]*$", description="'file.py:Class' or 'module:Class'.")
+    plugin: str = Field(
+        pattern=r"^[^:]+:[A-Za-z_][A-Za-z0-9_]*$",
+        description="'file.py:Class' or 'module:Class' (a module the user allows: --allow-plugin-module).",
+    )
     weight: int = Field(1, ge=0, le=100, description="Its score's weight.")
     options: dict[str, Any] = Field(default_factory=dict)
 

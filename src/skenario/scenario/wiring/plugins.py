@@ -1,10 +1,16 @@
 """Loading a user's class named in a scenario: `path/to/file.py:Class` (relative to the scenario) or `module:Class`.
 
 This is the one place user code enters a run, and only where the scenario asks for a plugin by
-name. A scenario with plugins runs their code: a plugin file is executed when it is loaded. The
-named attribute must be a class with the methods its kind needs, checked before anything is
-created or called, so a name such as `os:system` is refused rather than called. `refused()`
-(the CLI's `--no-plugins`) turns every plugin down before any of its code is read.
+name and the user pointed at it: a file path written in the scenario, or a module the user allowed
+by name (`allowing`, the CLI's `--allow-plugin-module` and `SKENARIO_PLUGIN_MODULES`), so that a
+scenario cannot reach into whatever happens to be importable (`logging:FileHandler` opens files).
+A module not allowed is refused before it is looked for, let alone imported. A scenario with
+plugins runs their code: a plugin file is executed when it is loaded. The named attribute must be
+a class defined in that file or module (not one imported into it) with the methods its kind needs,
+checked before anything is created or called, so a name such as `os:system` is refused rather
+than called. `refused()` (the CLI's `--no-plugins`) turns every plugin down before any of its code
+is read. Whatever a plugin raises while it is made, `SystemExit` too, is a `PluginError` naming it
+as the user wrote it (`plugin_name`), the method and when (`plugin_failure`).
 
 `unloaded()` (`skenario check`, `run --dry-run`) checks a plugin as far as can be done without
 running its code, and puts a stand-in where the instance would go. The checks are those a run
@@ -24,27 +30,69 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import Any
 
-from skenario.errors import ScenarioError
+from skenario.errors import ScenarioError, ctrl_c_noted, plugin_failure
 
-_refused = False
+MODULES_VARIABLE = "SKENARIO_PLUGIN_MODULES"
+"""The environment variable the command line reads the allowed plugin modules from (comma-separated)."""
+
+
+@dataclass(frozen=True)
+class PluginPolicy:
+    """What the user allowed plugins to be: none at all (`refuse`, `--no-plugins`), or the files the scenario
+    names and the `modules` named here (each exactly: allowing a package does not allow its modules). A
+    sweep's jobs carry it to their workers."""
+
+    refuse: bool = False
+    modules: frozenset[str] = frozenset()
+
+
+_policy = PluginPolicy()
 _unloaded = False
+_written: dict[str, str] = {}  # the module made from a plugin file, by its name: the file as the scenario wrote it
+
+
+def current_policy() -> PluginPolicy:
+    return _policy
 
 
 @contextmanager
-def refused() -> Iterator[None]:
-    """While in it, any plugin a scenario names is an error instead of code that runs."""
-    global _refused
-    before, _refused = _refused, True
+def applied(policy: PluginPolicy) -> Iterator[None]:
+    """While in it, plugins are loaded under `policy`."""
+    global _policy
+    before, _policy = _policy, policy
     try:
         yield
     finally:
-        _refused = before
+        _policy = before
+
+
+def refused() -> AbstractContextManager[None]:
+    """While in it, any plugin a scenario names is an error instead of code that runs."""
+    return applied(PluginPolicy(True, _policy.modules))
+
+
+def allowing(modules: Iterable[str]) -> AbstractContextManager[None]:
+    """While in it, a `module:Class` plugin may also name these modules (each exactly as written)."""
+    return applied(PluginPolicy(_policy.refuse, _policy.modules | {m.strip() for m in modules if m.strip()}))
+
+
+def modules_of(text: str | None) -> list[str]:
+    """The modules a comma-separated list names (SKENARIO_PLUGIN_MODULES's value)."""
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
+def plugin_name(cls: type) -> str:
+    """A plugin class as the user wrote it: `file.py:Class` for a class of a plugin file (not the name of the
+    module skenario made of it), `module:Class` otherwise."""
+    module = getattr(cls, "__module__", "?")
+    return f"{_written.get(module, module)}:{cls.__qualname__}"
 
 
 @contextmanager
@@ -81,7 +129,7 @@ def load_class(
     or called before that is checked. Under `unloaded()`, a `StandIn` once what can be checked
     without the plugin's code is.
     """
-    if _refused:
+    if _policy.refuse:
         raise ScenarioError(
             "plugins are refused (--no-plugins): this scenario would run its code", field=field, value=plugin
         )
@@ -96,6 +144,13 @@ def load_class(
         source: Path | None = path
         loaded = None
     else:
+        if where not in _policy.modules:
+            raise ScenarioError(
+                f"the plugin module {where!r} is not allowed (its code would run with your rights): allow it "
+                f"with --allow-plugin-module {where} or in ${MODULES_VARIABLE}, or name a file (plugins/mine.py:Class)",
+                field=field,
+                value=plugin,
+            )
         spec = _module_spec(where)
         if spec is None:
             raise ScenarioError(
@@ -113,15 +168,47 @@ def load_class(
         raise ScenarioError(f"the plugin module has no '{name}'", field=field, value=plugin)
     if not inspect.isclass(cls):
         raise ScenarioError(f"'{name}' is not a class; a plugin is a class", field=field, value=plugin)
+    if cls.__module__ != module.__name__:
+        raise _not_defined(plugin, field)
     present = [method for method in methods if callable(getattr(cls, method, None))]
     if not (present if any_of else len(present) == len(methods)):
         raise ScenarioError(f"the plugin class needs a method {_needed(methods, any_of)}", field=field, value=plugin)
     if _unloaded:
         return StandIn(plugin, methods)
     try:
-        return cls(**options)
+        signature: inspect.Signature | None = inspect.signature(cls)
+    except (TypeError, ValueError):
+        signature = None  # none to read: the call says
+    try:
+        if signature is not None:
+            signature.bind(**options)  # options it does not take are the scenario's mistake, not the plugin's
     except TypeError as exc:
         raise ScenarioError(f"the plugin does not take these options: {exc}", field=field, value=options) from None
+    with _while_built(plugin, "__init__", field):
+        return cls(**options)
+
+
+@contextmanager
+def _while_built(plugin: str, method: str, field: str) -> Iterator[None]:
+    """What the plugin's code raises in the block (`SystemExit` too) is its failure, while the run was built."""
+    with ctrl_c_noted():
+        try:
+            yield
+        except BaseException as exc:
+            failure = plugin_failure(exc, plugin, method, "while the run was built")
+            if failure is None:
+                raise
+            failure.field = field
+            raise failure from exc
+
+
+def _not_defined(plugin: str, field: str) -> ScenarioError:
+    where, _, name = plugin.rpartition(":")
+    return ScenarioError(
+        f"'{name}' is not defined in {where}: a plugin is a class its file or module defines, not one it imports",
+        field=field,
+        value=plugin,
+    )
 
 
 def _needed(methods: tuple[str, ...], any_of: bool) -> str:
@@ -129,20 +216,23 @@ def _needed(methods: tuple[str, ...], any_of: bool) -> str:
 
 
 def _load(where: str, base_dir: Path, field: str) -> Any:
-    """The plugin's module, its code run: a file executed, or a module imported."""
-    if where.endswith(".py"):
-        path = base_dir / where
-        module_name = f"skenario_plugin_{abs(hash(str(path.resolve())))}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-        return module
-    try:
-        return importlib.import_module(where)
-    except ImportError as exc:
-        raise ScenarioError(f"cannot import the plugin's module: {exc}", field=field, value=where) from None
+    """The plugin's module, its code run: a file executed, or a module imported; what that code raises
+    (`SystemExit` too) is the plugin's failure, while the run was built."""
+    with _while_built(where, "its import", field):
+        if where.endswith(".py"):
+            path = base_dir / where
+            module_name = f"skenario_plugin_{abs(hash(str(path.resolve())))}"
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            _written[module_name] = where
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
+            return module
+        try:
+            return importlib.import_module(where)
+        except ImportError as exc:
+            raise ScenarioError(f"cannot import the plugin's module: {exc}", field=field, value=where) from None
 
 
 def _module_spec(name: str) -> ModuleSpec | None:
@@ -197,6 +287,8 @@ def _check_source(path: Path, name: str, methods: tuple[str, ...], any_of: bool,
     last = bindings[-1]
     if isinstance(last, ast.FunctionDef | ast.AsyncFunctionDef) and not last.decorator_list:
         raise ScenarioError(f"'{name}' is not a class; a plugin is a class", field=field, value=plugin)
+    if isinstance(last, ast.Import | ast.ImportFrom) and len(bindings) == 1:
+        raise _not_defined(plugin, field)  # bound only by an import: a class from elsewhere, if a class
     if not isinstance(last, ast.ClassDef) or len(bindings) > 1:
         return  # bound by an assignment or an import, or more than once: only the code knows
     if last.bases or last.keywords or last.decorator_list:

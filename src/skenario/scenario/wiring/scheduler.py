@@ -49,7 +49,7 @@ def build_profile(scheduler: SchedulerSpec, base_dir: Path, field: str = "spec.s
     for index, custom in enumerate(scheduler.custom_plugins):
         where = f"{field}.customPlugins.{index}.plugin"
         instance = load_class(custom.plugin, base_dir, where, custom.options, ("filter", "score"), any_of=True)
-        user = UserPlugin(custom.name, instance, where)
+        user = UserPlugin(custom.name, instance, where, custom.plugin)
         if user.filters:
             filters[custom.name] = user
             filter_on.append(custom.name)

@@ -22,6 +22,7 @@ from skenario.recording.timeline import Operation, Timeline, as_detail
 from skenario.scenario.format.cluster import PodSchedulingSpec
 from skenario.scenario.format.events import Event
 from skenario.scenario.wiring.placement import ClusterPlacement, WorkloadPlacement
+from skenario.scenario.wiring.plugins import plugin_name
 from skenario.scenario.wiring.prepare import PreparedWorkload
 
 
@@ -86,7 +87,7 @@ class WorkloadRun:
 
         random = self.streams.generator(f"autoscaler.{name}")
         cls = type(autoscaler)
-        plugin = None if cls.__module__.startswith("skenario.") else f"'{source}' ({cls.__module__}:{cls.__qualname__})"
+        plugin = None if cls.__module__.startswith("skenario.") else f"'{source}' ({plugin_name(cls)})"
         container = self.spec.workload.container_name
         context = ClusterContext(
             self.model, on_action=record, container=container, random=random, plugin=plugin, phases=(self.streams, name)

@@ -14,27 +14,27 @@ try to make room on it. Without `normalize`, scores must already lie in 0..100, 
 requires of every score plugin.
 
 The scenario names such a class in `scheduler.customPlugins` ('file.py:Class', loaded by
-`skenario.scenario.plugins.load_class`); `UserPlugin` adapts it to the framework's vector interface.
+`skenario.scenario.wiring.plugins.load_class`); `UserPlugin` adapts it to the framework's vector
+interface. What the class raises in `filter`, `score` or `normalize` (`SystemExit` too) is one
+`PluginError` naming the plugin as written, the method and the simulated time (the scheduler's
+clock, once `SchedulingController` is made with it).
 It is skenario's counterpart of kube-scheduler's out-of-tree plugins (`app.WithPlugin`), which join
 the in-tree registry (`plugins.registry`) under their own name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from skenario.errors import SkenarioError
+from skenario.core.time import format_duration
+from skenario.errors import PluginError, plugin_failure
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.plugins.interface import MAX_NODE_SCORE, FilterResult, Ints
 from skenario.scheduling.snapshot import ClusterSnapshot
-
-
-class PluginError(SkenarioError):
-    """A user's scheduler plugin broke its contract."""
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,12 @@ def node_view(snap: ClusterSnapshot, i: int) -> NodeView:
 class UserPlugin:
     """Adapts a user's per-node plugin to the framework's vector interface."""
 
-    def __init__(self, name: str, instance: Any, where: str) -> None:
+    def __init__(self, name: str, instance: Any, where: str, plugin: str | None = None) -> None:
         self.name = name
         self.instance = instance
         self.where = where
+        self.plugin = plugin or name  # as the scenario names it: file.py:Class
+        self.now: Callable[[], int] | None = None  # the scheduler's clock, for a failure's time
         self.filters = callable(getattr(instance, "filter", None))
         self.scores = callable(getattr(instance, "score", None))
         if not self.filters and not self.scores:
@@ -84,7 +86,7 @@ class UserPlugin:
         reasons = [""]
         codes = np.zeros(len(nodes), dtype=np.int64)
         for k, i in enumerate(nodes.tolist()):
-            verdict = self.instance.filter(pod, node_view(snap, i))
+            verdict = self._call("filter", pod, node_view(snap, i))
             if verdict is None or verdict is True:
                 continue
             text = verdict if isinstance(verdict, str) and verdict else f"rejected by {self.name}"
@@ -96,7 +98,7 @@ class UserPlugin:
     def score(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> Ints:
         out = []
         for i in nodes.tolist():
-            value = self.instance.score(pod, node_view(snap, i))
+            value = self._call("score", pod, node_view(snap, i))
             if isinstance(value, bool) or not isinstance(value, int | np.integer):
                 raise PluginError(
                     f"score() must return an integer, got {value!r} for node {snap.nodes[i].name}", field=self.where
@@ -106,9 +108,21 @@ class UserPlugin:
 
     def normalize(self, scores: Ints) -> Ints | None:
         normalize = getattr(self.instance, "normalize", None)
-        result = np.array(normalize(scores.tolist()), dtype=np.int64) if callable(normalize) else scores
+        result = np.array(self._call("normalize", scores.tolist()), dtype=np.int64) if callable(normalize) else scores
         if len(result) != len(scores) or ((result < 0) | (result > MAX_NODE_SCORE)).any():
             raise PluginError(
                 f"scores must lie in 0..{MAX_NODE_SCORE} after normalize, got {result.tolist()}", field=self.where
             )
         return result
+
+    def _call(self, method: str, *args: Any) -> Any:
+        """The instance's `method`, what it raises said as the plugin's failure (`errors.plugin_failure`)."""
+        try:
+            return getattr(self.instance, method)(*args)
+        except BaseException as exc:
+            when = "while scheduling" if self.now is None else f"at {format_duration(self.now())}"
+            failure = plugin_failure(exc, f"{self.name} ({self.plugin})", method, when)
+            if failure is None:
+                raise
+            failure.field = self.where
+            raise failure from exc
