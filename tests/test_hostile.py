@@ -154,3 +154,30 @@ def test_another_applications_database_at_the_store_path_is_refused_and_left_as_
         assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (command, err)
         assert "not a skenario run store" in err, err
     assert hashlib.sha256(foreign.read_bytes()).hexdigest() == before
+
+
+def test_a_plugin_naming_a_module_the_user_did_not_allow_touches_nothing(tmp_path: Path) -> None:
+    """`logging:FileHandler` with `mode: w` truncated the file it named; `antigravity` opened a browser."""
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    marker = tmp_path / "browser-ran"
+    for plugin, options in (
+        ("logging:FileHandler", f"{{filename: {victim}, mode: w}}"),
+        ("logging.handlers:SysLogHandler", "{}"),
+        ("antigravity:X", "{}"),
+    ):
+        autoscaler = f"\n  autoscalers: [{{type: plugin, plugin: '{plugin}', options: {options}}}]\n"
+        (tmp_path / "s.yaml").write_text(SMALL.replace("TRAFFIC", "{type: constant, rate: 1/s}") + autoscaler)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "skenario", "run", "s.yaml"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=os.environ | {"SKENARIO_STORE": str(tmp_path / "store"), "BROWSER": f"touch {marker}"},
+        )
+        _out, err = communicate_within_cpu(process, CPU_BUDGET_S, plugin)
+        assert process.returncode == 2 and len(err.strip().splitlines()) == 1, (plugin, err)
+        assert "--allow-plugin-module" in err and "s.yaml" in err, err
+    assert victim.read_text() == "keep me" and not marker.exists()
+    assert not (tmp_path / "store").exists()

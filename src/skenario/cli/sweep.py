@@ -182,7 +182,9 @@ def failures(failed: Iterable[tuple[str, Any]]) -> None:
             reasons.setdefault(error, []).append(which)
     for reason, where in reasons.items():
         more = f" and {len(where) - 1} more" if len(where) > 1 else ""
-        err.print(f"[bold red]failed:[/] {where[0]}{more}: {one_line(reason)}", highlight=False, soft_wrap=True)
+        err.print(
+            f"[bold red]failed:[/] {where[0]}{more}: {one_line(reason)}", highlight=False, soft_wrap=True, markup=True
+        )
 
 
 def _tables(found: SweepRows, baseline: int | None, parquet: Path | None) -> pd.DataFrame:
