@@ -10,6 +10,7 @@ import sys
 from contextlib import closing
 from pathlib import Path
 
+from tests.cli.test_run_lifecycle import ENDLESS
 from tests.processes import wait_for_cpu, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,16 +37,6 @@ import atexit, runpy, sys
 atexit.register(lambda: print("interpreter shutdown", file=sys.stderr, flush=True))
 sys.argv = ["skenario", *sys.argv[1:]]
 runpy.run_module("skenario", run_name="__main__")
-"""
-
-ENDLESS = """\
-apiVersion: skenario.dev/v1alpha1
-kind: Scenario
-metadata: {name: endless}
-spec:
-  duration: 1000d
-  workload: {replicas: 2, request: {cpuTime: 10ms}}
-  traffic: {type: constant, rate: 100/s}
 """
 
 
