@@ -222,13 +222,15 @@ def observed_arrivals(
     rng: np.random.Generator,
     start: int = 0,
     stop: int | None = None,
+    time_scale: float = 1.0,
 ) -> Iterator[int]:
-    """Arrival times (ns from the series' first sample, shifted to `start`, cut at `stop`) following the series.
+    """Arrival times (ns from the series' first sample, stretched by `time_scale`, shifted to `start`, cut at
+    `stop`) following the series; a `scale` of infinity gives none.
 
     A `rate` sample holds for its interval (to the next sample; the last for the series' usual step); a
     `counter`'s increase from one sample to the next falls in between (a drop is a reset, counted from
     zero, as Prometheus's `increase` counts it). The series must have no gap left (`fill` it first)."""
-    if not (math.isfinite(scale) and scale > 0):
+    if not scale > 0:
         raise ValueError(f"scale must be a positive number, got {scale}")
     if not np.isfinite(series.values).all():
         raise TraceError(
@@ -247,4 +249,4 @@ def observed_arrivals(
         raise TraceError(f"series {series.name!r} has a negative rate", file=series.source)
     expected = records / scale
     numbers = rng.poisson(expected).astype(np.float64) if counts == "poisson" else expected
-    return spread_counts(iter([(begins, ends, numbers)]), start, stop, 1.0, 1.0, rng)
+    return spread_counts(iter([(begins, ends, numbers)]), start, stop, time_scale, 1.0, rng)

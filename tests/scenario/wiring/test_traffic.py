@@ -30,6 +30,7 @@ from skenario.scenario.format.traffic import (
     ConstantTraffic,
     CountsTraffic,
     NasaTraffic,
+    ObservedTraffic,
     PoissonTraffic,
     RampTraffic,
     SinusoidalTraffic,
@@ -45,7 +46,7 @@ from skenario.workloads.patterns import poisson_arrivals
 
 SECTION: TypeAdapter[Any] = TypeAdapter(TrafficSpec)
 ALL_TYPES = [ConstantTraffic, PoissonTraffic, UniformTraffic, StepTraffic, RampTraffic, SinusoidalTraffic]
-ALL_TYPES += [TraceTraffic, CountsTraffic, AzureLlmTraffic, NasaTraffic]
+ALL_TYPES += [TraceTraffic, CountsTraffic, AzureLlmTraffic, NasaTraffic, ObservedTraffic]
 
 
 def parse(text: str) -> Any:

@@ -8,6 +8,7 @@ bundled in examples/traces/.
 from __future__ import annotations
 
 import bz2
+import csv
 import io
 import math
 import tarfile
@@ -206,3 +207,32 @@ def test_rows_after_the_run_are_never_read(tmp_path: Path) -> None:
     assert len(build(parse("{type: trace, file: trace.csv, column: t}"), 50 * SECOND, base_dir=tmp_path)) == 50
     with pytest.raises(TraceError):
         build(parse("{type: trace, file: trace.csv, column: t}"), 200 * SECOND, base_dir=tmp_path)
+
+
+# --- observed series (a real cluster's metrics) ---------------------------------------------------
+
+ESPA = EXAMPLES / "calibration" / "espa-hpa" / "query-1" / "cosine" / "hpa-50"
+
+
+def test_observed_exact_counts_follow_the_shared_runs_load() -> None:
+    """The espa-hpa run's input_rate (records/s every 15 s) at 1,000 records a request: each 15-s sample
+    gives rate x 15 / 1000 requests, rounded one way or the other (values read with the csv module here)."""
+    with open(ESPA / "input_rate.csv", newline="") as file:
+        rates = [float(row["value"]) for row in csv.DictReader(file)][:40]  # the run's first 10 minutes
+    traffic = parse(f"{{type: observed, file: {ESPA / 'input_rate.csv'}, scale: 1000, counts: exact}}")
+    times = np.array(build(traffic, 10 * MINUTE, base_dir=ESPA))
+    got = np.bincount(times // (15 * SECOND), minlength=40)
+    expected = np.array(rates) * 15 / 1000
+    assert (np.abs(got - expected) < 1).all()
+
+
+def test_observed_traffic_refuses_gaps_unless_told_and_names_a_missing_series() -> None:
+    busy = parse(f"{{type: observed, file: {ESPA / 'busy_time.csv'}}}")  # NaN in its first rows
+    with pytest.raises(TraceError, match="missing or NaN"):
+        build(busy, MINUTE, base_dir=ESPA)
+    held = parse(f"{{type: observed, file: {ESPA / 'busy_time.csv'}, gaps: hold, scale: 0.01}}")
+    assert build(held, MINUTE, base_dir=ESPA)  # busy fractions as a rate of 100 requests a unit
+    named = parse(f"{{type: observed, file: {ESPA / 'lag.csv'}, series: load}}")
+    with pytest.raises(TraceError, match="no such series") as raised:
+        build(named, MINUTE, base_dir=ESPA)
+    assert "lag.csv" in str(raised.value) and "series" in str(raised.value)

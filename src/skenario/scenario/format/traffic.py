@@ -157,7 +157,46 @@ class NasaTraffic(TraceFileTraffic):
     type: Literal["nasa"]
 
 
-_TYPES = ("constant", "poisson", "uniform", "step", "ramp", "sinusoidal", "trace", "counts", "azureLlm", "nasa")
+class ObservedTraffic(TraceFileTraffic):
+    """A series a real cluster's metrics recorded (Prometheus query_range JSON, or a timestamp,__name__,value
+    CSV): a rate, or a counter's increase, turned into arrivals that follow it."""
+
+    type: Literal["observed"]
+    series: str | None = Field(
+        None, min_length=1, description="The series' name in the file; may be left out when the file holds one."
+    )
+    kind: Literal["rate", "counter"] = Field(
+        "rate", description="rate: records per second; counter: a running total, its increases arrive."
+    )
+    scale: float = Field(
+        1.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Real records one simulated request stands for: 1000 runs 250k records/s as 250 requests/s.",
+    )
+    counts: Literal["poisson", "exact"] = Field(
+        "poisson",
+        description="poisson: a Poisson count per sample (the rate steps with the series); exact: the records "
+        "over the scale, rounded at random keeping the mean.",
+    )
+    gaps: Literal["refuse", "hold", "interpolate", "zero"] = Field(
+        "refuse", description="How a missing or NaN sample is filled; refuse makes one an error."
+    )
+
+
+_TYPES = (
+    "constant",
+    "poisson",
+    "uniform",
+    "step",
+    "ramp",
+    "sinusoidal",
+    "trace",
+    "counts",
+    "azureLlm",
+    "nasa",
+    "observed",
+)
 _TYPE_MESSAGE = f"traffic needs a 'type': one of {', '.join(_TYPES)}"
 
 
@@ -196,6 +235,7 @@ _Tagged = (
     | Annotated[CountsTraffic, Tag("counts")]
     | Annotated[AzureLlmTraffic, Tag("azureLlm")]
     | Annotated[NasaTraffic, Tag("nasa")]
+    | Annotated[ObservedTraffic, Tag("observed")]
 )
 """Every traffic type, tagged by its `type` value so that errors are located as the user wrote them."""
 
