@@ -144,6 +144,10 @@ class MetricsSource(Protocol):
         """The integral of `buffered_requests` over time, in request-ns: its rate is their mean number."""
         ...
 
+    def consumer_lag(self) -> int | None:
+        """Messages of the stream the pods consume not yet consumed (waiting or held); None: no stream."""
+        ...
+
 
 class RequestCounters(Protocol):
     """The running totals Knative's autoscaler scrapes: each pod's queue-proxy, and the activator's."""

@@ -212,6 +212,10 @@ class ClusterContext:
     def buffered_request_ns(self) -> int:
         return self._model.requests_buffered.held_area()
 
+    def consumer_lag(self) -> int | None:
+        stream = self._model.stream
+        return stream.lag() if stream is not None else None
+
     def counters(self) -> dict[int, PodCounters]:
         return {
             replica.id: PodCounters(

@@ -72,6 +72,7 @@ from skenario.model.requests import (
     TrafficSource,
 )
 from skenario.model.routing import make_chooser
+from skenario.model.stream import StreamBacklog
 from skenario.model.timeouts import RequestTimeouts
 
 
@@ -96,6 +97,7 @@ class RequestSinks(NamedTuple):
     clients: RequestsRetrying
     failure_sink: RequestsFailed | RequestsRetrying  # the clients when they retry
     activator: Activator | None
+    stream: StreamBacklog | None
     buffered: RequestsBuffered
     stale_endpoints: StaleEndpoints | None
 
@@ -149,12 +151,23 @@ def build_request_sinks(
         activator = Activator(
             env, failure_sink, spec.activator.container_concurrency, uniform, spec.routing.buffer_capacity
         )
-    buffered = activator if activator is not None else RequestsBuffered(env, spec.routing.buffer_capacity)
+    stream = None
+    if spec.stream is not None:
+        pause = sampler(spec.stream.pause, streams.generator("stream.pause"))
+        stream = StreamBacklog(
+            env, failure_sink, partitions=spec.stream.partitions, in_flight=spec.stream.in_flight, pause=pause
+        )
+    if activator is not None:
+        buffered = activator
+    elif stream is not None:
+        buffered = stream
+    else:
+        buffered = RequestsBuffered(env, spec.routing.buffer_capacity)
     stale_endpoints = None
     if spec.routing.endpoint_propagation is not None:
         propagation = sampler(spec.routing.endpoint_propagation, streams.generator("endpoint-propagation"))
         stale_endpoints = StaleEndpoints(env, propagation, spec.replica.pre_stop_sleep)
-    return RequestSinks(complete, failed, clients, failure_sink, activator, buffered, stale_endpoints)
+    return RequestSinks(complete, failed, clients, failure_sink, activator, stream, buffered, stale_endpoints)
 
 
 def build_replica_path(
@@ -176,10 +189,9 @@ def build_replica_path(
     stages = [
         (stage.name, sampler(stage.duration, streams.generator(f"launch.{stage.name}"))) for stage in replica.launch
     ]
-    activator, stale = sinks.activator, sinks.stale_endpoints
-    active = ReplicasActive(
-        env, on_activate=[activated], on_deactivate=[activator.pod_gone] if activator is not None else []
-    )
+    puller = _puller(sinks.activator, sinks.stream)  # hears of pods that stop being ready
+    stale = sinks.stale_endpoints
+    active = ReplicasActive(env, on_activate=[activated], on_deactivate=[puller.pod_gone] if puller is not None else [])
     instant = range(spec.initial_replicas) if spec.initial_ready and placement is not None else ()
     launching = ReplicasLaunching(
         env,
@@ -332,6 +344,7 @@ class ClusterModel:
         self.clients = sinks.clients
         self._failure_sink = sinks.failure_sink
         self.activator = sinks.activator
+        self.stream = sinks.stream
         self.requests_buffered = sinks.buffered
         self.stale_endpoints = sinks.stale_endpoints
 
@@ -375,6 +388,7 @@ class ClusterModel:
         node = implicit_node_millicores(self.cpu_request, spec.node_cpu)
         capacity = pod_capacity(self.cpu_limit, node)
         activator = self.activator
+        puller = _puller(activator, self.stream)  # hears who leaves, to fill the slot
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
             self.env,
@@ -387,7 +401,7 @@ class ClusterModel:
             scheduling=spec.cpu_scheduling,
             # Knative's queue-proxy: its breaker's queue overflows with a 503; the activator hears who leaves.
             overflow="queue_proxy_overflow" if activator is not None else "replica_queue_full",
-            on_leave=activator.left if activator is not None else None,
+            on_leave=puller.left if puller is not None else None,
         )
         if spec.cfs_quota_period is not None and self.cpu_limit is not None:
             # The limit is a quota per period, not a smooth cap: the quota owns the CPU's capacity.
@@ -417,8 +431,9 @@ class ClusterModel:
             self.metrics_server.started(replica)
         else:
             self.metrics_ticker.start(replica)
-        if self.activator is not None:  # it sends what it holds into the pod's free slots
-            self.activator.pod_ready(replica)
+        puller = _puller(self.activator, self.stream)
+        if puller is not None:  # it sends what it holds into the pod's free slots
+            puller.pod_ready(replica)
             return
         env = self.env
         # Requests the buffer held go out again through routing, oldest first.
@@ -744,6 +759,11 @@ def _classifier(classes: Sequence[RequestClass], streams: RandomStreams) -> Call
             yield rng.choice(len(weights), size=4096, p=weights).tolist()
 
     return chain.from_iterable(batches()).__next__
+
+
+def _puller(activator: Activator | None, stream: StreamBacklog | None) -> Activator | StreamBacklog | None:
+    """What sends held requests into pods' free slots, if anything does: the activator or a stream's backlog."""
+    return activator if activator is not None else stream
 
 
 def _no_time() -> int:

@@ -204,6 +204,15 @@ class ActivatorSpec:
 
 
 @dataclass(frozen=True)
+class StreamSpec:
+    """The pods consume a stream (model/stream.py): messages wait in partitions until a consumer pulls them."""
+
+    partitions: int | None = None  # None: one queue every consumer pulls from
+    in_flight: int = 1  # messages a consumer works on at once
+    pause: Distribution = field(default_factory=lambda: Constant(0))  # on each change of the consumers
+
+
+@dataclass(frozen=True)
 class ClusterSpec:
     """Everything the ClusterModel needs besides the clock, the arrivals and the random streams."""
 
@@ -215,4 +224,5 @@ class ClusterSpec:
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
     disruption_budget: DisruptionBudget | None = None  # the workload's PodDisruptionBudget, if it has one
     activator: ActivatorSpec | None = None  # Knative's activator holds requests (else a plain buffer)
+    stream: StreamSpec | None = None  # the pods consume a stream: its partitions hold the messages
     client: ClientSpec = field(default_factory=ClientSpec)

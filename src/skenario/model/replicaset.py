@@ -25,7 +25,7 @@ from skenario.model.replicas import (
 )
 
 # Movements other than the start need a time after 0.
-_FIRST = 1
+FIRST_INSTANT = 1
 
 
 class ReplicasRunning:
@@ -111,7 +111,7 @@ class ReplicaSet:
             raise ValueError(f"desired replicas must be >= 0, got {desired}")
         self.desired = desired
         env = self._env
-        at = max(env.now(), _FIRST)
+        at = max(env.now(), FIRST_INSTANT)
         for _ in range(desired - self.current):
             self._pending_launches += 1
             env.schedule("begin_launch", at, self._source, self._launching)
@@ -132,7 +132,7 @@ class ReplicaSet:
         env = self._env
         self._pending_stops += 1
         self._replacing[replica] = None
-        env.schedule("evict_replica", max(env.now(), _FIRST), self.running, self._terminating, replica)
+        env.schedule("evict_replica", max(env.now(), FIRST_INSTANT), self.running, self._terminating, replica)
 
     def _replaced_already_gone(self, replica: Replica) -> None:
         self._replacing.pop(replica, None)  # an eviction that found nothing: no replacement comes
@@ -149,7 +149,7 @@ class ReplicaSet:
         for replica in replicas:
             self.desired += 1
             self._pending_launches += 1
-            self._env.schedule("start_initial_replica", _FIRST, self._source, self._active, replica)
+            self._env.schedule("start_initial_replica", FIRST_INSTANT, self._source, self._active, replica)
 
     def launch_ran(self) -> None:
         self._pending_launches -= 1

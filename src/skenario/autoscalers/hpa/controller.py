@@ -14,7 +14,8 @@ Metrics it can read, from each pod's latest sample:
 - Pods metrics `in_flight` (requests held at the sample), `concurrency` (their mean over the
   window) and `requests_per_second`, in milli-units as the custom metrics API serves them.
 - Object or External `requests_per_second` / `in_flight` / `concurrency`: the sum over pods
-  (what an ingress or a load balancer would report), and `buffered_requests` (the activator).
+  (what an ingress or a load balancer would report), `buffered_requests` (the activator), and
+  `consumer_lag` (a stream's unconsumed messages, as a Kafka lag exporter serves it).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ _POD_METRICS: dict[str, Callable[[Sample], float]] = {
     "requests_per_second": lambda s: s.rps * 1000,
 }
 POD_METRIC_NAMES = tuple(_POD_METRICS)  # what a Pods metric can name
-METRIC_NAMES = (*_POD_METRICS, "buffered_requests")  # what an Object or External metric can name
+METRIC_NAMES = (*_POD_METRICS, "buffered_requests", "consumer_lag")  # what an Object or External metric can name
 
 
 @dataclass(frozen=True)
@@ -320,6 +321,11 @@ def _reading(
     if isinstance(metric, ObjectMetricSource | ExternalMetricSource):
         if metric.name == "buffered_requests":
             total = context.buffered_requests() * 1000
+        elif metric.name == "consumer_lag":
+            lag = context.consumer_lag()
+            if lag is None:
+                return None  # the pods consume no stream
+            total = lag * 1000
         elif metric.name in _POD_METRICS:
             value = _POD_METRICS[metric.name]
             total = round(sum(value(s) for s in samples.values()))

@@ -45,6 +45,7 @@ from skenario.model.config import (
     RequestSpec,
     RoutingPolicy,
     RoutingSpec,
+    StreamSpec,
     WarmUp,
 )
 from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
@@ -294,12 +295,33 @@ class Launch(_Spec):
         )
 
 
+class Stream(_Spec):
+    """The pods consume a stream or queue: messages wait in the topic until a pod pulls them (model/stream.py)."""
+
+    partitions: int | None = Field(
+        None,
+        ge=1,
+        description="The topic's partitions, spread over the ready consumers as Kafka's range assignor does "
+        "(more consumers than partitions leaves some idle). null: one queue every consumer pulls from.",
+    )
+    in_flight: int = Field(1, ge=1, description="Messages one consumer works on at once.")
+    rebalance_pause: RandomDuration = Field(
+        default_factory=lambda: _constant("0s"),
+        description="When the number of ready consumers changes, all of them stop pulling this long: a consumer "
+        "group's rebalance, or a Flink job's restart from its checkpoint in reactive mode.",
+    )
+
+    def build(self) -> StreamSpec:
+        return StreamSpec(self.partitions, self.in_flight, self.rebalance_pause.build())
+
+
 class SimulatedPods(NamedTuple):
     """The workload's pods as an autoscaler's manifest is checked against them."""
 
     container: str
     memory: bool = False  # whether a working set is modelled (spec.workload.memory)
     concurrency: int | None = None  # requests one pod serves at once (containerConcurrency); None: no limit
+    stream: bool = False  # whether the pods consume a stream (spec.workload.stream), whose lag is a metric
 
 
 class Workload(_Spec):
@@ -388,6 +410,11 @@ class Workload(_Spec):
     pod: PodSchedulingSpec | None = Field(
         None, description="The pods' scheduling fields (priority, tolerations, affinity, spread); with spec.cluster."
     )
+    stream: Stream | None = Field(
+        None,
+        description="The pods consume a stream: each arrival is a message that waits in the topic (its lag) until "
+        "a consumer pulls it, at the speed its CPU allows. Messages never time out. null: requests are pushed.",
+    )
 
     @model_validator(mode="after")
     def _replicas_from_somewhere(self) -> Workload:
@@ -396,6 +423,8 @@ class Workload(_Spec):
         names = [c.name for c in self.request_classes]
         if len(set(names)) != len(names):
             raise ValueError(f"requestClasses need distinct names, got {names}")
+        if self.stream is not None and "timeout" in self.request.model_fields_set and self.request.timeout:
+            raise ValueError("a stream's messages wait in the topic until consumed: request.timeout must be null")
         return self
 
     @property
@@ -406,7 +435,7 @@ class Workload(_Spec):
     @property
     def simulated(self) -> SimulatedPods:
         """What autoscalers may read of the pods: their container, and whether memory use is modelled."""
-        return SimulatedPods(self.container_name, self.memory is not None, self.concurrency)
+        return SimulatedPods(self.container_name, self.memory is not None, self.concurrency, self.stream is not None)
 
     def cluster_spec(
         self,
@@ -425,7 +454,7 @@ class Workload(_Spec):
             requests=RequestSpec(
                 cpu_time=request.cpu_time.build(),
                 io_time=request.io_time.build() if request.io_time is not None else None,
-                timeout=request.timeout,
+                timeout=None if self.stream is not None else request.timeout,
                 classes=tuple(c.build() for c in self.request_classes),
             ),
             replica=ReplicaSpec(
@@ -465,6 +494,7 @@ class Workload(_Spec):
             metrics=metrics.build(),
             disruption_budget=disruption_budget,
             activator=ActivatorSpec(self.concurrency or 0) if knative else None,
+            stream=self.stream.build() if self.stream is not None else None,
             client=client or ClientSpec(),
         )
 
@@ -643,6 +673,15 @@ class ScenarioSpec(_Spec):
         if self.scheduler is not None and self.cluster is None:
             raise ValueError("spec.scheduler places pods on spec.cluster's nodes: set spec.cluster too")
         _check_placement(self.workload, self.cluster is not None, "spec.workload")
+        return self
+
+    @model_validator(mode="after")
+    def _stream_is_pulled(self) -> ScenarioSpec:
+        if self.workload.stream is not None and self.knative:
+            raise ValueError(
+                "spec.workload.stream: a stream's consumers pull their messages, Knative pushes requests through "
+                "its activator; scale a stream with an HPA (or a plugin), not a KPA"
+            )
         return self
 
     @property

@@ -118,14 +118,14 @@ def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, pods: SimulatedP
     spec = entry.spec if read is None else read.manifest.spec
     assert spec is not None
     rename = None if read is None else read.rename
-    container, memory = pods.container, pods.memory
+    container, memory, stream = pods.container, pods.memory, pods.stream
     if entry.ignore_unsimulated_metrics:
-        kept = [metric for metric in spec.metrics if metric.unsimulated(container, memory) is None]
+        kept = [metric for metric in spec.metrics if metric.unsimulated(container, memory, stream) is None]
         if spec.metrics and not kept:
             message = "skenario produces none of these metrics, so nothing would scale the workload"
             raise _error(entry, base_dir, field, "metrics", message, None, rename)
         spec = spec.model_copy(update={"metrics": kept})
-    problem = spec.unsimulated_metric(container, memory)
+    problem = spec.unsimulated_metric(container, memory, stream)
     if problem is not None:
         path, message, value = problem
         message += " (ignoreUnsimulatedMetrics: true on the autoscaler drops such metrics)"

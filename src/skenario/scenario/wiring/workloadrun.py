@@ -112,8 +112,14 @@ class WorkloadRun:
     # -- results ---------------------------------------------------------------------------------
 
     def _gauges(self) -> dict[str, Any]:
-        """What the recorder reads beside the model: the most replicas the autoscalers allow, and the cluster."""
-        return {"replicas_max": self.replicas_max(), **(self.placement.gauges() if self.placement else {})}
+        """What the recorder reads beside the model: the most replicas the autoscalers allow, the cluster, and a
+        stream's lag (messages not consumed) and whether its consumers are paused for a rebalance."""
+        gauges = {"replicas_max": self.replicas_max(), **(self.placement.gauges() if self.placement else {})}
+        stream = self.model.stream
+        if stream is not None:
+            gauges["consumer_lag"] = stream.lag()
+            gauges["consumers_paused"] = int(stream.paused_until is not None)
+        return gauges
 
     def replicas_max(self) -> int | None:
         """The most replicas the workload's autoscalers allow now (the least of their maxReplicas or

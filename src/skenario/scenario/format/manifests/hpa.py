@@ -173,10 +173,11 @@ class MetricSpecModel(Spec):
         assert self.external is not None
         return ExternalMetricSource(self.external.metric.name, _value_or_average(self.external.target))
 
-    def unsimulated(self, container: str, memory: bool = False) -> tuple[str, str, str] | None:
+    def unsimulated(self, container: str, memory: bool = False, stream: bool = False) -> tuple[str, str, str] | None:
         """Why skenario cannot produce this metric, as (field path, message, value); None when it can.
 
-        `memory`: the workload models memory use (spec.workload.memory), so memory is a metric too."""
+        `memory`: the workload models memory use (spec.workload.memory), so memory is a metric too;
+        `stream`: the pods consume a stream (spec.workload.stream), so its consumer_lag is one."""
         source = _SOURCE_FIELDS[self.type]
         if self.resource is not None or self.container_resource is not None:
             resource = self.resource or self.container_resource
@@ -206,6 +207,9 @@ class MetricSpecModel(Spec):
                 f"skenario produces the {self.type} metrics {', '.join(names)}; the HPA would never get this one",
                 metric.name,
             )
+        if metric.name == "consumer_lag" and not stream:
+            message = "the workload consumes no stream, so there is no lag (set spec.workload.stream)"
+            return f"{source}.metric.name", message, metric.name
         return None
 
 
@@ -269,10 +273,12 @@ class HPASpecModel(Spec):
             raise ValueError(f"must be greater than or equal to minReplicas ({minimum})")
         return value
 
-    def unsimulated_metric(self, container: str, memory: bool = False) -> tuple[str, str, str] | None:
+    def unsimulated_metric(
+        self, container: str, memory: bool = False, stream: bool = False
+    ) -> tuple[str, str, str] | None:
         """The first metric skenario cannot produce (field path within the spec, message, value), if any."""
         for index, metric in enumerate(self.metrics):
-            problem = metric.unsimulated(container, memory)
+            problem = metric.unsimulated(container, memory, stream)
             if problem is not None:
                 path, message, value = problem
                 return f"metrics.{index}.{path}", message, value
