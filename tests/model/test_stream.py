@@ -43,7 +43,9 @@ def stream_model(
     env = Environment(halt_at=halt)
     spec = ClusterSpec(
         requests=RequestSpec(cpu_time=Constant(cpu_time), timeout=None),
-        replica=ReplicaSpec(cpu_request=1000, cpu_limit=1000, launch=(LaunchStage("containerStart", Constant(SECOND)),)),
+        replica=ReplicaSpec(
+            cpu_request=1000, cpu_limit=1000, launch=(LaunchStage("containerStart", Constant(SECOND)),)
+        ),
         initial_replicas=replicas,
         stream=StreamSpec(partitions, in_flight, Constant(pause)),
     )
