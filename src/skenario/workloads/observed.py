@@ -177,6 +177,20 @@ def _series(name: str, times: list[int], values: list[float], source: str) -> Se
     return Series(name, np.array(times, dtype=np.int64), np.array(values, dtype=np.float64), source)
 
 
+def named_series(found: Mapping[str, Series], name: str | None, source: str, field: str) -> Series:
+    """The series `name` of those a file holds (`found`); with no name, its only one. `field` is where the name
+    is given, for the error when there is no such series or the choice is not clear."""
+    if name is None:
+        if len(found) > 1:
+            names = ", ".join(sorted(found)[:5])
+            raise TraceError(f"the file holds {len(found)} series ({names}…): name one", file=source, field=field)
+        return next(iter(found.values()))
+    if name not in found:
+        holds = ", ".join(sorted(found)[:5])
+        raise TraceError(f"no such series; the file holds {holds}", file=source, field=field, value=name)
+    return found[name]
+
+
 def fill(series: Series, policy: GapPolicy, interval_ns: int | None = None) -> Series:
     """The series on a regular grid of `interval_ns` (its own usual step by default) from its first sample
     to its last, each missing or NaN (or infinite) sample filled as `policy` says: `hold` the last value,

@@ -58,6 +58,7 @@ from skenario.scenario.format.clients import Client
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.distributions import ConstantDistribution, RandomBytes, RandomDuration
 from skenario.scenario.format.events import Event
+from skenario.scenario.format.observed import Observed
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.format.traffic import TrafficSpec
 from skenario.scenario.format.units import ByteQuantity, CpuQuantity, Duration, Ratio, RunLength
@@ -648,6 +649,11 @@ class ScenarioSpec(_Spec):
     client: Client = Field(
         default_factory=lambda: Client.model_validate({}),
         description="The clients: retries, and whether servers stop work their clients gave up on.",
+    )
+    observed: Observed | None = Field(
+        None,
+        description="What a real cluster recorded running this workload (replicas, CPU, lag): `skenario replay` "
+        "and `skenario calibrate` compare the run with it.",
     )
     workloads: tuple[ColocatedWorkload, ...] = Field(
         (),

@@ -2,8 +2,8 @@
 
 `prepare` reads each file the scenario names as the run reads it: the Deployment and the
 autoscalers' manifests (an HPA of any served version converted to autoscaling/v2), every record of
-the trace files the replay will read, the plugins of the scheduler and the autoscalers, and the
-files the events bring in. It resolves each workload's spec (its Deployment read in, one
+the trace files the replay will read, the series `spec.observed` names, the plugins of the scheduler
+and the autoscalers, and the files the events bring in. It resolves each workload's spec (its Deployment read in, one
 containerConcurrency for a Knative revision), builds its arrivals and autoscalers, builds the
 scheduler's profile and plans the events on the workloads they act on. A `Simulation` is made
 from what it returns; `skenario check` and `skenario run --dry-run` call it under
@@ -27,6 +27,7 @@ from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario, ScenarioSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.wiring.autoscalers import build_autoscalers
+from skenario.scenario.wiring.observed import read_observed_run
 from skenario.scenario.wiring.operations import Objects, Planner, Step
 from skenario.scenario.wiring.scheduler import build_profile
 from skenario.scenario.wiring.targets import MAIN, route
@@ -107,6 +108,8 @@ def prepare(scenario: Scenario, *, seed: int | None = None, base_dir: Path | Non
         except ScenarioError as exc:
             exc.field = rebase(exc.field, f"spec.workloads.{index}")
             raise
+    if spec.observed is not None:  # replay and calibrate compare with it: a bad file is said now
+        read_observed_run(spec, base_dir)
     events = [(f"spec.events.{i}", event) for i, event in enumerate(spec.events)]
     planners = {key: (workload.planner, workload.objects) for key, workload in workloads.items()}
     planned = plan_events(events, planners, scenario.metadata.name)

@@ -38,7 +38,7 @@ from skenario.scenario.format.traffic import (
 )
 from skenario.workloads.archives import check_archive_trace, nasa_arrivals
 from skenario.workloads.counts import check_count_trace, count_arrivals
-from skenario.workloads.observed import Series, fill, observed_arrivals, read_observed
+from skenario.workloads.observed import Series, fill, named_series, observed_arrivals, read_observed
 from skenario.workloads.patterns import (
     constant_arrivals,
     poisson_arrivals,
@@ -132,26 +132,18 @@ def _replay_nasa(t: NasaTraffic, path: Path, start: int, stop: int, rng: np.rand
     return nasa_arrivals(path, rng=rng, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale)
 
 
-def _observed(t: ObservedTraffic, path: Path) -> Series:
+def observed_series(t: ObservedTraffic, path: Path) -> Series:
     """The series the traffic names, its gaps filled as it says (read whole: a metrics export is small)."""
-    found = read_observed(path)
-    if t.series is None and len(found) > 1:
-        names = ", ".join(sorted(found)[:5])
-        raise TraceError(f"the file holds {len(found)} series ({names}…): name one", file=str(path), field="series")
-    name = t.series if t.series is not None else next(iter(found))
-    if name not in found:
-        holds = ", ".join(sorted(found)[:5])
-        raise TraceError(f"no such series; the file holds {holds}", file=str(path), field="series", value=name)
-    return fill(found[name], t.gaps)
+    return fill(named_series(read_observed(path), t.series, str(path), "series"), t.gaps)
 
 
 def _check_observed(t: ObservedTraffic, path: Path, start: int, stop: int) -> None:
-    _observed(t, path)
+    observed_series(t, path)
 
 
 def _replay_observed(t: ObservedTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
     return observed_arrivals(
-        _observed(t, path),
+        observed_series(t, path),
         kind=t.kind,
         scale=t.scale / t.rate_scale if t.rate_scale else math.inf,
         counts=t.counts,
