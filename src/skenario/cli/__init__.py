@@ -61,6 +61,10 @@ COMMANDS: dict[str, Entry] = {
         "skenario.cli.runs:plot",
         "Plot a stored RUN to a PNG: replicas, requests, latency, CPU, with its events marked.",
     ),
+    "replay": Entry(
+        "skenario.cli.replay:replay",
+        "Run the scenario in FILE and print how closely it followed what its real cluster recorded.",
+    ),
     "report": Entry(
         "skenario.cli.runs:report",
         "Write a stored RUN as one self-contained HTML page with interactive charts.",

@@ -27,11 +27,13 @@ import yaml
 
 from skenario.core.time import MILLISECOND
 from skenario.results.analysis import cost, limits, slo_summary
+from skenario.results.replay import trajectory_figures
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import FinishedRun
 from skenario.runs import PluginFailed, open_run
 from skenario.runs.supervise import worker_signals
 from skenario.scenario.simulation import Simulation
+from skenario.scenario.wiring.observed import read_observed_run
 from skenario.scenario.wiring.plugins import PluginPolicy, applied
 from skenario.sweeps.space import SweepError
 
@@ -102,7 +104,10 @@ def run_job(job: Job) -> Outcome:
         simulation = run
         summary = simulation.run()
         row["simulation_s"] = time.perf_counter() - started  # the run alone: what a sweep adds is the rest
-        row |= figures(RunData.from_simulation(simulation), job.prices, job.objectives)
+        data = RunData.from_simulation(simulation)
+        row |= figures(data, job.prices, job.objectives)
+        if simulation.spec.observed is not None:  # held against what its cluster recorded
+            row |= trajectory_figures(data, read_observed_run(simulation.spec, simulation.base_dir))
         row |= {"digest": summary.digest, "phase": simulation.phase.value, "error": None}
     except Exception as exc:  # a failing point is reported, and the sweep goes on
         error = f"{type(exc).__name__}: {exc}"

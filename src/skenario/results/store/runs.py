@@ -128,6 +128,16 @@ class Runs(StoreBase):
                 self._delete([run_id], checkpoint=True)
         return ids
 
+    def keep_document(self, run: str | int, name: str, body: Any) -> None:
+        """Add a named JSON document to a finished run, or replace it: what was found of the run afterwards (a
+        replay's comparison with its observed cluster)."""
+        run_id = self.resolve(run)
+        with self._connect() as db, db:
+            db.execute(
+                "INSERT OR REPLACE INTO documents (run_id, name, body) VALUES (?, ?, ?)",
+                (run_id, name, json.dumps(body, allow_nan=False)),
+            )
+
     def _delete(self, ids: list[int], *, checkpoint: bool = False) -> None:
         with self._connect() as db:
             if checkpoint:  # the log copied into the file, so the deletion's pages reuse it from its start

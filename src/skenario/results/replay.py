@@ -1,0 +1,100 @@
+"""A finished run held against what its real cluster recorded (`spec.observed`): the figures replay prints.
+
+The simulated replica count is the recorder's `replicas_active` (pods ready, as a recorded pod count
+or an HPA's status reports them) at each recording row; the observed one is the series the
+scenario names. The window is where both exist, after the scenario's `warmUp`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from skenario.core.time import SECOND
+from skenario.results.rundata import RunData
+from skenario.results.trajectory import Times, TrajectoryError, Values, series_error, trajectory_error
+from skenario.scenario.wiring.observed import ObservedRun
+from skenario.workloads.observed import Series
+
+TRAJECTORY_FIGURES = (
+    "replica_mae",
+    "replica_seconds_error_pct",
+    "scale_events_observed",
+    "scale_events_simulated",
+    "scale_events_matched",
+    "decision_match",
+    "decision_match_moving",
+)
+"""A replayed run's figures, in a sweep's or calibration's row."""
+
+# Each observed series beside the simulated column it is held against, and the factor into its unit.
+_SECONDARY = {
+    "cpu": ("cpu_request_utilisation", 1.0),
+    "lag": ("consumer_lag", 1.0),
+    "latency": ("latency_mean_ms", 1e-3),
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A run against its observed counterpart: the replica trajectory's error and, where recorded, the
+    MAE and RMSE of CPU, lag and latency (in the observed series' units)."""
+
+    replicas: TrajectoryError
+    secondary: dict[str, tuple[float | None, float | None]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "replicas": self.replicas.to_dict(),
+            **{name: {"mae": mae, "rmse": rmse} for name, (mae, rmse) in self.secondary.items()},
+        }
+
+
+def simulated(run: RunData, column: str) -> tuple[Times, Values]:
+    """A recorded column as (times ns, values), the rows in order."""
+    series = run.series
+    times = (series.index.to_numpy(dtype=np.float64) * SECOND).round().astype(np.int64)
+    return times, series[column].to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def compare(run: RunData, observed: ObservedRun) -> Comparison:
+    """The run's replica trajectory and recorded series against the observed ones."""
+    replicas = simulated(run, "replicas_active")
+    obs = _pair(observed.replicas)
+    start = max(int(obs[0][0]), int(replicas[0][0]), observed.warm_up)
+    stop = min(int(obs[0][-1]) + observed.replicas.interval_ns, run.simulated_ns)
+    if stop <= start:
+        raise ValueError(
+            f"the run ({run.simulated_ns / SECOND:.0f} s) and the observed replicas (from "
+            f"{obs[0][0] / SECOND:.0f} s to {obs[0][-1] / SECOND:.0f} s of simulated time) do not overlap "
+            "after the warm-up"
+        )
+    error = trajectory_error(obs, replicas, start, stop, tolerance=observed.tolerance)
+    secondary = {}
+    for name, (column, factor) in _SECONDARY.items():
+        series: Series | None = getattr(observed, name)
+        if series is None or column not in run.series:
+            continue
+        times, values = simulated(run, column)
+        secondary[name] = series_error(_pair(series), (times, values * factor), start, stop)
+    return Comparison(error, secondary)
+
+
+def trajectory_figures(run: RunData, observed: ObservedRun) -> dict[str, Any]:
+    """TRAJECTORY_FIGURES of a run, for a sweep's row."""
+    error = compare(run, observed).replicas
+    return {
+        "replica_mae": error.mae,
+        "replica_seconds_error_pct": error.replica_seconds_error_pct,
+        "scale_events_observed": error.events_observed,
+        "scale_events_simulated": error.events_simulated,
+        "scale_events_matched": error.events_matched,
+        "decision_match": error.decision_match,
+        "decision_match_moving": error.decision_match_moving,
+    }
+
+
+def _pair(series: Series) -> tuple[Times, Values]:
+    return series.times_ns, series.values
