@@ -35,6 +35,11 @@ class Entry:
 THEORY = "Simulate standard queueing models and set each analytic value beside the simulated 95% interval."
 
 COMMANDS: dict[str, Entry] = {
+    "calibrate": Entry(
+        "skenario.cli.calibrate:calibrate",
+        "Fit what no manifest says so the scenarios follow the replicas their clusters recorded; errors in-sample "
+        "and held out.",
+    ),
     "check": Entry(
         "skenario.cli.check:check",
         "Validate the scenario in FILE and everything it names, as `skenario run` reads them, and print an "
