@@ -73,6 +73,12 @@ def test_replay_prints_and_keeps_the_hand_computed_error(fixed: Path, tmp_path: 
     code, out, err = invoke("replay", str(fixed), "--no-store")
     assert code == 0, err
     assert "replica MAE (time-weighted)" in out and "1.11" in out and "-27.0%" in out
+    code, out, err = invoke("show", "1", "--store", str(store))
+    assert code == 0, err
+    assert "against the observed cluster: replica MAE 1.11" in out
+    code, _, err = invoke("report", "1", "--store", str(store), "--to", str(tmp_path / "report.html"))
+    assert code == 0, err
+    assert "observed (the real cluster)" in (tmp_path / "report.html").read_text()
 
 
 def test_replay_reads_observed_files_named_on_the_command_line(fixed: Path, tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from skenario.recording.summary import Summary
 from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows, slo_verdict
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import RunStore, StoreFull
+from skenario.results.trajectory import TrajectoryError
 from skenario.runs.supervise import format_size
 from skenario.scenario.simulation import Phase
 from skenario.scheduling.analysis import SchedulingSummary
@@ -199,6 +200,8 @@ def show(
             "decisions": decisions.to_dict(),
             "scheduling": data.documents.get("scheduling"),
         }
+        if (replayed := data.documents.get("replay")) is not None:  # the comparison, not the series drawn
+            document["replay"] = {key: value for key, value in replayed.items() if key != "observed"}
         print_document(document, output)
         return
     head = f"{data.name}, seed {data.seed}, {data.phase}: {data.message or ''}"
@@ -218,6 +221,9 @@ def show(
         extra = [(k, f"{v:,}") for k, v in scheduling.items() if k not in known and isinstance(v, int)]
         extra += node_cpu_rows(node.get("cpu_utilisation") for node in data.documents.get("nodes", []))
         out.print(scheduling_table(placed, extra=extra))
+    if (replayed := data.documents.get("replay")) is not None:
+        lines = TrajectoryError.from_dict(replayed["replicas"]).lines()
+        out.print("against the observed cluster: " + "; ".join(lines), highlight=False, soft_wrap=True)
     if verdict is not None:
         out.print(_slo_line(verdict), soft_wrap=True, markup=True)
     out.print(_rows_table("cost (OpenCost's terms) and limits", cost_rows(spend) + limit_rows(analysis.limits(data))))

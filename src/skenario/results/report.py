@@ -103,6 +103,10 @@ def thin(frame: pd.DataFrame, peaks: Iterable[str] = ()) -> pd.DataFrame:
     return thinned
 
 
+_OBSERVED_STEP = {"shape": "hv", "color": "black", "dash": "dot", "width": 2}
+"""How an observed replica count is drawn: a step, as the counts are held between samples."""
+
+
 class _Charts:
     """The report's figures, each on the run's time axis with its events marked."""
 
@@ -164,6 +168,15 @@ class _Charts:
         figure.update_layout(shapes=shapes, annotations=notes)
         return figure
 
+    def observed(self, role: str, name: str, **kwargs: Any) -> go.Scatter | None:
+        """What the real cluster recorded for `role` (a replay's), on the run's time axis; None if nothing."""
+        recorded = self.run.documents.get("replay", {}).get("observed", {}).get(role)
+        if not recorded:
+            return None
+        return go.Scatter(
+            x=_times(np.asarray(recorded["time_s"], dtype=float)), y=recorded["value"], name=_label(name), **kwargs
+        )
+
     @staticmethod
     def line(frame: pd.DataFrame, column: str, name: str, **kwargs: Any) -> go.Scatter:
         return go.Scatter(x=_times(frame.index), y=_values(frame[column]), name=_label(name), mode="lines", **kwargs)
@@ -190,6 +203,22 @@ class _Charts:
                 )
         if frame["restarting"].any():  # containers killed and waiting to start again (memory modelled)
             figure.add_trace(self.line(frame, "restarting", "restarting", line={"color": "#8c564b"}))
+        observed = self.observed("replicas", "observed (the real cluster)", mode="lines", line=_OBSERVED_STEP)
+        if observed is not None:
+            figure.add_trace(observed)
+        return figure
+
+    def stream(self) -> go.Figure:
+        """A stream's consumer lag, simulated and (after a replay) observed, in messages."""
+        figure = self.figure("Consumer lag: messages not yet consumed", "messages")
+        figure.add_trace(
+            go.Scatter(
+                x=_times(self.run.series.index), y=_values(self.run.series["consumer_lag"]), name="lag", mode="lines"
+            )
+        )
+        observed = self.observed("lag", "observed lag", mode="lines", line={"color": "black", "dash": "dot"})
+        if observed is not None:
+            figure.add_trace(observed)
         return figure
 
     def requests(self) -> go.Figure:
@@ -232,6 +261,9 @@ class _Charts:
         figure.add_trace(
             self.line(frame, "of_nodes", "of the nodes' allocatable", line={"width": 3, "color": "#1f77b4"})
         )
+        observed = self.observed("cpu", "observed, of request", mode="lines", line={"color": "black", "dash": "dot"})
+        if observed is not None:
+            figure.add_trace(observed)
         return figure
 
     def hpa(self, autoscaler: str, decisions: pd.DataFrame) -> go.Figure:
@@ -470,6 +502,8 @@ def charts(run: RunData, objectives: Mapping[str, Any] | None = None) -> list[tu
         shown.append((f"chart-hpa-{index}", make.hpa(name, decisions[decisions["autoscaler"] == name])))
     for index, name in enumerate(kinds["kpa"]):
         shown.append((f"chart-kpa-{index}", make.kpa(name, decisions[decisions["autoscaler"] == name])))
+    if "consumer_lag" in run.series:
+        shown.append(("chart-stream", make.stream()))
     if "nodes" in run.series:
         shown.append(("chart-cluster", make.cluster()))
     shown.append(("chart-decisions", make.decisions()))

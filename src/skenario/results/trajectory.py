@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +57,13 @@ class TrajectoryError:
         document = asdict(self)
         document["confusion"] = [list(row) for row in self.confusion]
         return document
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> TrajectoryError:
+        """Read back what `to_dict` wrote (a stored replay)."""
+        fields = dict(document)
+        fields["confusion"] = tuple(tuple(row) for row in fields["confusion"])
+        return cls(**fields)
 
     def lines(self) -> list[str]:
         """The error as a few lines of text."""
