@@ -44,8 +44,11 @@ def _scenarios() -> dict[str, list[Any]]:
 
 
 SCENARIOS = _scenarios()
-# The folders the examples name files in (traces/, manifests/, plugins/), linked beside each mutant.
-FOLDERS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir())
+# The folders the examples name files in (traces/, manifests/, plugins/, and those of an example in a folder of
+# its own, such as calibration/espa-hpa/), linked beside each mutant.
+_TOP = sorted(p for p in EXAMPLES.iterdir() if p.is_dir())
+_NESTED = sorted(p for top in _TOP for p in top.iterdir() if p.is_dir() and p.name not in {t.name for t in _TOP})
+FOLDERS = _TOP + [p for i, p in enumerate(_NESTED) if p.name not in {q.name for q in _NESTED[:i]}]
 
 NAN, INF = float("nan"), float("inf")
 JUNK: list[Any] = [

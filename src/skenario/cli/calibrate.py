@@ -14,8 +14,6 @@ from rich.table import Table
 
 from skenario.cli.common import out, output_option, plugin_options, print_document
 from skenario.cli.sweep import execution_options, progress_bar
-from skenario.errors import SkenarioError
-from skenario.results.files import atomic_path
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.sweeps.extra import require_sweep_extra
 
@@ -59,39 +57,31 @@ def calibrate(
     no_progress: bool,
     output: str,
 ) -> None:
-    """Fit the --fit fields so the scenarios in FILES follow the replicas their clusters recorded (spec.observed),
-    report the error in-sample and on the --validate scenarios, and write each as NAME.calibrated.yaml beside it."""
-    require_sweep_extra("calibrate")
-    from skenario.sweeps.calibrate import calibrate as fit
-    from skenario.sweeps.plan import Template, replication_seeds
-    from skenario.sweeps.runner import workers as open_workers
-    from skenario.sweeps.space import parse_range
+    """Fit what no manifest says so the scenarios follow the replicas their clusters recorded; errors in-sample
+    and held out.
 
-    ranges = [parse_range(text, "--fit") for text in fits]
-    if batch < 1:
-        raise SkenarioError("give at least 1", field="--batch", value=batch)
-    training = [Template.from_file(path) for path in files]
-    validation = [Template.from_file(path) for path in held_out]
-    replications = replication_seeds(seeds, seed)
+    The --fit fields are searched so the scenarios in FILES follow their spec.observed replicas; the error is
+    reported in-sample and on the --validate scenarios, and each is written as NAME.calibrated.yaml beside it."""
+    require_sweep_extra("calibrate")
+    from skenario.sweeps import api
+
     with (
-        open_workers(workers, dask) as pool,
+        api.open_workers(workers, dask) as pool,
         progress_bar("trials", trials, no_progress or output != "table") as update,
     ):
         progress = None if update is None else lambda done, total: update(completed=done, total=total)
-        result = fit(
-            training, validation, ranges, trials=trials, seeds=replications, pool=pool, batch=batch, progress=progress
+        result, written = api.calibrate(
+            files,
+            fits,
+            validate=held_out,
+            trials=trials,
+            seeds=seeds,
+            seed=seed,
+            batch=batch,
+            pool=pool,
+            write=not no_write,
+            progress=progress,
         )
-    written = {}
-    if not no_write:
-        for template in (*training, *validation):
-            assert template.file is not None
-            target = template.file.with_name(f"{template.file.stem}.calibrated.yaml")
-            header = f"# {template.file.name} calibrated by skenario calibrate: " + ", ".join(
-                f"{path}={value}" for path, value in result.best.items()
-            )
-            with atomic_path(target) as partial:
-                partial.write_text(header + "\n" + result.calibrated[template.source])
-            written[template.name] = str(target)
     if output != "table":
         runs = [
             {
@@ -102,7 +92,13 @@ def calibrate(
             }
             for r in result.runs
         ]
-        document: dict[str, Any] = {"best": result.best, "loss": result.best_loss, "runs": runs, "written": written}
+        files_written = {name: str(path) for name, path in written.items()}
+        document: dict[str, Any] = {
+            "best": result.best,
+            "loss": result.best_loss,
+            "runs": runs,
+            "written": files_written,
+        }
         document["trials"] = result.trials
         print_document(document, output)
         return
@@ -113,8 +109,8 @@ def calibrate(
         best.add_row(path, str(value))
     out.print(best)
     out.print(errors_table(result.runs))
-    for name, path in written.items():
-        out.print(f"{name}: {path}", highlight=False)
+    for name, target in written.items():
+        out.print(f"{name}: {target}", highlight=False)
 
 
 def _mean(interval: Any) -> float | None:

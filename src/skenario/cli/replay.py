@@ -66,8 +66,10 @@ def replay(
     no_store: bool,
     store: Path | None,
 ) -> None:
-    """Run the scenario in FILE and print how closely it followed the cluster it models: the replica-trajectory
-    error (MAE, replica-seconds, scale events, decisions) and the errors of CPU, lag and latency."""
+    """Run the scenario in FILE and print how closely it followed what its real cluster recorded.
+
+    The replica-trajectory error (MAE, replica-seconds, scale events, decisions) and the errors of CPU, lag and
+    latency; the run is kept with the comparison, which show prints and report draws."""
     names = {"replicas": replicas, "cpu": cpu, "lag": lag, "latency": latency}
     if not observed_files and any(names.values()):
         named = next(f"--{role}" for role, name in names.items() if name)

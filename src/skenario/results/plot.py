@@ -64,6 +64,10 @@ def plot_run(run: RunData, path: Path) -> None:
         ax.plot(replicas.index, replicas["pending"], color="tab:red", label="Pending (no node)")
     ax.plot(replicas.index, replicas["launching"], color="tab:orange", label="launching")
     ax.plot(replicas.index, replicas["active"], color="tab:green", label="active")
+    observed = run.documents.get("replay", {}).get("observed", {})
+    if "replicas" in observed:  # a replay: what the real cluster had, held between its samples
+        seen = observed["replicas"]
+        ax.plot(seen["time_s"], seen["value"], drawstyle="steps-post", color="black", linestyle=":", label="observed")
     ax.set_ylabel("replicas")
     ax.set_ylim(bottom=0)
 
@@ -86,6 +90,9 @@ def plot_run(run: RunData, path: Path) -> None:
     ax = axes[3]
     ax.plot(cpu.index, cpu["of_request"], color="tab:purple", label="of request (HPA's view)")
     ax.plot(cpu.index, cpu["of_nodes"], color="tab:blue", label="of the nodes' allocatable")
+    if "cpu" in observed:
+        seen = observed["cpu"]
+        ax.plot(seen["time_s"], seen["value"], color="black", linestyle=":", linewidth=1, label="observed, of request")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_ylabel("CPU used")
     ax.set_ylim(bottom=0)

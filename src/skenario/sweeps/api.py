@@ -39,13 +39,15 @@ import pandas as pd
 
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore
+from skenario.sweeps.calibrate import Calibration
+from skenario.sweeps.calibrate import calibrate as run_calibration
 from skenario.sweeps.design import points as design_points
 from skenario.sweeps.design import refuse_repeats
 from skenario.sweeps.plan import Plan, Template, plan, replication_seeds
 from skenario.sweeps.report import write_pareto_png, write_study_html
 from skenario.sweeps.runner import METRICS, Prices, Workers
 from skenario.sweeps.runner import workers as open_workers
-from skenario.sweeps.space import Range, Setting, SweepError, parse_path, parse_set, value_for
+from skenario.sweeps.space import Range, Setting, SweepError, parse_path, parse_range, parse_set, value_for
 from skenario.sweeps.stats import CONFIDENCE
 from skenario.sweeps.study import Constraint, Objective, Progress, Space, StudyOptions, StudyResult, run_study
 from skenario.sweeps.sweep import StoredSweep, SweepResult, SweepRows, run_sweep
@@ -288,6 +290,59 @@ def tune(
     if out is not None:
         write_study(result, prepared, Path(out))
     return result.study, result.pareto
+
+
+def calibrate(
+    scenarios: Sequence[str | Path],
+    fits: Sequence[str],
+    *,
+    validate: Sequence[str | Path] = (),
+    trials: int = 30,
+    seeds: int = 1,
+    seed: int = 0,
+    batch: int = 4,
+    pool: Workers | None = None,
+    workers: int | None = None,
+    dask: str | None = None,
+    write: bool = True,
+    progress: Progress | None = None,
+) -> tuple[Calibration, dict[str, Path]]:
+    """Fit `fits` (`PATH=LO..HI`) so that `scenarios` follow the replicas their clusters recorded
+    (`spec.observed`); the calibration (best values, trials, each run's error in-sample and held out on
+    `validate`) and, with `write`, each scenario written beside itself as NAME.calibrated.yaml (by name)."""
+    ranges = [parse_range(text, "--fit") for text in fits]
+    if batch < 1:
+        raise SweepError("give at least 1", field="--batch", value=batch)
+    training = [Template.from_file(Path(path)) for path in scenarios]
+    validation = [Template.from_file(Path(path)) for path in validate]
+    replications = replication_seeds(seeds, seed)
+    with contextlib.ExitStack() as stack:
+        if pool is None:
+            pool = stack.enter_context(open_workers(workers, dask))
+        result = run_calibration(
+            training, validation, ranges, trials=trials, seeds=replications, pool=pool, batch=batch, progress=progress
+        )
+    written: dict[str, Path] = {}
+    if write:
+        for template in (*training, *validation):
+            assert template.file is not None
+            target = template.file.with_name(f"{template.file.stem}.calibrated.yaml")
+            header = calibrated_header(template, training, validation, result.best)
+            with atomic_path(target) as partial:
+                partial.write_text(header + result.calibrated[template.source])
+            written[template.name] = target
+    return result, written
+
+
+def calibrated_header(
+    template: Template, training: Sequence[Template], validation: Sequence[Template], best: Mapping[str, Any]
+) -> str:
+    """What a calibrated file is and where its values came from, as YAML comments."""
+    name = template.file.name if template.file is not None else template.source
+    fitted = ", ".join(t.file.name if t.file is not None else t.source for t in training)
+    held = ", ".join(t.file.name if t.file is not None else t.source for t in validation) or "none"
+    values = ", ".join(f"{path}={value}" for path, value in best.items())
+    return f"# {name}, calibrated by skenario calibrate: {values}\n# fitted on: {fitted}; held out: {held}\n"
 
 
 def _check_figure(metric: str, template: Template, prices: Prices) -> None:

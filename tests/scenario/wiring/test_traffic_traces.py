@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 
 from skenario.core.random import RandomStreams
 from skenario.core.time import MINUTE, SECOND
-from skenario.errors import SkenarioError
+from skenario.errors import ScenarioError, SkenarioError
 from skenario.scenario.format.traffic import AzureLlmTraffic, TrafficSpec
 from skenario.scenario.wiring.traffic import build_arrivals
 from skenario.workloads.traces import TraceError
@@ -228,11 +228,13 @@ def test_observed_exact_counts_follow_the_shared_runs_load() -> None:
 
 def test_observed_traffic_refuses_gaps_unless_told_and_names_a_missing_series() -> None:
     busy = parse(f"{{type: observed, file: {ESPA / 'busy_time.csv'}}}")  # NaN in its first rows
-    with pytest.raises(TraceError, match="missing or NaN"):
+    with pytest.raises(ScenarioError, match="missing or NaN") as refused:
         build(busy, MINUTE, base_dir=ESPA)
+    assert (refused.value.field, refused.value.value) == ("spec.traffic.gaps", "refuse")
     held = parse(f"{{type: observed, file: {ESPA / 'busy_time.csv'}, gaps: hold, scale: 0.01}}")
     assert build(held, MINUTE, base_dir=ESPA)  # busy fractions as a rate of 100 requests a unit
     named = parse(f"{{type: observed, file: {ESPA / 'lag.csv'}, series: load}}")
-    with pytest.raises(TraceError, match="no such series") as raised:
+    with pytest.raises(ScenarioError, match="no such series") as raised:
         build(named, MINUTE, base_dir=ESPA)
-    assert "lag.csv" in str(raised.value) and "series" in str(raised.value)
+    assert "lag.csv" in str(raised.value)
+    assert (raised.value.field, raised.value.value) == ("spec.traffic.series", "load")

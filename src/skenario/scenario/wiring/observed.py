@@ -11,12 +11,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from skenario.core.time import SECOND
+from skenario.errors import ScenarioError
 from skenario.scenario.format.observed import Observed, ObservedSeries
 from skenario.scenario.format.scenario import ScenarioSpec
 from skenario.scenario.format.traffic import ObservedTraffic, TrafficBase
-from skenario.scenario.wiring.traffic import observed_series, trace_path
-from skenario.workloads.observed import Series, fill, named_series, read_observed
-from skenario.workloads.tracefiles import TraceError
+from skenario.scenario.wiring.traffic import load_series, observed_series, trace_path
+from skenario.workloads.observed import Series
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def read_observed_run(spec: ScenarioSpec, base_dir: Path) -> ObservedRun:
     """The scenario's `spec.observed`, read; a ScenarioError (a TraceError) names the file and the field."""
     observed = spec.observed
     if observed is None:
-        raise TraceError("the scenario has no spec.observed: name what the real cluster recorded", field="spec")
+        raise ScenarioError("the scenario has no spec.observed: name what the real cluster recorded", field="spec")
     replicas = _series(observed.replicas, base_dir, "spec.observed.replicas")
     origin = _origin(observed, spec, base_dir, replicas)
 
@@ -58,10 +58,8 @@ def _series(entry: ObservedSeries, base_dir: Path, field: str) -> Series:
     given = Path(entry.file).expanduser()
     path = given if given.is_absolute() else base_dir / given
     if not path.is_file():
-        raise TraceError(f"no such file: '{entry.file}' (looked for {path})", field=f"{field}.file", value=entry.file)
-    found = read_observed(path)
-    series = named_series(found, entry.series, str(path), f"{field}.series")
-    filled = fill(series, entry.gaps)
+        raise ScenarioError(f"no such file (looked for {path})", field=f"{field}.file", value=entry.file)
+    filled = load_series(path, entry.series, entry.gaps, field)
     return replace(filled, values=filled.values * entry.scale) if entry.scale != 1 else filled
 
 
@@ -72,7 +70,7 @@ def _origin(observed: Observed, spec: ScenarioSpec, base_dir: Path, replicas: Se
     for index, item in enumerate(items):
         if isinstance(item, ObservedTraffic):
             field = "spec.traffic" if isinstance(spec.traffic, TrafficBase) else f"spec.traffic.{index}"
-            load = observed_series(item, trace_path(item, base_dir, field))
+            load = observed_series(item, trace_path(item, base_dir, field), field)
             return int(load.times_ns[0]) - item.start
     return int(replicas.times_ns[0])
 

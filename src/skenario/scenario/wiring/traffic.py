@@ -20,6 +20,7 @@ import numpy as np
 
 from skenario.core.random import RandomStreams
 from skenario.core.time import DAY
+from skenario.errors import ScenarioError
 from skenario.scenario.format.traffic import (
     AzureLlmTraffic,
     ConstantTraffic,
@@ -38,7 +39,7 @@ from skenario.scenario.format.traffic import (
 )
 from skenario.workloads.archives import check_archive_trace, nasa_arrivals
 from skenario.workloads.counts import check_count_trace, count_arrivals
-from skenario.workloads.observed import Series, fill, named_series, observed_arrivals, read_observed
+from skenario.workloads.observed import GapPolicy, Series, fill, named_series, observed_arrivals, read_observed
 from skenario.workloads.patterns import (
     constant_arrivals,
     poisson_arrivals,
@@ -132,9 +133,23 @@ def _replay_nasa(t: NasaTraffic, path: Path, start: int, stop: int, rng: np.rand
     return nasa_arrivals(path, rng=rng, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale)
 
 
-def observed_series(t: ObservedTraffic, path: Path) -> Series:
+def observed_series(t: ObservedTraffic, path: Path, field: str = "spec.traffic") -> Series:
     """The series the traffic names, its gaps filled as it says (read whole: a metrics export is small)."""
-    return fill(named_series(read_observed(path), t.series, str(path), "series"), t.gaps)
+    return load_series(path, t.series, t.gaps, field)
+
+
+def load_series(path: Path, name: str | None, gaps: GapPolicy, field: str) -> Series:
+    """The series `name` of an observed file, filled as `gaps` says. A name the file lacks, or a gap the policy
+    refuses, is the scenario's mistake: a ScenarioError at `field`'s `series` or `gaps`, naming the file."""
+    found = read_observed(path)
+    try:
+        series = named_series(found, name, str(path), f"{field}.series")
+    except TraceError as exc:
+        raise ScenarioError(f"{path}: {exc.message}", field=f"{field}.series", value=name) from None
+    try:
+        return fill(series, gaps)
+    except TraceError as exc:
+        raise ScenarioError(f"{path}: {exc.message}", field=f"{field}.gaps", value=gaps) from None
 
 
 def _check_observed(t: ObservedTraffic, path: Path, start: int, stop: int) -> None:
@@ -176,6 +191,8 @@ def arrivals(
         return PATTERNS[type(traffic)](traffic, start, stop, rng)
     check, replay = TRACES[type(traffic)]
     path = trace_path(traffic, base_dir, field)
+    if isinstance(traffic, ObservedTraffic):  # the series and gaps it names are said at its own fields
+        observed_series(traffic, path, field)
     stop = min(stop, duration)  # a trace's shape does not depend on stop: read no further than the run
     check(traffic, path, start, stop)
     return replay(traffic, path, start, stop, rng)
