@@ -63,14 +63,7 @@ def compare(run: RunData, observed: ObservedRun) -> Comparison:
     """The run's replica trajectory and recorded series against the observed ones."""
     replicas = simulated(run, "replicas_active")
     obs = _pair(observed.replicas)
-    start = max(int(obs[0][0]), int(replicas[0][0]), observed.warm_up)
-    stop = min(int(obs[0][-1]) + observed.replicas.interval_ns, run.simulated_ns)
-    if stop <= start:
-        raise ValueError(
-            f"the run ({run.simulated_ns / SECOND:.0f} s) and the observed replicas (from "
-            f"{obs[0][0] / SECOND:.0f} s to {obs[0][-1] / SECOND:.0f} s of simulated time) do not overlap "
-            "after the warm-up"
-        )
+    start, stop = window(observed, int(replicas[0][0]) if len(replicas[0]) else run.simulated_ns, run.simulated_ns)
     error = trajectory_error(obs, replicas, start, stop, tolerance=observed.tolerance)
     secondary = {}
     for name, (column, factor) in _SECONDARY.items():
@@ -80,6 +73,22 @@ def compare(run: RunData, observed: ObservedRun) -> Comparison:
         times, values = simulated(run, column)
         secondary[name] = series_error(_pair(series), (times, values * factor), start, stop)
     return Comparison(error, secondary)
+
+
+def window(observed: ObservedRun, first_row: int, end: int) -> tuple[int, int]:
+    """[start, stop) of the comparison: where the observed replicas (each sample held for the series' step) and
+    a run recorded from `first_row` to `end` (ns) both exist, after the warm-up. Known before the run from its
+    duration and recording interval, so a replay that could not compare is refused before anything is kept."""
+    times = observed.replicas.times_ns
+    start = max(int(times[0]), first_row, observed.warm_up)
+    stop = min(int(times[-1]) + observed.replicas.interval_ns, end)
+    if stop <= start:
+        raise ValueError(
+            f"the run ({end / SECOND:.0f} s) and the observed replicas (from {times[0] / SECOND:.0f} s to "
+            f"{times[-1] / SECOND:.0f} s of simulated time) do not overlap after the warm-up "
+            f"({observed.warm_up / SECOND:.0f} s)"
+        )
+    return start, stop
 
 
 def trajectory_figures(run: RunData, observed: ObservedRun) -> dict[str, Any]:
