@@ -10,10 +10,13 @@ import math
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from skenario.cli import cli
+from skenario.results.report import charts
+from skenario.results.store import RunStore
 
 ORIGIN = 1_750_000_000  # the Unix second given as simulated 0
 STEP = 15
@@ -187,6 +190,33 @@ def test_the_replay_is_kept_with_the_run_and_show_prints_it(tmp_path: Path) -> N
     code, out, err = invoke("show", "latest", "--store", str(store), "-o", "json")
     assert code == 0, err
     assert json.loads(out)["replay"]["replicas"]["mae"] == pytest.approx(240 / 540)
+
+
+def test_the_report_draws_each_observed_series_over_its_simulated_one(tmp_path: Path) -> None:
+    """Replicas, CPU and latency (0.25 s, drawn in the chart's ms) as the cluster recorded them, at their
+    times on the simulated clock: 15 s apart from -60 s."""
+    replicas = write_series(tmp_path / "replicas.csv", "replicas", counts({300: 5, 420: 3}))
+    cpu = write_series(tmp_path / "cpu.csv", "cpu", [0.1] * len(counts({})))
+    latency = write_series(tmp_path / "latency.csv", "latency", [0.25] * len(counts({})))
+    store = tmp_path / "store"
+    code, _, err = invoke(
+        "replay", str(scenario(tmp_path)), "--store", str(store), "--origin", str(ORIGIN),
+        "--observed", str(replicas), "--observed", str(cpu), "--observed", str(latency),
+        "--cpu", "cpu", "--latency", "latency",
+    )  # fmt: skip
+    assert code == 0, err
+    drawn = dict(charts(RunStore(store).load(1)))
+    times = [
+        str(np.datetime64("1970-01-01T00:00:00", "ms") + np.timedelta64(t * 1000, "ms")) for t in range(-60, 661, 15)
+    ]
+
+    def observed(chart: str, name: str) -> tuple[list[str], list[float]]:
+        [trace] = [trace for trace in drawn[chart].data if trace.name == name]
+        return [str(t) for t in trace.x], list(trace.y)
+
+    assert observed("chart-replicas", "observed (the real cluster)") == (times, counts({300: 5, 420: 3}))
+    assert observed("chart-cpu", "observed, of request") == (times, [0.1] * len(times))
+    assert observed("chart-latency", "observed (the real cluster)") == (times, [250.0] * len(times))
 
 
 def runs_kept(store: Path) -> int:
