@@ -178,6 +178,26 @@ def test_cpu_is_compared_as_a_fraction_of_the_request_whichever_way_it_is_writte
     assert replicas_error["mae"] == 0
 
 
+# The three pods consume a stream whose traffic stops at 30 s: 150 messages of 10 ms are consumed as they come,
+# so no message waits at any row from 60 s on (a lag of 0).
+STREAM = SCENARIO.replace("cpuTime: 10ms}", "cpuTime: 10ms, timeout: null}\n    stream: {}").replace(
+    "rate: 5}", "rate: 5, stop: 30s}"
+)
+
+
+@pytest.mark.parametrize(("scale", "mae"), [([], 5000.0), (["--lag-scale", "0.0002"], 1.0)])
+def test_lag_is_compared_in_the_scenarios_messages(tmp_path: Path, scale: list[str], mae: float) -> None:
+    """The cluster's lag was 5000 records throughout; one message stands for 5000 records (0.0002 message a
+    record), so it was one message: against a lag of 0, MAE and RMSE are 1 (5000 unscaled)."""
+    replicas = write_series(tmp_path / "replicas.csv", "replicas", counts({}))
+    lag = write_series(tmp_path / "lag.csv", "lag", [5000.0] * len(counts({})))
+    found = replay_json(
+        str(scenario(tmp_path, STREAM)), "--no-store", "--observed", str(replicas), "--observed", str(lag),
+        "--lag", "lag", "--origin", str(ORIGIN), "--warm-up", "1m", *scale,
+    )  # fmt: skip
+    assert found["lag"] == {"mae": pytest.approx(mae), "rmse": pytest.approx(mae)}
+
+
 def test_the_replay_is_kept_with_the_run_and_show_prints_it(tmp_path: Path) -> None:
     observed = write_series(tmp_path / "obs.csv", "replicas", counts({300: 5, 420: 3}))
     store = tmp_path / "store"
@@ -235,6 +255,8 @@ def runs_kept(store: Path) -> int:
         (["--origin", "nan"], ["--origin", "nan"]),
         (["--cpu-unit", "percent"], ["--cpu-unit", "--cpu"]),
         (["--cpu", "load"], ["--cpu", "load", "replicas"]),  # names the series the files hold
+        (["--lag-scale", "0.5"], ["--lag-scale", "--lag"]),
+        (["--lag", "replicas"], ["--lag", "no stream"]),  # the workload records no lag
         (["--observed", "{missing}"], ["--observed", "missing.csv"]),
         (["--observed", "{nan}"], ["nan.csv", "NaN", "hold, interpolate or zero"]),
         (["--observed", "{same}"], ["--replicas", "obs.csv", "same.csv"]),  # two files hold 'replicas'

@@ -9,7 +9,7 @@ and `skenario report` draws the observed series over the simulated ones.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,15 @@ CPU_UNITS = ("fraction", "percent")
     default=None,
     help="How --cpu's series is written: a fraction of the request (0..1, the default) or a percent (0..100).",
 )
-@click.option("--lag", default=None, help="The observed series of a stream's consumer lag (in messages).")
+@click.option("--lag", default=None, help="The observed series of a stream's consumer lag (see --lag-scale).")
+@click.option(
+    "--lag-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="FACTOR",
+    help="Multiplies --lag's series into the scenario's messages: 0.0002 when one message stands for 5000 "
+    "records (default 1).",
+)
 @click.option("--latency", default=None, help="The observed series of latency (seconds).")
 @click.option("--warm-up", "warm_up", default=None, help="Left out of the comparison at the start, such as 5m.")
 @click.option(
@@ -95,6 +103,7 @@ def replay(
     origin: float | None,
     gaps: GapPolicy,
     cpu_unit: str | None,
+    lag_scale: float | None,
     seed: int | None,
     output: str,
     no_store: bool,
@@ -110,6 +119,8 @@ def replay(
         raise SkenarioError(f"{named} names a series of an --observed file: give the files with --observed")
     if cpu_unit is not None and cpu is None:
         raise SkenarioError("says how --cpu's series is written: name the series with --cpu", field="--cpu-unit")
+    if lag_scale is not None and lag is None:
+        raise SkenarioError("scales --lag's series: name the series with --lag", field="--lag-scale")
     settings: dict[str, Any] = {}
     if warm_up is not None:
         settings["warm_up"] = _duration(warm_up, "--warm-up", zero=True)
@@ -119,7 +130,8 @@ def replay(
         if not math.isfinite(origin):
             raise SkenarioError("a Unix time in seconds", field="--origin", value=origin)
         settings["origin"] = origin
-    files = ObservedFiles(observed_files, names, gaps, 0.01 if cpu_unit == "percent" else 1.0)
+    scales = {"cpu": 0.01 if cpu_unit == "percent" else 1.0, "lag": 1.0 if lag_scale is None else lag_scale}
+    files = ObservedFiles(observed_files, names, gaps, scales)
     budget = memory_budget(None)
     kept = None if no_store else run_store(store)
     try:
@@ -132,7 +144,7 @@ def replay(
             if not isinstance(opened, Simulation):
                 raise SkenarioError(f"replay runs skenario's scenarios, not a {opened.kind} input", file=str(file))
             observed = _observed(opened, files, settings)
-            _comparable(opened, observed, file)
+            _comparable(opened, observed, file, from_files=bool(files.paths))
         done = execute(opened, kept, scenario_file=str(file), budget=budget)
     except Stopped as stopped:
         where = "" if stopped.run_id is None else f": run {stopped.run_id} kept in the store as Failed"
@@ -158,12 +170,13 @@ def replay(
 @dataclass(frozen=True)
 class ObservedFiles:
     """What the command line says the cluster recorded: the files, the series named for each role, how gaps
-    are filled and the factor that brings the CPU series to a fraction of the request."""
+    are filled and the factors that bring a role's series into skenario's units (CPU a fraction of the
+    request, lag in the scenario's messages)."""
 
     paths: tuple[Path, ...]
     names: dict[str, str | None]
     gaps: GapPolicy = "refuse"
-    cpu_scale: float = 1.0
+    scales: dict[str, float] = field(default_factory=dict)
 
     def entries(self) -> dict[str, ObservedSeries]:
         """Each role's series as `spec.observed` would name it; a name no file holds, or two do, is an error
@@ -192,7 +205,7 @@ class ObservedFiles:
                     "file": str(found[name][0].resolve()),
                     "series": name,
                     "gaps": self.gaps,
-                    "scale": self.cpu_scale if role == "cpu" else 1.0,
+                    "scale": self.scales.get(role, 1.0),
                 }
             )
         return entries
@@ -216,8 +229,15 @@ def _observed(simulation: Simulation, files: ObservedFiles, settings: dict[str, 
     return read_observed_run(spec.model_copy(update={"observed": observed}), simulation.base_dir)
 
 
-def _comparable(simulation: Simulation, observed: ObservedRun, file: Path) -> None:
-    """Refuse, before the run, a replay whose run and observed replicas would not overlap: nothing is kept."""
+def _comparable(simulation: Simulation, observed: ObservedRun, file: Path, *, from_files: bool) -> None:
+    """Refuse, before the run, a replay that could not compare what it was given: an observed lag beside a
+    workload that records none, or a run and observed replicas that would not overlap. Nothing is kept."""
+    if observed.lag is not None and simulation.spec.workload.stream is None:
+        raise SkenarioError(
+            "an observed lag needs a workload that records one: this scenario's spec.workload has no stream",
+            file=str(file),
+            field="--lag" if from_files else "spec.observed.lag",
+        )
     if simulation.end is None:  # runs to just past its last event: how far is known once it ran
         return
     try:
