@@ -137,6 +137,25 @@ def test_an_event_90_s_late_matches_within_the_tolerance_only(
     assert error["mae"] == pytest.approx(180 / 540)
 
 
+@pytest.mark.parametrize(("count", "mae"), [([], 60 / 540), (["--count", "pods"], 0.0), (["--count", "desired"], 0.0)])
+def test_the_observed_count_is_held_against_the_simulated_count_it_counts(
+    tmp_path: Path, count: list[str], mae: float
+) -> None:
+    """Scaled to 5 at 290 s, the two new pods take 30 s to start: 5 are asked for and exist from the row at
+    300 s, but are ready only from the row at 330 s. The cluster counted 5 from 300 s: against the ready pods
+    (the default) |Δ| = 2 for 30 s of [60 s, 600 s); against every pod, or what was asked for, none."""
+    slow = STEPPED.replace("containerStart: 0s", "containerStart: 30s")
+    observed = write_series(tmp_path / "obs.csv", "replicas", counts({300: 5}))
+    found = replay_json(
+        str(scenario(tmp_path, slow)), "--no-store", "--observed", str(observed), "--origin", str(ORIGIN),
+        "--warm-up", "1m", *count,
+    )  # fmt: skip
+    error = found["replicas"]
+    assert isinstance(error, dict)
+    assert error["mae"] == pytest.approx(mae)
+    assert found["count"] == (count[1] if count else "active")
+
+
 @pytest.mark.parametrize(
     ("gaps", "mae"),
     [

@@ -22,7 +22,7 @@ from skenario.cli.common import err, out, output_option, plugin_options, print_d
 from skenario.cli.store import run_store
 from skenario.core.time import SECOND, parse_duration
 from skenario.errors import Halt, SkenarioError
-from skenario.results.replay import Comparison, compare, window
+from skenario.results.replay import COUNTS, Comparison, compare, window
 from skenario.results.rundata import RunData
 from skenario.runs import PluginFailed, Stopped, execute, keep_unbuilt, open_run
 from skenario.runs.supervise import loading, memory_budget
@@ -47,6 +47,14 @@ CPU_UNITS = ("fraction", "percent")
     "Without it, the scenario's spec.observed.",
 )
 @click.option("--replicas", default=None, help="The observed series of the replica count (default: 'replicas').")
+@click.option(
+    "--count",
+    type=click.Choice(tuple(COUNTS)),
+    default="active",
+    show_default=True,
+    help="Which simulated replica count the observed one is held against: the ready pods (active), every pod not "
+    "terminating (pods: kube_deployment_status_replicas), or what the autoscalers asked for (desired).",
+)
 @click.option("--cpu", default=None, help="The observed series of CPU used over requested (see --cpu-unit).")
 @click.option(
     "--cpu-unit",
@@ -95,6 +103,7 @@ def replay(
     file: Path,
     observed_files: tuple[Path, ...],
     replicas: str | None,
+    count: str,
     cpu: str | None,
     lag: str | None,
     latency: str | None,
@@ -152,7 +161,7 @@ def replay(
         raise Halt(stopped.exit_code) from None
     run = RunData.from_simulation(opened)
     try:
-        comparison = compare(run, observed)
+        comparison = compare(run, observed, count)
     except ValueError as exc:  # a run with no duration: how far it went was known only once it ran
         kept_as = "" if done.run_id is None else f" (run {done.run_id} kept in the store without a comparison)"
         raise SkenarioError(str(exc) + kept_as, file=str(file), field="spec.observed") from None
@@ -274,10 +283,11 @@ def comparison_table(comparison: Comparison, title: str) -> Table:
     table = Table(title=title)
     table.add_column("figure")
     table.add_column("value", justify="right")
-    window = f"{error.start_ns / SECOND:,.0f} s to {error.stop_ns / SECOND:,.0f} s"
+    compared = f"{error.start_ns / SECOND:,.0f} s to {error.stop_ns / SECOND:,.0f} s"
     pct = error.replica_seconds_error_pct
     rows = [
-        ("window compared", window),
+        ("window compared", compared),
+        ("simulated replicas counted", comparison.count),
         ("replica MAE (time-weighted)", f"{error.mae:.2f}"),
         ("largest replica difference", f"{error.max_abs:.0f}"),
         (
