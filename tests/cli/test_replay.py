@@ -277,7 +277,7 @@ def runs_kept(store: Path) -> int:
         (["--lag-scale", "0.5"], ["--lag-scale", "--lag"]),
         (["--lag", "replicas"], ["--lag", "no stream"]),  # the workload records no lag
         (["--observed", "{missing}"], ["--observed", "missing.csv"]),
-        (["--observed", "{nan}"], ["nan.csv", "NaN", "hold, interpolate or zero"]),
+        (["--observed", "{nan}"], ["nan.csv", "--replicas", "NaN", "--gaps hold, interpolate or zero"]),
         (["--observed", "{same}"], ["--replicas", "obs.csv", "same.csv"]),  # two files hold 'replicas'
         (["--origin", str(ORIGIN + 3600)], ["spec.observed", "do not overlap"]),  # all observed before 0
     ],

@@ -191,11 +191,14 @@ class ObservedFiles:
         """Each role's series as `spec.observed` would name it; a name no file holds, or two do, is an error
         naming the option, the name and the files."""
         found: dict[str, list[Path]] = {}
+        nan: dict[str, int] = {}  # the Unix time of each series' first NaN, if it has one
         for path in self.paths:
             if not path.is_file():
                 raise SkenarioError("no such file", field="--observed", value=str(path))
-            for series_name in read_observed(path):
+            for series_name, series in read_observed(path).items():
                 found.setdefault(series_name, []).append(path)
+                if not np.isfinite(series.values).all():
+                    nan[series_name] = int(series.times_ns[np.flatnonzero(~np.isfinite(series.values))[0]])
         chosen = self.names | {"replicas": self.names["replicas"] or "replicas"}
         entries: dict[str, ObservedSeries] = {}
         for role, name in chosen.items():
@@ -209,6 +212,13 @@ class ObservedFiles:
             if len(found[name]) > 1:
                 held = " and ".join(str(path) for path in found[name])
                 raise SkenarioError(f"{held} each hold a series of that name: give one", field=f"--{role}", value=name)
+            if name in nan and self.gaps == "refuse":
+                raise SkenarioError(
+                    f"series {name!r} has NaN samples, the first at {nan[name] / SECOND:.0f} (Unix s): say how to "
+                    "fill them with --gaps hold, interpolate or zero",
+                    file=str(found[name][0]),
+                    field=f"--{role}",
+                )
             entries[role] = ObservedSeries.model_validate(
                 {
                     "file": str(found[name][0].resolve()),
