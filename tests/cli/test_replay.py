@@ -9,6 +9,7 @@ import json
 import math
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -69,11 +70,21 @@ def scenario(tmp_path: Path, text: str = SCENARIO) -> Path:
     return path
 
 
-def replay_json(*args: str) -> dict[str, object]:
+def replay_json(*args: str) -> dict[str, Any]:
     code, out, err = invoke("replay", *args, "-o", "json")
     assert code == 0, err
-    found: dict[str, object] = json.loads(out)
+    found: dict[str, Any] = json.loads(out)
     return found
+
+
+def replayed(tmp_path: Path, text: str, values: list[float], *extra: str) -> dict[str, Any]:
+    """The JSON `replay` prints for `text` against one observed replica series (`values`, every 15 s from
+    -60 s), simulated 0 at ORIGIN and the first minute left out."""
+    observed = write_series(tmp_path / "obs.csv", "replicas", values)
+    return replay_json(
+        str(scenario(tmp_path, text)), "--no-store", "--observed", str(observed), "--origin", str(ORIGIN),
+        "--warm-up", "1m", *extra,
+    )  # fmt: skip
 
 
 def test_origin_and_warm_up_place_the_window_and_the_error_is_the_hand_computed_one(tmp_path: Path) -> None:
@@ -82,13 +93,7 @@ def test_origin_and_warm_up_place_the_window_and_the_error_is_the_hand_computed_
     1620 simulated against 1620 + 240 = 1860 observed; the up at 300 s and the down at 420 s are not
     simulated; the 36 syncs 60, 75, ..., 585 s make 35 decisions, of which the up (at 285 s) and the down (at
     405 s) disagree: 33/35, and 0 of the 2 where either moved."""
-    observed = write_series(tmp_path / "obs.csv", "pods", counts({300: 5, 420: 3}))
-    found = replay_json(
-        str(scenario(tmp_path)), "--no-store", "--observed", str(observed), "--replicas", "pods",
-        "--origin", str(ORIGIN), "--warm-up", "1m",
-    )  # fmt: skip
-    error = found["replicas"]
-    assert isinstance(error, dict)
+    error = replayed(tmp_path, SCENARIO, counts({300: 5, 420: 3}))["replicas"]
     assert (error["start_ns"], error["stop_ns"]) == (60 * 10**9, 600 * 10**9)
     assert error["mae"] == pytest.approx(240 / 540)
     assert error["max_abs"] == 2
@@ -101,19 +106,19 @@ def test_origin_and_warm_up_place_the_window_and_the_error_is_the_hand_computed_
     assert error["confusion"] == [[0, 1, 0], [0, 33, 0], [0, 1, 0]]  # observed down, hold, up by row
 
 
-def test_the_origin_moves_the_observed_series_on_the_simulated_clock(tmp_path: Path) -> None:
-    """The same series read with simulated 0 a minute later: the 5 replicas fall at 240 s to 360 s of
-    simulated time, still 120 s inside [60 s, 600 s): the MAE is unchanged, but the window's end is now the
-    run's end against a series lasting to 600 + 15 s, and the first observed sample is -120 s."""
-    observed = write_series(tmp_path / "obs.csv", "replicas", counts({300: 5, 420: 3}))
+@pytest.mark.parametrize(("origin", "mae", "timing"), [(ORIGIN, 0.0, 0.0), (ORIGIN - 90, 180 / 540, 90.0)])
+def test_the_origin_lines_the_clocks_up(tmp_path: Path, origin: int, mae: float, timing: float) -> None:
+    """The cluster went from 3 to 5 at ORIGIN + 300 s; the simulation at 300 s. With simulated 0 at ORIGIN they
+    agree; with it 90 s earlier, the cluster's up is at 390 s of simulated time: |Δ| = 2 for 90 s of [60 s,
+    600 s), and the two ups match 90 s apart."""
+    observed = write_series(tmp_path / "obs.csv", "replicas", counts({300: 5}))
     found = replay_json(
-        str(scenario(tmp_path)), "--no-store", "--observed", str(observed), "--origin", str(ORIGIN + 60),
+        str(scenario(tmp_path, STEPPED)), "--no-store", "--observed", str(observed), "--origin", str(origin),
         "--warm-up", "1m",
     )  # fmt: skip
     error = found["replicas"]
-    assert isinstance(error, dict)
-    assert error["mae"] == pytest.approx(240 / 540)
-    assert error["stop_ns"] == 600 * 10**9
+    assert error["mae"] == pytest.approx(mae)
+    assert (error["events_matched"], error["timing_error_s"]) == (1, timing)
 
 
 @pytest.mark.parametrize(
@@ -125,13 +130,7 @@ def test_an_event_90_s_late_matches_within_the_tolerance_only(
 ) -> None:
     """Simulated: 3 replicas, 5 from 300 s. Observed: 3, 5 from 390 s. One up each, 90 s apart: matched within
     the default 120 s and within 2m, not within 1m. |Δ| = 2 for 90 s of [60 s, 600 s): MAE 180/540."""
-    observed = write_series(tmp_path / "obs.csv", "replicas", counts({390: 5}))
-    found = replay_json(
-        str(scenario(tmp_path, STEPPED)), "--no-store", "--observed", str(observed), "--origin", str(ORIGIN),
-        "--warm-up", "1m", *tolerance,
-    )  # fmt: skip
-    error = found["replicas"]
-    assert isinstance(error, dict)
+    error = replayed(tmp_path, STEPPED, counts({390: 5}), *tolerance)["replicas"]
     assert (error["events_observed"], error["events_simulated"], error["events_matched"]) == (1, 1, matched)
     assert error["timing_error_s"] == timing
     assert error["mae"] == pytest.approx(180 / 540)
@@ -145,14 +144,8 @@ def test_the_observed_count_is_held_against_the_simulated_count_it_counts(
     300 s, but are ready only from the row at 330 s. The cluster counted 5 from 300 s: against the ready pods
     (the default) |Δ| = 2 for 30 s of [60 s, 600 s); against every pod, or what was asked for, none."""
     slow = STEPPED.replace("containerStart: 0s", "containerStart: 30s")
-    observed = write_series(tmp_path / "obs.csv", "replicas", counts({300: 5}))
-    found = replay_json(
-        str(scenario(tmp_path, slow)), "--no-store", "--observed", str(observed), "--origin", str(ORIGIN),
-        "--warm-up", "1m", *count,
-    )  # fmt: skip
-    error = found["replicas"]
-    assert isinstance(error, dict)
-    assert error["mae"] == pytest.approx(mae)
+    found = replayed(tmp_path, slow, counts({300: 5}), *count)
+    assert found["replicas"]["mae"] == pytest.approx(mae)
     assert found["count"] == (count[1] if count else "active")
 
 
@@ -166,15 +159,8 @@ def test_the_observed_count_is_held_against_the_simulated_count_it_counts(
 )
 def test_a_gap_is_filled_as_gaps_says(tmp_path: Path, gaps: str, mae: float) -> None:
     """Observed 3 but 5 at 300 s and NaN at 315 s."""
-    values = counts({300: 5, 315: math.nan, 330: 3})
-    observed = write_series(tmp_path / "obs.csv", "replicas", values)
-    found = replay_json(
-        str(scenario(tmp_path)), "--no-store", "--observed", str(observed), "--origin", str(ORIGIN),
-        "--warm-up", "1m", "--gaps", gaps,
-    )  # fmt: skip
-    error = found["replicas"]
-    assert isinstance(error, dict)
-    assert error["mae"] == pytest.approx(mae)
+    found = replayed(tmp_path, SCENARIO, counts({300: 5, 315: math.nan, 330: 3}), "--gaps", gaps)
+    assert found["replicas"]["mae"] == pytest.approx(mae)
 
 
 @pytest.mark.parametrize(
@@ -192,9 +178,7 @@ def test_cpu_is_compared_as_a_fraction_of_the_request_whichever_way_it_is_writte
         "--cpu", "cpu", "--origin", str(ORIGIN), "--warm-up", "1m", *unit,
     )  # fmt: skip
     assert found["cpu"] == {"mae": pytest.approx(0.1 - 1 / 30), "rmse": pytest.approx(0.1 - 1 / 30)}
-    replicas_error = found["replicas"]
-    assert isinstance(replicas_error, dict)
-    assert replicas_error["mae"] == 0
+    assert found["replicas"]["mae"] == 0
 
 
 # The three pods consume a stream whose traffic stops at 30 s: 150 messages of 10 ms are consumed as they come,
