@@ -72,10 +72,17 @@ CPU_UNITS = ("fraction", "percent")
     "records (default 1).",
 )
 @click.option("--latency", default=None, help="The observed series of latency (seconds).")
-@click.option("--warm-up", "warm_up", default=None, help="Left out of the comparison at the start, such as 5m.")
+@click.option(
+    "--warm-up",
+    "warm_up",
+    default=None,
+    metavar="DURATION",
+    help="Left out of the comparison at the start, such as 5m (default: spec.observed.warmUp, else none).",
+)
 @click.option(
     "--tolerance",
     default=None,
+    metavar="DURATION",
     help="How far apart an observed and a simulated scale event may be to match, such as 2m (default: the "
     "scenario's spec.observed.tolerance, else 120s).",
 )
