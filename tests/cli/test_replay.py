@@ -106,6 +106,15 @@ def test_origin_and_warm_up_place_the_window_and_the_error_is_the_hand_computed_
     assert error["confusion"] == [[0, 1, 0], [0, 33, 0], [0, 1, 0]]  # observed down, hold, up by row
 
 
+def test_decisions_are_compared_once_a_sync_period(tmp_path: Path) -> None:
+    """As above with a 30-s sync: the syncs 60, 90, ..., 570 s make 17 decisions; the cluster's up (from 270 s
+    to 300 s) and down (390 s to 420 s) are missed, the 15 holds agree."""
+    error = replayed(tmp_path, SCENARIO, counts({300: 5, 420: 3}), "--sync", "30s")["replicas"]
+    assert (error["decisions"], error["decision_match"]) == (17, pytest.approx(15 / 17))
+    assert error["confusion"] == [[0, 1, 0], [0, 15, 0], [0, 1, 0]]
+    assert error["mae"] == pytest.approx(240 / 540)  # the rest does not depend on the sync
+
+
 @pytest.mark.parametrize(("origin", "mae", "timing"), [(ORIGIN, 0.0, 0.0), (ORIGIN - 90, 180 / 540, 90.0)])
 def test_the_origin_lines_the_clocks_up(tmp_path: Path, origin: int, mae: float, timing: float) -> None:
     """The cluster went from 3 to 5 at ORIGIN + 300 s; the simulation at 300 s. With simulated 0 at ORIGIN they
@@ -254,6 +263,7 @@ def runs_kept(store: Path) -> int:
     [
         (["--tolerance", "soon"], ["--tolerance", "soon"]),
         (["--tolerance", "0s"], ["--tolerance", "more than 0"]),
+        (["--sync", "0s"], ["--sync", "more than 0"]),
         (["--warm-up", "-1m"], ["--warm-up", "-1m"]),
         (["--origin", "nan"], ["--origin", "nan"]),
         (["--cpu-unit", "percent"], ["--cpu-unit", "--cpu"]),

@@ -87,6 +87,13 @@ CPU_UNITS = ("fraction", "percent")
     "scenario's spec.observed.tolerance, else 120s).",
 )
 @click.option(
+    "--sync",
+    default="15s",
+    show_default=True,
+    metavar="DURATION",
+    help="The autoscaler's sync period: decisions (up, down, hold) are compared once a period.",
+)
+@click.option(
     "--origin",
     type=float,
     default=None,
@@ -116,6 +123,7 @@ def replay(
     latency: str | None,
     warm_up: str | None,
     tolerance: str | None,
+    sync: str,
     origin: float | None,
     gaps: GapPolicy,
     cpu_unit: str | None,
@@ -142,6 +150,7 @@ def replay(
         settings["warm_up"] = _duration(warm_up, "--warm-up", zero=True)
     if tolerance is not None:
         settings["tolerance"] = _duration(tolerance, "--tolerance", zero=False)
+    sync_ns = _duration(sync, "--sync", zero=False)
     if origin is not None:
         if not math.isfinite(origin):
             raise SkenarioError("a Unix time in seconds", field="--origin", value=origin)
@@ -168,7 +177,7 @@ def replay(
         raise Halt(stopped.exit_code) from None
     run = RunData.from_simulation(opened)
     try:
-        comparison = compare(run, observed, count)
+        comparison = compare(run, observed, count, sync_ns)
     except ValueError as exc:  # a run with no duration: how far it went was known only once it ran
         kept_as = "" if done.run_id is None else f" (run {done.run_id} kept in the store without a comparison)"
         raise SkenarioError(str(exc) + kept_as, file=str(file), field="spec.observed") from None

@@ -71,16 +71,16 @@ def simulated(run: RunData, column: str) -> tuple[Times, Values]:
     return times, series[column].to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def compare(run: RunData, observed: ObservedRun, count: str = "active") -> Comparison:
-    """The run's replica trajectory (the simulated `count`, one of COUNTS) and recorded series against the
-    observed ones."""
+def compare(run: RunData, observed: ObservedRun, count: str = "active", sync: int = 15 * SECOND) -> Comparison:
+    """The run's replica trajectory (the simulated `count`, one of COUNTS; decisions on a grid of `sync` ns, the
+    autoscaler's period) and recorded series against the observed ones."""
     if count not in COUNTS:
         raise ValueError(f"unknown replica count {count!r}; one of {', '.join(COUNTS)}")
     times, _ = simulated(run, "replicas_active")
     replicas = times, sum((simulated(run, column)[1] for column in COUNTS[count]), np.zeros(len(times)))
     obs = _pair(observed.replicas)
     start, stop = window(observed, int(replicas[0][0]) if len(replicas[0]) else run.simulated_ns, run.simulated_ns)
-    error = trajectory_error(obs, replicas, start, stop, tolerance=observed.tolerance)
+    error = trajectory_error(obs, replicas, start, stop, tolerance=observed.tolerance, sync=sync)
     secondary = {}
     for name, (column, factor) in _SECONDARY.items():
         series: Series | None = getattr(observed, name)
