@@ -37,8 +37,8 @@ THEORY = "Simulate standard queueing models and set each analytic value beside t
 COMMANDS: dict[str, Entry] = {
     "calibrate": Entry(
         "skenario.cli.calibrate:calibrate",
-        "Fit the --fit fields so the scenarios in FILES follow the replicas their clusters recorded (spec.observed), "
-        "report the error in-sample and on the --validate scenarios, and write each as NAME.calibrated.yaml beside it.",
+        "Fit what no manifest says so the scenarios follow the replicas their clusters recorded; errors in-sample "
+        "and held out.",
     ),
     "check": Entry(
         "skenario.cli.check:check",
