@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,7 +13,7 @@ from skenario.core.time import SECOND
 from skenario.results.trajectory import match_events, mean_absolute_error, series_error, trajectory_error
 
 
-def step(counts: list[float], every: int = 15) -> tuple[np.ndarray, np.ndarray]:
+def step(counts: Sequence[float], every: int = 15) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(len(counts), dtype=np.int64) * every * SECOND, np.array(counts, dtype=np.float64)
 
 
@@ -87,3 +89,80 @@ def test_the_mae_is_symmetric_bounded_and_blind_to_a_common_shift(a: list[int], 
     assert mae <= largest + 1e-12
     moved = mean_absolute_error(step([x + shift for x in a]), step([x + shift for x in b]), 0, stop)[0]
     assert moved == pytest.approx(mae)
+
+
+def irregular(draw: st.DrawFn, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """A step function on its own irregular grid starting at 0: integer counts at sorted distinct times (s)."""
+    times = sorted(draw(st.sets(st.integers(1, stop - 1), max_size=12)) | {0})
+    values = draw(st.lists(st.integers(0, 20), min_size=len(times), max_size=len(times)))
+    return np.array(times, dtype=np.int64) * SECOND, np.array(values, dtype=np.float64)
+
+
+@st.composite
+def two_trajectories(draw: st.DrawFn) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int]:
+    stop = draw(st.integers(2, 600))
+    return irregular(draw, stop), irregular(draw, stop), stop * SECOND
+
+
+@settings(max_examples=80, deadline=None)
+@given(two_trajectories())
+def test_on_any_two_grids_the_mae_bounds_the_replica_seconds_gap_and_is_bounded_by_the_largest(
+    pair: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int],
+) -> None:
+    """|∫(s - o)| ≤ ∫|s - o| ≤ max|s - o| · span, whatever the two sampling grids; and the MAE is symmetric."""
+    observed, simulated, stop = pair
+    mae, largest, seconds_o, seconds_s = mean_absolute_error(observed, simulated, 0, stop)
+    span_s = stop / SECOND
+    assert abs(seconds_s - seconds_o) / span_s <= mae + 1e-9
+    assert mae <= largest + 1e-9
+    assert mae == pytest.approx(mean_absolute_error(simulated, observed, 0, stop)[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(counts, counts, st.integers(-3600, 3600))
+def test_moving_both_trajectories_and_the_window_in_time_changes_nothing_but_the_window(
+    a: list[int], b: list[int], seconds: int
+) -> None:
+    n = min(len(a), len(b))
+    shift = seconds * SECOND
+    stop = n * 15 * SECOND
+    here = trajectory_error(step(a[:n]), step(b[:n]), 0, stop)
+    times, values = step(a[:n])
+    moved_a = (times + shift, values)
+    times, values = step(b[:n])
+    moved_b = (times + shift, values)
+    there = trajectory_error(moved_a, moved_b, shift, stop + shift)
+    assert (there.start_ns, there.stop_ns) == (shift, stop + shift)
+    assert {**there.to_dict(), "start_ns": 0, "stop_ns": 0} == {**here.to_dict(), "start_ns": 0, "stop_ns": 0}
+
+
+@settings(max_examples=60, deadline=None)
+@given(counts, counts)
+def test_swapping_the_sides_on_one_grid_swaps_the_events_and_transposes_the_confusion(
+    a: list[int], b: list[int]
+) -> None:
+    n = min(len(a), len(b))
+    stop = n * 15 * SECOND
+    one = trajectory_error(step(a[:n]), step(b[:n]), 0, stop)
+    other = trajectory_error(step(b[:n]), step(a[:n]), 0, stop)
+    assert (one.events_observed, one.events_simulated) == (other.events_simulated, other.events_observed)
+    assert one.events_matched == other.events_matched
+    assert one.decision_match == other.decision_match
+    assert one.confusion == tuple(zip(*other.confusion, strict=True))
+
+
+def test_a_down_step_and_its_late_twin() -> None:
+    """Observed 6, 6, 4, 4, 4, 4; simulated 6, 6, 6, 6, 4, 4 (the same down 30 s late), every 15 s over
+    [0, 90 s): |Δ| = 2 for 30 s, MAE 60/90; replica-seconds 15·28 = 420 observed, 15·32 = 480 simulated
+    (+14.3%); the downs at 30 s and 60 s match (|Δt| 30 s); decisions (hold, down, hold, hold, hold) against
+    (hold, hold, hold, down, hold): 3 of 5 agree, none of the 2 where either moved."""
+    error = trajectory_error(step([6, 6, 4, 4, 4, 4]), step([6, 6, 6, 6, 4, 4]), 0, 90 * SECOND)
+    assert error.mae == pytest.approx(60 / 90)
+    assert (error.replica_seconds_observed, error.replica_seconds_simulated) == (420, 480)
+    assert error.replica_seconds_error_pct == pytest.approx(100 * 60 / 420)
+    assert (error.events_observed, error.events_simulated, error.events_matched) == (1, 1, 1)
+    assert error.timing_error_s == 30
+    assert error.decision_match == pytest.approx(3 / 5)
+    assert error.decision_match_moving == 0
+    assert error.confusion == ((0, 1, 0), (1, 3, 0), (0, 0, 0))
+    assert "0.67" in error.lines()[0] and "+14.3%" in error.lines()[1]

@@ -105,6 +105,8 @@ def thin(frame: pd.DataFrame, peaks: Iterable[str] = ()) -> pd.DataFrame:
 
 _OBSERVED_STEP = {"shape": "hv", "color": "black", "dash": "dot", "width": 2}
 """How an observed replica count is drawn: a step, as the counts are held between samples."""
+_OBSERVED_LINE = {"color": "black", "dash": "dot"}
+"""How another observed series (CPU, lag, latency) is drawn over its simulated counterpart."""
 
 
 class _Charts:
@@ -168,14 +170,18 @@ class _Charts:
         figure.update_layout(shapes=shapes, annotations=notes)
         return figure
 
-    def observed(self, role: str, name: str, **kwargs: Any) -> go.Scatter | None:
-        """What the real cluster recorded for `role` (a replay's), on the run's time axis; None if nothing."""
+    def observed(self, role: str, name: str, factor: float = 1.0, **kwargs: Any) -> go.Scatter | None:
+        """What the real cluster recorded for `role` (a replay's), times `factor` into the chart's unit, on the
+        run's time axis; None if nothing."""
         recorded = self.run.documents.get("replay", {}).get("observed", {}).get(role)
         if not recorded:
             return None
-        return go.Scatter(
-            x=_times(np.asarray(recorded["time_s"], dtype=float)), y=recorded["value"], name=_label(name), **kwargs
+        frame = pd.DataFrame(
+            {"value": pd.to_numeric(pd.Series(recorded["value"], dtype=object), errors="coerce").to_numpy() * factor},
+            index=pd.Index(np.asarray(recorded["time_s"], dtype=float)),
         )
+        frame = thin(frame)  # a week of 15-s samples is 40,000 points: bucket means, as the simulated lines
+        return go.Scatter(x=_times(frame.index), y=_values(frame["value"]), name=_label(name), **kwargs)
 
     @staticmethod
     def line(frame: pd.DataFrame, column: str, name: str, **kwargs: Any) -> go.Scatter:
@@ -216,7 +222,7 @@ class _Charts:
                 x=_times(self.run.series.index), y=_values(self.run.series["consumer_lag"]), name="lag", mode="lines"
             )
         )
-        observed = self.observed("lag", "observed lag", mode="lines", line={"color": "black", "dash": "dot"})
+        observed = self.observed("lag", "observed lag", mode="lines", line=_OBSERVED_LINE)
         if observed is not None:
             figure.add_trace(observed)
         return figure
@@ -239,7 +245,12 @@ class _Charts:
         frame = thin(analysis.latency(self.run), peaks=("p50_ms", "p95_ms", "p99_ms", "mean_ms"))
         for column, colour in (("p50_ms", "#2ca02c"), ("p95_ms", "#ff7f0e"), ("p99_ms", "#d62728")):
             figure.add_trace(self.line(frame, column, column.removesuffix("_ms"), line={"color": colour}))
-        figure.add_trace(self.line(frame, "mean_ms", "mean", visible="legendonly", line={"dash": "dash"}))
+        observed = self.observed("latency", "observed (the real cluster)", 1000.0, mode="lines", line=_OBSERVED_LINE)
+        # A replay holds observed latency against the simulated mean: then the mean is shown, not only listed.
+        shown: dict[str, Any] = {} if observed is not None else {"visible": "legendonly"}
+        figure.add_trace(self.line(frame, "mean_ms", "mean", line={"dash": "dash"}, **shown))
+        if observed is not None:
+            figure.add_trace(observed)
         if objectives is not None:
             figure.add_hline(
                 y=objectives["latency_ms"],
@@ -261,7 +272,7 @@ class _Charts:
         figure.add_trace(
             self.line(frame, "of_nodes", "of the nodes' allocatable", line={"width": 3, "color": "#1f77b4"})
         )
-        observed = self.observed("cpu", "observed, of request", mode="lines", line={"color": "black", "dash": "dot"})
+        observed = self.observed("cpu", "observed, of request", mode="lines", line=_OBSERVED_LINE)
         if observed is not None:
             figure.add_trace(observed)
         return figure
