@@ -33,6 +33,10 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest
 
 # Versions are unique across snapshots, so a cache keyed on one never takes a fork's facts for its own.
 _VERSIONS = itertools.count(1)
+# The per-node arrays: each a view of the first rows of a buffer with room to grow, so adding a node
+# costs amortised O(1) rather than copying every array (a quadratic build of a large cluster).
+_ARRAYS = ("allocatable", "requested", "non_zero", "max_pods", "pod_count", "present", "unschedulable")
+_FIRST_CAPACITY = 16
 
 
 def non_zero_request(value: int | None, default: int) -> int:
@@ -67,7 +71,9 @@ class ClusterSnapshot:
         self.present: Bools = np.zeros(0, dtype=np.bool_)
         self.unschedulable: Bools = np.zeros(0, dtype=np.bool_)
         self.pods_on: list[dict[str, PodSpec]] = []
-        self.order: Ints = np.zeros(0, dtype=np.int64)
+        self._capacity = 0  # rows the buffers hold; the arrays are views of their first len(nodes)
+        self._buffers: dict[str, npt.NDArray[Any]] = {}
+        self._order: Ints | None = np.zeros(0, dtype=np.int64)  # None: to be sorted again when read
         self.namespaces: dict[str, Mapping[str, str]] = {}  # each namespace's labels (namespaceSelector reads them)
         self.affinity_pods: dict[str, int] = {}  # pods with pod (anti-)affinity terms: the row of their node
         self.groups = PodGroups()  # the pods and their affinity terms as terms see them, per node row
@@ -83,19 +89,33 @@ class ClusterSnapshot:
             raise ValueError(f"node {node.name!r} is already in the cluster")
         row = self._row(node.cpu, node.memory, node.extended)
         i = len(self.nodes)
+        if i >= self._capacity:
+            self._grow(i)
+        buffers = self._buffers
+        buffers["allocatable"][i] = row
+        buffers["max_pods"][i] = node.pods
+        buffers["present"][i] = True
+        buffers["unschedulable"][i] = node.unschedulable  # requested, non_zero and pod_count start at 0
+        for name in _ARRAYS:
+            setattr(self, name, buffers[name][: i + 1])
         self.nodes.append(node)
         self.names.append(node.name)
         self.index[node.name] = i
-        self.allocatable = np.vstack([self.allocatable, row])
-        self.requested = np.vstack([self.requested, np.zeros_like(row)])
-        self.non_zero = np.vstack([self.non_zero, np.zeros(2, dtype=np.int64)])
-        self.max_pods = np.append(self.max_pods, node.pods)
-        self.pod_count = np.append(self.pod_count, 0)
-        self.present = np.append(self.present, True)
-        self.unschedulable = np.append(self.unschedulable, node.unschedulable)
         self.pods_on.append({})
         self._changed()
         return i
+
+    def _grow(self, rows: int) -> None:
+        """New buffers, twice as many rows, holding the `rows` there are; the old ones stay with their views."""
+        capacity = max(_FIRST_CAPACITY, 2 * rows)
+        buffers = {}
+        for name in _ARRAYS:
+            now = getattr(self, name)
+            buffer = np.zeros((capacity, *now.shape[1:]), dtype=now.dtype)
+            buffer[:rows] = now
+            buffers[name] = buffer
+        self._buffers = buffers  # a new dict: a fork sharing the old one keeps it
+        self._capacity = capacity
 
     def remove_node(self, name: str) -> list[PodSpec]:
         """Take a node out; returns the pods that were on it (the caller decides their fate)."""
@@ -132,12 +152,20 @@ class ClusterSnapshot:
             n = len(self.nodes)
             self.allocatable = np.hstack([self.allocatable, np.zeros((n, 1), dtype=np.int64)])
             self.requested = np.hstack([self.requested, np.zeros((n, 1), dtype=np.int64)])
+            self._capacity = n  # the wider arrays have no room: the next node grows every buffer
         return col
 
+    @property
+    def order(self) -> Ints:
+        """The present nodes' rows by name: the order the scheduler walks them in (sorted when next read)."""
+        if self._order is None:
+            present = np.flatnonzero(self.present)
+            names = np.array(self.names, dtype=object)[present]
+            self._order = present[np.argsort(names, kind="stable")].astype(np.int64)
+        return self._order
+
     def _changed(self) -> None:
-        present = np.flatnonzero(self.present)
-        names = [self.nodes[i].name for i in present]
-        self.order = present[np.argsort(np.array(names, dtype=object), kind="stable")].astype(np.int64)
+        self._order = None
         self.version = next(_VERSIONS)
 
     def fork(self) -> ClusterSnapshot:
@@ -152,8 +180,9 @@ class ClusterSnapshot:
         forked.nodes = list(self.nodes)
         forked.names = list(self.names)
         forked.index = dict(self.index)
-        for name in ("allocatable", "requested", "non_zero", "max_pods", "pod_count", "present", "unschedulable"):
+        for name in _ARRAYS:
             setattr(forked, name, getattr(self, name).copy())
+        forked._capacity = len(self.nodes)  # its arrays are exact copies: its first new node grows them
         forked.pods_on = [dict(pods) for pods in self.pods_on]
         forked.namespaces = dict(self.namespaces)
         forked.affinity_pods = dict(self.affinity_pods)
@@ -196,7 +225,8 @@ class ClusterSnapshot:
         if has_pod_affinity(pod):
             self.affinity_pods[pod.name] = i
         self.groups.add(pod, i)
-        self.requested[i] += self.request_of(pod)
+        row = self.request_of(pod)  # first: a resource named the first time widens `requested`
+        self.requested[i] += row
         cpu, memory = self.non_zero_of(pod)
         self.non_zero[i, CPU] += cpu
         self.non_zero[i, MEMORY] += memory
@@ -206,7 +236,8 @@ class ClusterSnapshot:
         """The pod no longer counts on node `i`."""
         self.groups.remove(self.pods_on[i].pop(pod.name), i)  # as it was counted
         self.affinity_pods.pop(pod.name, None)
-        self.requested[i] -= self.request_of(pod)
+        row = self.request_of(pod)
+        self.requested[i] -= row
         cpu, memory = self.non_zero_of(pod)
         self.non_zero[i, CPU] -= cpu
         self.non_zero[i, MEMORY] -= memory
