@@ -266,13 +266,15 @@ def spread_prescore(
         for i, c in enumerate(constraints)
     )
     for node, pods in zip(nodes, pods_on, strict=True):
+        if not pods:  # no pod to count: the sums stay as they are, whatever the policies say
+            continue
         if require_all and not _has_keys(node.labels, constraints):
             continue
         for i, c in enumerate(constraints):
-            if not _included(c, pod, node):
-                continue
             value = node.labels.get(c.topology_key, "")
-            if value in counts[i]:
+            # A domain no filtered node is in counts nothing (a hostname constraint keeps none): the
+            # inclusion policies, a pure test, are asked only of a node in a counted domain.
+            if value in counts[i] and _included(c, pod, node):
                 counts[i][value] += _count_matching(pods, c.label_selector, pod.namespace)
     return SpreadScoreState(constraints, frozenset(ignored), tuple(counts), weights)
 
