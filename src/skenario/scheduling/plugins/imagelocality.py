@@ -120,6 +120,9 @@ class ImageLocality:
             self._total_num_nodes = int(snap.present.sum())
             self._states_version = snap.version
 
+    def pre_score_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not pod.images
+
     def score(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> Ints:
         images = pod.images
         if not images:

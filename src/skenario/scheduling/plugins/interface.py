@@ -34,12 +34,20 @@ class FilterResult:
 
 
 class FilterPlugin(Protocol):
+    """A filter. It may also have `pre_filter_skips(pod, snap) -> bool`: True when its PreFilter
+    would return Skip (it has nothing to check for this pod, so every node passes), which lets the
+    framework leave it out of a cycle whose verdicts nobody records."""
+
     name: str
 
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult: ...
 
 
 class ScorePlugin(Protocol):
+    """A score. It may also have `pre_score_skips(pod, snap) -> bool`: True when its PreScore would
+    return Skip, or more generally when its normalised score is the same on every node, which adds
+    the same to every total and so cannot change the choice."""
+
     name: str
 
     def score(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> Ints: ...

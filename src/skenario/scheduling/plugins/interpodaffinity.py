@@ -292,6 +292,13 @@ class InterPodAffinityPlugin:
         self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
         self._topology = _Topology()
 
+    def pre_filter_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not snap.affinity_pods and not pod.pod_affinity.required and not pod.pod_anti_affinity.required
+
+    def pre_score_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        has_constraints = pod.pod_affinity.preferred or pod.pod_anti_affinity.preferred
+        return not has_constraints and (self.ignore_preferred_terms_of_existing_pods or not snap.affinity_pods)
+
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
         passing = FilterResult(np.zeros(len(nodes), dtype=np.int64))
         if not snap.affinity_pods and not pod.pod_affinity.required and not pod.pod_anti_affinity.required:

@@ -38,6 +38,12 @@ class NodeAffinityPlugin:
         self._allowed = PerNodeCache()
         self._weights = PerNodeCache()
 
+    def pre_filter_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not pod.affinity.node_selector and pod.affinity.required is None
+
+    def pre_score_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not pod.affinity.preferred
+
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
         affinity = pod.affinity
         if not affinity.node_selector and affinity.required is None:

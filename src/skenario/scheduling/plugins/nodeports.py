@@ -63,6 +63,9 @@ class NodePorts:
 
     name = "NodePorts"
 
+    def pre_filter_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not any(p.port > 0 for p in pod.host_ports)
+
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
         want = [p for p in pod.host_ports if p.port > 0]
         codes = np.zeros(len(nodes), dtype=np.int64)

@@ -84,6 +84,9 @@ class NodeVolumeLimits:
 
     name = "NodeVolumeLimits"
 
+    def pre_filter_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not pod.claims
+
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
         codes = np.zeros(len(nodes), dtype=np.int64)
         if not pod.claims:  # PreFilter: Skip

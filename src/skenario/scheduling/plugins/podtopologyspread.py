@@ -360,6 +360,12 @@ class PodTopologySpreadPlugin:
     def __init__(self) -> None:
         self._ignored: list[bool] | None = None  # None: PreScore skipped the last pod, it scores 0 everywhere
 
+    def pre_filter_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not spread_constraints(pod, DO_NOT_SCHEDULE, pod.controlled)
+
+    def pre_score_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not spread_constraints(pod, SCHEDULE_ANYWAY, pod.controlled)
+
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
         if not spread_constraints(pod, DO_NOT_SCHEDULE, pod.controlled):
             return FilterResult(np.zeros(len(nodes), dtype=np.int64))

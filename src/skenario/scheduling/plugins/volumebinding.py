@@ -153,6 +153,9 @@ class VolumeBinding:
     def __init__(self) -> None:
         self._index = NodeLabelIndex()
 
+    def pre_filter_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not pod.claims
+
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
         codes = np.zeros(len(nodes), dtype=np.int64)
         if not pod.claims:  # PreFilter: Skip

@@ -106,6 +106,9 @@ class VolumeZone:
     def __init__(self) -> None:
         self._fits = PerNodeCache()
 
+    def pre_filter_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        return not pod.claims
+
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
         if not pod.claims:
             return FilterResult(np.zeros(len(nodes), dtype=np.int64))

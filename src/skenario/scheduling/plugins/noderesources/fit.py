@@ -58,8 +58,8 @@ class NodeResourcesFit:
         unresolvable = set()
         too_many = snap.pod_count[nodes] + 1 > snap.max_pods[nodes]
         codes[too_many] = 1
-        allocatable = snap.allocatable[nodes]
-        free = allocatable - snap.requested[nodes]
+        allocatable = snap.allocatable.take(nodes, axis=0)  # `take`: several times faster than [] on rows
+        free = allocatable - snap.requested.take(nodes, axis=0)
         for col in np.flatnonzero(request > 0):
             short = (codes == 0) & (request[col] > free[:, col])
             if short.any():

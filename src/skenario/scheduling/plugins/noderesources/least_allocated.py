@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from skenario.scheduling.plugins.helper import go_div, go_div_array
+from skenario.scheduling.plugins.helper import go_div
 from skenario.scheduling.plugins.interface import MAX_NODE_SCORE, Ints
 from skenario.scheduling.plugins.noderesources.scorer import weighted_truncated_mean, weighted_truncated_means
 from skenario.scheduling.plugins.resourceallocation import ResourceSpec
@@ -34,5 +34,6 @@ class LeastAllocated:
         return weighted_truncated_mean(least_requested_score, requested, allocatable, self.weights)
 
     def score_nodes(self, requested: Ints, allocatable: Ints, weights: Ints) -> Ints:
-        free = go_div_array((allocatable - requested) * MAX_NODE_SCORE, np.maximum(allocatable, 1))
-        return weighted_truncated_means(np.where(requested > allocatable, 0, free), allocatable, weights)
+        # Over capacity scores 0; below it the numerator is >= 0, so floor division is Go's truncation.
+        free = np.maximum(allocatable - requested, 0) * MAX_NODE_SCORE // np.maximum(allocatable, 1)
+        return weighted_truncated_means(free, allocatable, weights)

@@ -49,6 +49,8 @@ def weighted_truncated_mean(
 
 def weighted_truncated_means(per_resource: Ints, allocatable: Ints, weights: Ints) -> Ints:
     """`weighted_truncated_mean` of every node (rows) at once, from each resource's score."""
+    if allocatable.all():  # every node has every resource: one weight sum, and scores 0..100 floor as Go truncates
+        return (per_resource @ weights) // max(int(weights.sum()), 1)
     counted = allocatable != 0
     total = (per_resource * weights * counted).sum(axis=1)
     weight_sum = (weights * counted).sum(axis=1)
