@@ -12,13 +12,13 @@ when it was never scheduled). Two modes:
 
 Engines, each timed end to end from reading the two CSV files to the summary figures:
 
-- ``skenario``: ``BatchReplay(nodes, pods, settings=SchedulerSettings(record_attempts=False), seed=0)``
+- ``skenario``: ``BatchReplay(nodes, pods, settings=SchedulerSettings(plugin_results="none"), seed=0)``
   with the default profile (NodeUnschedulable, TaintToleration, NodeAffinity and NodeResourcesFit
   filters; TaintToleration, NodeAffinity, NodeResourcesFit (LeastAllocated) and
   NodeResourcesBalancedAllocation scores), its rotating feasible-node search with upstream's adaptive
   ``percentageOfNodesToScore`` and a random tie-break from the seed; then ``summary()``. This is the
   baseline of the ratios.
-- ``skenario_recording``: the same with ``record_attempts=True``: every attempt's KEP-140 filter and
+- ``skenario_recording``: the same with ``plugin_results="all"``: every attempt's KEP-140 filter and
   score results kept.
 - ``simpy``: what a user writes by hand on SimPy 4: one arrival process, a process per bound pod's
   lifetime, the CSVs read with the ``csv`` module.
@@ -128,7 +128,7 @@ def run_skenario(mode: str, pods_limit: int | None, nodes_limit: int | None, rec
     if mode == "hold":
         pods = [replace(pod, duration=None) for pod in pods]
     read = perf_counter()
-    replay = BatchReplay(nodes, pods, settings=SchedulerSettings(record_attempts=record), seed=SEED)
+    replay = BatchReplay(nodes, pods, settings=SchedulerSettings(plugin_results="all" if record else "none"), seed=SEED)
     replay.env.run()
     ran = perf_counter()
     summary = replay.summary()

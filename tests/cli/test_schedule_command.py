@@ -127,3 +127,28 @@ def test_the_gpu_last_example_plugin_loads() -> None:
     )  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["bound"] == 5  # no GPUs anywhere: the plugin scores every node alike
+
+
+def test_results_for_names_the_pods_whose_plugin_results_are_written(tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    code, _, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--results", str(results), "--results-for", "job_1/*",
+    )  # fmt: skip
+    assert code == 0, err
+    pods = json.loads(results.read_text())["pods"]
+    # Every task fits at once: with --results-for only job_1's attempts keep their plugin results.
+    kept = {p["pod"] for p in pods if p["scheduleResult"][0]["pluginResults"] is not None}
+    assert kept == {p["pod"] for p in pods if p["pod"].startswith("job_1/")} and kept
+    code, _, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--results", str(results), "--plugin-results", "none",
+    )  # fmt: skip
+    assert code == 0, err
+    assert all(p["scheduleResult"][0]["pluginResults"] is None for p in json.loads(results.read_text())["pods"])
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # the spill is gone
+
+
+def test_a_bad_plugin_results_choice_exits_2() -> None:
+    code, _, err = invoke("schedule", str(SLS), "--format", "sls", "--plugin-results", "some")
+    assert code == 2 and "--plugin-results" in err and "Traceback" not in err

@@ -32,7 +32,8 @@ from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.core.rt import RealtimeClock
 from skenario.core.time import MILLISECOND, SECOND
-from skenario.scheduling.analysis import allocation_over_time, time_weighted_mean
+from skenario.scheduling.analysis import allocation_over_time, pod_records, time_weighted_mean
+from skenario.scheduling.attempts import name_matcher
 from skenario.scheduling.controller import SchedulerSettings, SchedulingController
 from skenario.scheduling.framework import Framework, Profile, default_profile
 from skenario.scheduling.objects import NEVER, PREEMPT_LOWER_PRIORITY, NodeSpec, PodSpec
@@ -609,3 +610,43 @@ def test_on_the_realtime_clock_pods_of_one_instant_bind_in_queue_order() -> None
     scheduled = [(at, pod) for at, kind, pod, _, _ in realtime if kind == "PodScheduled"]
     assert scheduled == [(T, "high-a"), (T, "high-b"), (T + 10 * SECOND, "mid"), (T + 10 * SECOND, "low")]
     assert realtime == simulated
+
+
+# -- what is recorded never changes what is decided -------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(traces(), st.sampled_from(("random", "first")))
+def test_keeping_plugin_results_or_not_decides_the_same(
+    trace: tuple[list[NodeSpec], list[TracePod]], tie_break: str
+) -> None:
+    """The bindings, preemptions and summary are those of a run keeping every attempt's plugin results,
+    whether it keeps all, only the unschedulable ones, or none; and every attempt is counted."""
+    nodes, trace_pods = trace
+    runs = {
+        keep: _replay(nodes, trace_pods, tie_break, scheduler=SchedulerSettings(plugin_results=keep))
+        for keep in ("all", "unschedulable", "none")
+    }
+    records = {keep: pod_records(r.controller.pods.values()) for keep, r in runs.items()}
+    assert records["unschedulable"] == records["all"] and records["none"] == records["all"]
+    summaries = {keep: r.summary() for keep, r in runs.items()}
+    assert summaries["unschedulable"] == summaries["all"] and summaries["none"] == summaries["all"]
+    for pod in runs["all"].controller.pods.values():
+        assert len(pod.attempts) == pod.tries
+    for pod in runs["unschedulable"].controller.pods.values():
+        assert all(a.selected is None and a.filters for a in pod.attempts)
+        assert len(pod.attempts) == sum(1 for a in runs["all"].controller.pods[pod.name].attempts if a.selected is None)
+    assert all(not pod.attempts for pod in runs["none"].controller.pods.values())
+
+
+def test_results_for_keeps_every_attempt_of_the_pods_it_names() -> None:
+    nodes = [NodeSpec("n", cpu=1000, memory=GIB)]
+    pods = [TracePod(PodSpec(f"job-{k}", cpu=600, memory=1), k * SECOND, 5 * SECOND) for k in range(1, 4)]
+    settings_ = SchedulerSettings(plugin_results="none", results_for=name_matcher(["job-2", "job-3*"]))
+    ctl = _replay(nodes, pods, scheduler=settings_).controller
+    # Room for one pod at a time. job-1 (1 s) is bound at once; job-2 (2 s) and job-3 (3 s) find no
+    # room; when job-1 ends (6 s) both are tried again, job-2 first: it is bound, job-3 fails a second
+    # time and is bound when job-2 ends (11 s).
+    assert [len(ctl.pods[f"job-{k}"].attempts) for k in (1, 2, 3)] == [0, 2, 3]
+    assert [ctl.pods[f"job-{k}"].tries for k in (1, 2, 3)] == [1, 2, 3]
+    assert all(a.filters for k in (2, 3) for a in ctl.pods[f"job-{k}"].attempts)

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from skenario.scheduling.attempts import Attempt
 from skenario.scheduling.framework import (
     Framework,
     Profile,
@@ -282,3 +285,83 @@ def test_readme_example_taint_toleration_raw_0_final_300_and_fit_raw_equals_fina
     assert (fit["n1"]["raw"], fit["n1"]["final"]) == (37, 37)
     assert (fit["n2"]["raw"], fit["n2"]["final"]) == (56, 56)
     assert attempt.selected == "n2"
+
+
+# -- the search over a head of the node order --------------------------------------------------------
+
+
+def _verdicts(attempt: Attempt) -> list[tuple[str, list[int], list[int]]]:
+    return [(v.plugin, v.nodes.tolist(), v.codes.tolist()) for v in attempt.filters]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(100, 320),
+    st.sampled_from((0, 5, 20)),
+    st.lists(st.tuples(st.integers(1, 16), st.booleans()), min_size=1, max_size=25),
+    st.integers(0, 2**16),
+)
+def test_filtering_a_head_of_the_node_order_finds_what_a_pass_over_every_node_finds(
+    n: int, percentage: int, pods: list[tuple[int, bool]], seed: int
+) -> None:
+    """`_find_feasible` filters only as many nodes, from the rotating start, as it guesses will hold one
+    feasible node more than `numFeasibleNodesToFind`; upstream's rule is a pass over every node from
+    there that stops at that many. On clusters filled at random (some nodes full, some tainted), each
+    cycle's examined nodes, feasible and rejected nodes, FitError counts and recorded verdicts must be
+    those of `_filter` over the whole rotated order, and the next start the same."""
+    rng = np.random.default_rng(seed)
+    nodes = [
+        NodeSpec(
+            f"n{i:03d}",
+            cpu=int(rng.integers(1, 9)) * 1000,
+            memory=8 * 1024**3,
+            taints=(Taint("t", TaintEffect.NO_SCHEDULE),) if rng.random() < 0.2 else (),
+        )
+        for i in range(n)
+    ]
+    profile = default_profile()
+    profile.percentage_of_nodes_to_score = percentage
+    head, full = _framework(nodes, profile, seed), _framework(nodes, profile, seed)
+    for k, (size, bind) in enumerate(pods):
+        pod = PodSpec(f"p{k}", cpu=size * 500, memory=1024**2)
+        start = full.next_start % n
+        order = full.snapshot.order
+        rotated = np.concatenate([order[start:], order[:start]])
+        expected_attempt = Attempt(pod.name, 1, n, full.snapshot.names, rotated[:0], rotated[:0])
+        want = num_feasible_nodes_to_find(n, percentage)
+        expected = full._filter(pod, rotated, expected_attempt, limit=want)
+        full.next_start = (start + len(expected_attempt.examined)) % n
+        attempt = Attempt(pod.name, 1, n, head.snapshot.names, rotated[:0], rotated[:0])
+        got = head._find_feasible(pod, attempt)
+        assert attempt.examined.tolist() == expected_attempt.examined.tolist()
+        assert got.feasible.tolist() == expected.feasible.tolist()
+        assert got.failed.tolist() == expected.failed.tolist()
+        assert got.resolvable.tolist() == expected.resolvable.tolist()
+        assert got.messages == expected.messages
+        assert _verdicts(attempt) == _verdicts(expected_attempt)
+        assert head.next_start == full.next_start
+        if bind and len(got.feasible):  # fill the cluster as cycles go, in both snapshots alike
+            i = int(got.feasible[0])
+            head.snapshot.assume(pod, i)
+            full.snapshot.assume(pod, i)
+
+
+def test_a_head_holding_exactly_the_nodes_wanted_is_not_enough() -> None:
+    """200 nodes, 100 to find: the first head is 119 nodes (10% and 8 over the 101 it looks for at a
+    pass rate of 1). Make its first 100 nodes fit and the next 19 tainted: the head then holds exactly
+    the 100 wanted, which cannot say whether a 101st exists; the search must look further, and, like a
+    pass over every node, stop its examined nodes at the 100th feasible one."""
+    nodes = [
+        NodeSpec(
+            f"n{i:03d}",
+            cpu=4000,
+            memory=1024**3,
+            taints=(Taint("t", TaintEffect.NO_SCHEDULE),) if 100 <= i < 119 else (),
+        )
+        for i in range(200)
+    ]
+    profile = default_profile()
+    profile.percentage_of_nodes_to_score = 50
+    attempt, outcome = _framework(nodes, profile).schedule(PodSpec("p", cpu=1), now=1)
+    assert len(outcome.feasible) == 100
+    assert len(attempt.examined) == 100

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -11,7 +12,9 @@ from skenario.cli.common import check_output_dirs, out, output_option, plugin_op
 from skenario.cli.scheduling import scheduling_table, write_results
 from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
+from skenario.scheduling.attempts import PLUGIN_RESULTS, PluginResults
 from skenario.scheduling.replay import BatchReplay
+from skenario.scheduling.resultsfile import ResultsFile
 from skenario.scheduling.traces import TRACE_KINDS
 
 
@@ -55,8 +58,20 @@ from skenario.scheduling.traces import TRACE_KINDS
 )
 @click.option("--heartbeat-delay", default=None, help="How long a heartbeat takes to arrive, such as '100ms'.")
 @click.option(
-    "--no-plugin-results", is_flag=True, help="Keep no per-attempt plugin results (less memory on huge traces)."
+    "--plugin-results",
+    type=click.Choice(PLUGIN_RESULTS),
+    default=None,
+    help="Which attempts keep every plugin's verdict and score: all (the default with --results and no "
+    "--results-for), unschedulable (the default otherwise) or none.",
 )
+@click.option(
+    "--results-for",
+    "results_for",
+    multiple=True,
+    metavar="NAME",
+    help="A pod name or shell pattern ('job-7-*') whose every attempt keeps its plugin results; repeatable.",
+)
+@click.option("--no-plugin-results", is_flag=True, help="The same as --plugin-results none.")
 @click.option(
     "--pods",
     "pods_file",
@@ -83,13 +98,22 @@ def schedule(
     until: str | None,
     heartbeat: str | None,
     heartbeat_delay: str | None,
+    plugin_results: PluginResults | None,
+    results_for: tuple[str, ...],
     no_plugin_results: bool,
     pods_file: Path | None,
     results_file: Path | None,
     output: str,
 ) -> None:
-    """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's)."""
+    """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's).
+
+    Attempts are written to --results as they happen, so memory does not grow with them.
+    """
     check_output_dirs(("--pods", pods_file), ("--results", results_file))
+    if no_plugin_results:
+        plugin_results = "none"
+    elif plugin_results is None:
+        plugin_results = "all" if results_file is not None and not results_for else "unschedulable"
     options = TraceOptions(
         kind=kind,
         nodes=nodes,
@@ -98,14 +122,18 @@ def schedule(
         until=until,
         heartbeat=heartbeat,
         heartbeat_delay=heartbeat_delay,
-        no_plugin_results=no_plugin_results,
+        plugin_results=plugin_results,
+        results_for=results_for,
     )
     started = time.perf_counter()
     replay = open_run(trace, seed=seed, trace=options)
     assert isinstance(replay, BatchReplay)
-    summary = replay.run()
-    wall = time.perf_counter() - started
-    write_results(replay.controller, pods_file, results_file)
+    with ResultsFile(results_file) if results_file is not None else nullcontext() as spilled:
+        if spilled is not None:
+            replay.controller.on_attempt = spilled.attempt
+        summary = replay.run()
+        wall = time.perf_counter() - started
+        write_results(replay.controller, pods_file, results_file, spilled)
     if output in ("json", "yaml"):
         print_json(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, output)
         return

@@ -13,6 +13,7 @@ from skenario.results.files import atomic_path
 from skenario.results.readout import wait
 from skenario.scheduling.analysis import SchedulingSummary, pod_table
 from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.resultsfile import ResultsFile
 
 
 def scheduling_table(
@@ -41,18 +42,23 @@ def scheduling_table(
     return table
 
 
-def write_results(controller: SchedulingController, pods: Path | None, results: Path | None) -> None:
-    """The per-pod table as CSV, and KEP-140's PodResults with every attempt as JSON, each written whole."""
+def write_results(
+    controller: SchedulingController, pods: Path | None, results: Path | None, spilled: ResultsFile | None = None
+) -> None:
+    """The per-pod table as CSV, and KEP-140's PodResults with every attempt as JSON, each written whole
+    (the attempts read back from `spilled` when they went there as they happened)."""
     if pods is not None:
         with atomic_path(pods) as partial:
             pod_table(controller.pods.values()).to_csv(partial, index=False)
-    if results is not None:
-        document = {
-            "pods": [pod.result() for pod in controller.pods.values()],
-            "timeline": [
-                {"at": e.at, "kind": e.kind, "pod": e.pod or None, "node": e.node, "detail": e.detail}
-                for e in controller.timeline
-            ],
-        }
-        with atomic_path(results) as partial:
-            Path(partial).write_text(json.dumps(document, indent=1), encoding="utf-8")
+    if results is None:
+        return
+    timeline = (
+        {"at": e.at, "kind": e.kind, "pod": e.pod or None, "node": e.node, "detail": e.detail}
+        for e in controller.timeline
+    )
+    if spilled is not None:
+        spilled.write(controller.pods.values(), timeline)
+        return
+    document = {"pods": [pod.result() for pod in controller.pods.values()], "timeline": list(timeline)}
+    with atomic_path(results) as partial:
+        Path(partial).write_text(json.dumps(document, indent=1), encoding="utf-8")

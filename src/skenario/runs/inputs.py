@@ -40,6 +40,7 @@ from skenario.scenario.simulation import Simulation
 from skenario.scenario.wiring.plugins import refused, unloaded
 from skenario.scenario.wiring.prepare import Prepared, prepare
 from skenario.scenario.wiring.scheduler import build_profile
+from skenario.scheduling.attempts import PluginResults, name_matcher
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import read_pod_trace
 
@@ -187,7 +188,9 @@ class TraceOptions:
     until: str | None = None
     heartbeat: str | None = None
     heartbeat_delay: str | None = None
-    no_plugin_results: bool = False
+    # Which attempts keep every plugin's results, and pods (name globs) whose attempts all do.
+    plugin_results: PluginResults = "unschedulable"
+    results_for: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -328,7 +331,8 @@ def open_trace(trace: Path, options: TraceOptions, *, seed: int = 0) -> BatchRep
         settings,
         heartbeat_interval=settings.heartbeat_interval if interval is None else interval,
         heartbeat_delay=settings.heartbeat_delay if delay is None else delay,
-        record_attempts=settings.record_attempts and not options.no_plugin_results,
+        plugin_results="none" if settings.plugin_results == "none" else options.plugin_results,
+        results_for=name_matcher(options.results_for),
     )
     reader = read_pod_trace(options.kind, trace, options.nodes, **options.extra)
     pods = reader.pods()

@@ -55,7 +55,7 @@ def pod_records(pods: Iterable[Pod]) -> list[dict[str, Any]]:
             "preempted_by": pod.preempted_by,
             "finished_s": _seconds(pod.finished_at),
             "end": None if pod.end is None else str(pod.end),
-            "attempts": len(pod.attempts),
+            "attempts": pod.tries,
         }
         for pod in pods
     ]

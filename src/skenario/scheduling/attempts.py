@@ -9,8 +9,11 @@ where `final` is the normalised score times the plugin's weight.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import fnmatch
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +21,20 @@ import numpy.typing as npt
 Ints = npt.NDArray[np.int64]
 
 PASSED = "passed"
+
+# Which attempts keep every plugin's verdicts and scores: all of them, only those that found no node
+# (what a user debugging a pending pod asks for), or none (the attempt is counted, not recorded).
+PluginResults = Literal["all", "unschedulable", "none"]
+PLUGIN_RESULTS: tuple[PluginResults, ...] = ("all", "unschedulable", "none")
+
+
+def name_matcher(patterns: Sequence[str]) -> Callable[[str], bool] | None:
+    """Whether a pod's name matches any of the shell-style patterns (`web-*`, `job-1?`); None for none."""
+    if not patterns:
+        return None
+    exact = {p for p in patterns if not any(c in p for c in "*?[")}
+    globs = re.compile("|".join(fnmatch.translate(p) for p in patterns if p not in exact) or r"(?!)")
+    return lambda name: name in exact or globs.match(name) is not None
 
 
 @dataclass(frozen=True, slots=True)

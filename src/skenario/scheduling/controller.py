@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from skenario.core.clock import MovingClock
+from skenario.scheduling.attempts import Attempt, PluginResults
 from skenario.scheduling.framework import FilterOutcome, Framework
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.plugins.custom import UserPlugin
@@ -41,7 +42,10 @@ class SchedulerSettings:
     latency: int = 0  # ns from the decision to the binding
     heartbeat_interval: int = 0  # ns between a node's heartbeats; 0: freed resources are seen at once
     heartbeat_delay: int = 0  # ns a heartbeat takes to reach the scheduler
-    record_attempts: bool = True  # keep every attempt's plugin results (KEP-140); off for huge traces
+    # Which attempts keep every plugin's results (KEP-140): all, only unschedulable ones, or none.
+    plugin_results: PluginResults = "all"
+    # Pods whose every attempt keeps its plugin results whatever `plugin_results` says (None: no pod).
+    results_for: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +73,6 @@ class SchedulingController:
         self.clock = clock
         self.snapshot = snapshot
         self.framework = framework
-        framework.record = settings.record_attempts
         for plugin in (*framework.profile.filters, *(score.plugin for score in framework.profile.scores)):
             if isinstance(plugin, UserPlugin):
                 plugin.now = clock.now  # a user's plugin that fails says when
@@ -95,6 +98,9 @@ class SchedulingController:
         self.on_gone: Callable[[Pod], object] | None = None  # a pod's owner hears that it is gone
         # The PodDisruptionBudgets preemption tries not to violate, as they stand now.
         self.preemption_budgets: Callable[[], Sequence[PreemptionBudget]] | None = None
+        # Where every attempt goes as it happens, with whether it kept its plugin results (a results
+        # file); None: those that kept them stay with their pod (`Pod.attempts`), the others are counted.
+        self.on_attempt: Callable[[Pod, Attempt, bool], object] | None = None
         self._active: list[tuple[int, int, str, Pod]] = []
         self._unschedulable: dict[tuple[int, ...] | None, dict[Pod, None]] = {}
         self._pass_due = False
@@ -332,8 +338,19 @@ class SchedulingController:
 
     def _schedule_one(self, pod: Pod) -> None:
         now = self.clock.now()
+        settings = self.settings
+        keep = settings.plugin_results
+        if keep != "all" and settings.results_for is not None and settings.results_for(pod.name):
+            keep = "all"
+        self.framework.record = keep
         attempt, outcome = self.framework.schedule(pod.spec, now, pod.nominated)
-        if self.settings.record_attempts:
+        pod.tries += 1
+        if attempt.selected is None:
+            self._unschedulable_attempt(pod, attempt, outcome)
+        kept = keep == "all" or (keep == "unschedulable" and attempt.selected is None)
+        if self.on_attempt is not None:
+            self.on_attempt(pod, attempt, kept)
+        elif kept:
             pod.attempts.append(attempt)
         if attempt.selected is not None:
             i = self.snapshot.index[attempt.selected]
@@ -344,7 +361,10 @@ class SchedulingController:
             pod.node = attempt.selected
             pod.nominated = None
             self.clock.schedule("bind_pod", now + self.settings.latency, self.pending, self.bound, pod)
-            return
+
+    def _unschedulable_attempt(self, pod: Pod, attempt: Attempt, outcome: FilterOutcome) -> None:
+        """No node fits: say so, try preemption, and put the pod among the unschedulable."""
+        now = self.clock.now()
         if pod.unschedulable_since is None:
             pod.unschedulable_since = now
         self.timeline.append(TimelineEvent(now, "PodUnscheduled", pod.name, None, attempt.message))

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from skenario.scheduling.attempts import Attempt, FilterVerdicts, PluginScores
+from skenario.scheduling.attempts import Attempt, FilterVerdicts, PluginResults, PluginScores
 from skenario.scheduling.objects import PodSpec
 from skenario.scheduling.plugins.interface import FilterPlugin, FilterResult, ScorePlugin
 from skenario.scheduling.plugins.registry import DEFAULT_WEIGHTS, IN_TREE, new_plugins
@@ -114,8 +114,10 @@ class Framework:
         self.snapshot = snapshot
         self._rng = rng
         self.next_start = 0  # `nextStartNodeIndex`
-        self.record = True  # keep each plugin's verdicts and scores in the Attempt
-        # Each plugin's PreFilter / PreScore Skip test, if it has one: used when nothing is recorded.
+        # Which cycles keep each plugin's verdicts and scores in their Attempt (scores: only "all").
+        self.record: PluginResults = "all"
+        # Each plugin's PreFilter / PreScore Skip test, if it has one: a skipped filter passes every
+        # node and a skipped score is 0 everywhere, so neither is run, and recorded as such.
         self._filter_skips = [getattr(plugin, "pre_filter_skips", None) for plugin in profile.filters]
         self._score_skips = [getattr(w.plugin, "pre_score_skips", None) for w in profile.scores]
         self._pass_rate = 1.0  # the share of nodes the last cycle's filters passed: how far to look
@@ -143,11 +145,14 @@ class Framework:
             attempt.selected = snap.nodes[int(outcome.feasible[0])].name
             return attempt, outcome
         total = np.zeros(len(outcome.feasible), dtype=np.int64)
-        record = self.record
+        record = self.record == "all"
         for weighted, skips in zip(self.profile.scores, self._score_skips, strict=True):
             plugin = weighted.plugin
-            if not record and skips is not None and skips(pod, snap):
-                continue  # the same score on every node: no part in the choice
+            if skips is not None and skips(pod, snap):
+                if record:
+                    zeros = np.zeros(len(outcome.feasible), dtype=np.int64)
+                    attempt.scores.append(PluginScores(plugin.name, weighted.weight, zeros, zeros.astype(np.int16)))
+                continue
             raw = np.asarray(plugin.score(pod, snap, outcome.feasible), dtype=np.int64)
             normalized = plugin.normalize(raw)
             if normalized is None:
@@ -209,10 +214,13 @@ class Framework:
         results: list[tuple[Ints, FilterResult] | None] = []
         alive = np.arange(len(nodes))
         alive_nodes = nodes
-        record = self.record
+        record = self.record != "none"
         for k, (plugin, skips) in enumerate(zip(self.profile.filters, self._filter_skips, strict=True)):
-            if not len(alive) or (not record and skips is not None and skips(pod, snap)):
-                results.append(None)  # nothing left, or nothing to check: every node passes
+            if not len(alive):
+                results.append(None)
+                continue
+            if skips is not None and skips(pod, snap):  # every node passes, as the plugin would say
+                results.append((alive, FilterResult(np.zeros(len(alive), dtype=np.int64))) if record else None)
                 continue
             result = plugin.filter(pod, snap, alive_nodes)
             results.append((alive, result))
@@ -236,7 +244,7 @@ class Framework:
         failed_pos = np.flatnonzero(first_fail[:examined_count] >= 0)
         if not len(feasible_pos):  # only an unschedulable pod needs the reasons counted
             return self._diagnose(nodes, results, first_fail, codes, failed_pos, attempt, examined_count)
-        if self.record:
+        if self.record == "all":
             self._record_verdicts(nodes, results, attempt, examined_count)
         return FilterOutcome(nodes[feasible_pos], nodes[failed_pos], np.ones(len(failed_pos), dtype=np.bool_), {})
 
@@ -281,7 +289,7 @@ class Framework:
         examined: int,
     ) -> FilterOutcome:
         """Why no node fits: how many nodes each reason turned away, and where preemption could help."""
-        if self.record:
+        if self.record != "none":
             self._record_verdicts(nodes, results, attempt, examined)
         messages: dict[str, int] = {}
         resolvable = np.ones(len(failed_pos), dtype=np.bool_)

@@ -41,6 +41,7 @@ class Pod(Entity):
         "preempted_at",
         "preempted_by",
         "spec",
+        "tries",
         "unschedulable_since",
     )
     kind = "Pod"
@@ -59,7 +60,8 @@ class Pod(Entity):
         self.finished_at: int | None = None
         self.end: PodEnd | None = None
         self.unschedulable_since: int | None = None
-        self.attempts: list[Attempt] = []
+        self.attempts: list[Attempt] = []  # those that kept their plugin results (see SchedulerSettings)
+        self.tries = 0  # scheduling cycles it went through, kept or not
 
     @property
     def name(self) -> str:

@@ -219,5 +219,5 @@ class SchedulerSpec(_Spec):
             latency=self.latency,
             heartbeat_interval=self.heartbeat_interval,
             heartbeat_delay=self.heartbeat_delay,
-            record_attempts=self.record_plugin_results,
+            plugin_results="all" if self.record_plugin_results else "none",
         )

@@ -46,14 +46,8 @@ def scoring_columns(
     bypasses it; one no node has is left out too (allocatable 0 everywhere).
     """
     cols = [snap.column(resource.name) for resource in resources]  # first: naming a resource adds its column
-    if cols == [CPU, MEMORY]:  # the default resources: two gathers (`take`, several times faster than [])
-        weights = np.array([resource.weight for resource in resources], dtype=np.int64)
-        if non_zero:
-            requested = snap.non_zero.take(nodes, axis=0) + np.array(snap.non_zero_of(pod), dtype=np.int64)
-        else:
-            own = np.array([pod.cpu_request, pod.memory_request], dtype=np.int64)
-            requested = snap.requested.take(nodes, axis=0)[:, :2] + own
-        return requested, snap.allocatable.take(nodes, axis=0)[:, :2], weights
+    if cols == [CPU, MEMORY]:
+        return _cpu_and_memory(pod, snap, nodes, resources, non_zero=non_zero)
     request = snap.request_of(pod)
     nz_cpu, nz_memory = snap.non_zero_of(pod)
     requested_cols, allocatable_cols, weights = [], [], []
@@ -77,3 +71,17 @@ def scoring_columns(
         np.stack(allocatable_cols, axis=1),
         np.array(weights, dtype=np.int64),
     )
+
+
+def _cpu_and_memory(
+    pod: PodSpec, snap: ClusterSnapshot, nodes: Ints, resources: Sequence[ResourceSpec], *, non_zero: bool
+) -> tuple[Ints, Ints, Ints]:
+    """`scoring_columns` for the default resources: both columns in one gather (`take`, several times
+    faster than indexing with an array)."""
+    weights = np.array([resource.weight for resource in resources], dtype=np.int64)
+    if non_zero:
+        requested = snap.non_zero.take(nodes, axis=0) + np.array(snap.non_zero_of(pod), dtype=np.int64)
+    else:
+        own = np.array([pod.cpu_request, pod.memory_request], dtype=np.int64)
+        requested = snap.requested.take(nodes, axis=0)[:, :2] + own
+    return requested, snap.allocatable.take(nodes, axis=0)[:, :2], weights

@@ -170,6 +170,8 @@ def cpu_millicores(text: str) -> int | None:
     """A Kubernetes CPU quantity (`500m`, `2`, `0.25`) as whole millicores; None if not one."""
     milli = text.endswith("m")
     number = text[:-1] if milli else text
+    if number.isdigit() and number.isascii():  # whole cores or millicores: no Fraction needed
+        return int(number) * (1 if milli else 1000)
     if _DECIMAL.fullmatch(number) is None:
         return None
     value = Fraction(number) * (1 if milli else 1000)
@@ -194,6 +196,8 @@ def memory_bytes(text: str) -> int | None:
     if match is None:
         return None
     number, suffix, exponent = match.groups()
+    if number.isdigit() and not exponent:  # whole bytes or a whole number of a suffix: no Fraction needed
+        return int(number) * (_BYTE_SUFFIX[suffix] if suffix else 1)
     if suffix:
         value = Fraction(number) * _BYTE_SUFFIX[suffix]
     elif exponent:
