@@ -390,8 +390,10 @@ def test_csv_pods_and_nodes(tmp_path: Path) -> None:
     )
     trace = CsvPods(pods, nodes)
     assert trace.pods() == [
-        TracePod(PodSpec("early", cpu=500, memory=512 * MIB, priority=-3), 90 * SECOND, 250 * MILLISECOND),
-        TracePod(PodSpec("tie", memory=10**9, labels={"app": "batch"}), 90 * SECOND, 90 * SECOND),
+        TracePod(
+            PodSpec("early", cpu=500, memory=512 * MIB, priority=-3, movable=False), 90 * SECOND, 250 * MILLISECOND
+        ),
+        TracePod(PodSpec("tie", memory=10**9, labels={"app": "batch"}, movable=False), 90 * SECOND, 90 * SECOND),
         TracePod(
             PodSpec(
                 "late",
@@ -400,6 +402,7 @@ def test_csv_pods_and_nodes(tmp_path: Path) -> None:
                 priority=7,
                 extended={"nvidia.com/gpu": 1},
                 labels={"app": "web", "tier": "front"},
+                movable=False,  # a trace's pods are bare pods
             ),
             5400 * SECOND,
             None,
@@ -549,12 +552,13 @@ def test_csv_pods_round_trip_and_come_back_sorted(tmp_path_factory: pytest.TempP
                 priority=row["priority"],
                 extended={"nvidia.com/gpu": row["gpu"]} if row["gpu"] else {},
                 labels=row["labels"],
+                movable=False,
             ),
             row["created"],
             row["duration"],
         )
         for row in rows
-    ] or [TracePod(PodSpec("only", cpu=1000, memory=1), 0, None)]
+    ] or [TracePod(PodSpec("only", cpu=1000, memory=1, movable=False), 0, None)]
     pods = CsvPods(path).pods()
     assert sorted(pods, key=lambda p: p.spec.name) == sorted(expected, key=lambda p: p.spec.name)
     keys = [(p.created_at, p.spec.name) for p in pods]

@@ -61,8 +61,8 @@ from skenario.scheduling.traces import TRACE_KINDS
     "--plugin-results",
     type=click.Choice(PLUGIN_RESULTS),
     default=None,
-    help="Which attempts keep every plugin's verdict and score: all (the default with --results and no "
-    "--results-for), unschedulable (the default otherwise) or none.",
+    help="Which attempts write every plugin's verdict and score to --results: all (the default), or with "
+    "--results-for, unschedulable (the default then) or none, beside the pods named.",
 )
 @click.option(
     "--results-for",
@@ -110,10 +110,10 @@ def schedule(
     Attempts are written to --results as they happen, so memory does not grow with them.
     """
     check_output_dirs(("--pods", pods_file), ("--results", results_file))
-    if no_plugin_results:
-        plugin_results = "none"
+    if no_plugin_results or results_file is None:
+        plugin_results = "none"  # nothing would show them
     elif plugin_results is None:
-        plugin_results = "all" if results_file is not None and not results_for else "unschedulable"
+        plugin_results = "unschedulable" if results_for else "all"
     options = TraceOptions(
         kind=kind,
         nodes=nodes,

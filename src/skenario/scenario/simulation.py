@@ -8,9 +8,7 @@ paused run takes new events (`add_event`) and resumes with another `run`.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -19,6 +17,7 @@ import yaml
 
 from skenario.autoscalers.base import Autoscaler
 from skenario.core.environment import Environment
+from skenario.core.garbage import young_garbage_tolerated
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
@@ -37,9 +36,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # A run makes an object or two per request that dies young and is never in a reference cycle, so
-# Python's default of a collection every 700 allocations is wasted work: 5-8% of a run.
-_RUN_GC_THRESHOLD = 100_000
-
 # The source of the cluster autoscaler's decisions in the timeline.
 CLUSTER_AUTOSCALER = "cluster-autoscaler"
 
@@ -54,17 +50,6 @@ class Phase(StrEnum):
 
 class EventRefused(SkenarioError):
     """An event a running simulation cannot take (in the past, after the end, invalid)."""
-
-
-@contextmanager
-def _young_garbage_tolerated() -> Iterator[None]:
-    """Collect the youngest generation less often while a run is under way, then restore."""
-    threshold = gc.get_threshold()
-    gc.set_threshold(max(threshold[0], _RUN_GC_THRESHOLD), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
 
 
 class Simulation:
@@ -161,7 +146,7 @@ class Simulation:
         start = self.env.now()
         self.phase, self.message = Phase.RUNNING, None
         try:
-            with _young_garbage_tolerated():
+            with young_garbage_tolerated():
                 for k in range(1, steps):
                     self.env.run(until=start + (stop - start) * k // steps)
                     self._take_decisions()

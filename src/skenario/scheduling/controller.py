@@ -21,7 +21,7 @@ node's next heartbeat after the pod ends plus the network delay.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -402,6 +402,8 @@ class SchedulingController:
         if not self.framework.profile.preemption or not eligible(spec) or not len(outcome.failed):
             return None
         snap = self.snapshot
+        if min(snap.priorities, default=spec.priority) >= spec.priority:
+            return None  # no pod anywhere has a lower priority: the answer below, without looking at each
         lowest = min(
             (p.priority for i in outcome.failed[outcome.resolvable] for p in snap.pods_on[i].values()),
             default=None,
@@ -412,7 +414,7 @@ class SchedulingController:
         violations: dict[str, int] = {}
         budgets = self.preemption_budgets() if self.preemption_budgets is not None else ()
         nodes = outcome.failed[outcome.resolvable].tolist()
-        started = {name: self.pods[name].bound_at or 0 for i in nodes for name in snap.pods_on[i]}
+        started = _StartTimes(self.pods)
         for i in nodes:
             node = snap.nodes[i]
             # Pods already on their way out (earlier victims) are gone as far as a dry run is concerned,
@@ -442,12 +444,34 @@ class SchedulingController:
     def _fits_without(self, i: int) -> Callable[[PodSpec, Any, list[PodSpec]], bool]:
         """Whether a pod would fit node `i` if only `remaining` of its pods were there (resources only)."""
         snap = self.snapshot
+        pods = list(snap.pods_on[i].values())
+        rows = {id(p): k for k, p in enumerate(pods)}
+        # Each pod's request once, as a row of one matrix, rather than for every call below.
+        requests = np.zeros((len(pods), len(snap.resources)), dtype=np.int64)
+        for k, p in enumerate(pods):
+            requests[k] = snap.request_of(p)
 
         def fits(pod: PodSpec, node: Any, remaining: list[PodSpec]) -> bool:
-            used = sum((snap.request_of(p) for p in remaining), start=np.zeros(len(snap.resources), dtype=np.int64))
-            request = snap.request_of(pod)
             if len(remaining) + 1 > snap.max_pods[i]:
                 return False
+            used = requests.take([rows[id(p)] for p in remaining], axis=0).sum(axis=0)
+            request = snap.request_of(pod)
             return bool(np.all((request == 0) | (request <= snap.allocatable[i] - used)))
 
         return fits
+
+
+class _StartTimes(Mapping[str, int]):
+    """When each pod on a node started (bound; 0 if not yet), looked up as preemption asks."""
+
+    def __init__(self, pods: Mapping[str, Pod]) -> None:
+        self._pods = pods
+
+    def __getitem__(self, name: str) -> int:
+        return self._pods[name].bound_at or 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._pods)
+
+    def __len__(self) -> int:
+        return len(self._pods)

@@ -157,7 +157,7 @@ class Framework:
             normalized = plugin.normalize(raw)
             if normalized is None:
                 normalized = raw
-            total += normalized * weighted.weight
+            total += normalized if weighted.weight == 1 else normalized * weighted.weight
             if record:
                 attempt.scores.append(
                     PluginScores(plugin.name, weighted.weight, raw, normalized.astype(np.int16, copy=False))
@@ -302,10 +302,10 @@ class Framework:
             mine = plugin_of == k
             if not mine.any():
                 continue
-            found, counts = np.unique(code_of[mine], return_counts=True)
-            for code, count in zip(found.tolist(), counts.tolist(), strict=True):
+            counts = np.bincount(code_of[mine])  # codes are small: counting beats np.unique's sort
+            for code in np.flatnonzero(counts).tolist():
                 text = result.reasons[code]
-                messages[text] = messages.get(text, 0) + count
+                messages[text] = messages.get(text, 0) + int(counts[code])
             if result.unresolvable:
                 final = np.isin(code_of, list(result.unresolvable)) & mine
                 resolvable[final] = False

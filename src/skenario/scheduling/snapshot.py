@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,7 @@ from skenario.scheduling.podgroups import PodGroups
 
 Ints = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
+T = TypeVar("T")
 
 CPU, MEMORY = 0, 1
 
@@ -76,9 +77,12 @@ class ClusterSnapshot:
         self._order: Ints | None = np.zeros(0, dtype=np.int64)  # None: to be sorted again when read
         self.namespaces: dict[str, Mapping[str, str]] = {}  # each namespace's labels (namespaceSelector reads them)
         self.affinity_pods: dict[str, int] = {}  # pods with pod (anti-)affinity terms: the row of their node
+        self.priorities: dict[int, int] = {}  # how many pods of each priority are on nodes (preemption's shortcut)
         self.groups = PodGroups()  # the pods and their affinity terms as terms see them, per node row
         self.volumes: Any = None  # the PersistentVolumes, claims and StorageClasses the volume plugins read
         self.version = next(_VERSIONS)  # renewed whenever nodes come, go or change; caches of per-node facts key on it
+        self._facts: dict[str, Any] = {}  # facts about the nodes as a whole, for `self._facts_version`
+        self._facts_version = self.version
         for node in nodes:
             self.add_node(node)
 
@@ -164,6 +168,17 @@ class ClusterSnapshot:
             self._order = present[np.argsort(names, kind="stable")].astype(np.int64)
         return self._order
 
+    def cluster_fact(self, name: str, compute: Callable[[], T]) -> T:
+        """A fact about the present nodes as a whole (no node is cordoned, none has a taint), computed
+        once until nodes come, go or change."""
+        if self._facts_version != self.version:
+            self._facts = {}
+            self._facts_version = self.version
+        if name not in self._facts:
+            self._facts[name] = compute()
+        value: T = self._facts[name]
+        return value
+
     def _changed(self) -> None:
         self._order = None
         self.version = next(_VERSIONS)
@@ -186,8 +201,10 @@ class ClusterSnapshot:
         forked.pods_on = [dict(pods) for pods in self.pods_on]
         forked.namespaces = dict(self.namespaces)
         forked.affinity_pods = dict(self.affinity_pods)
+        forked.priorities = dict(self.priorities)
         forked.groups = self.groups.copy()
         forked.version = next(_VERSIONS)
+        forked._facts = {}
         return forked
 
     # -- pods ------------------------------------------------------------------------------------
@@ -198,6 +215,8 @@ class ClusterSnapshot:
 
     def _row(self, cpu: int, memory: int, extended: Mapping[str, int]) -> Ints:
         """Amounts as a row over the snapshot's resources, adding a column for a resource named the first time."""
+        if not extended and len(self.resources) == 2:
+            return np.array((cpu, memory), dtype=np.int64)
         for name in extended:
             self.column(name)
         row = np.zeros(len(self.resources), dtype=np.int64)
@@ -225,6 +244,7 @@ class ClusterSnapshot:
         if has_pod_affinity(pod):
             self.affinity_pods[pod.name] = i
         self.groups.add(pod, i)
+        self.priorities[pod.priority] = self.priorities.get(pod.priority, 0) + 1
         row = self.request_of(pod)  # first: a resource named the first time widens `requested`
         self.requested[i] += row
         cpu, memory = self.non_zero_of(pod)
@@ -236,6 +256,11 @@ class ClusterSnapshot:
         """The pod no longer counts on node `i`."""
         self.groups.remove(self.pods_on[i].pop(pod.name), i)  # as it was counted
         self.affinity_pods.pop(pod.name, None)
+        left = self.priorities[pod.priority] - 1
+        if left:
+            self.priorities[pod.priority] = left
+        else:
+            del self.priorities[pod.priority]
         row = self.request_of(pod)
         self.requested[i] -= row
         cpu, memory = self.non_zero_of(pod)

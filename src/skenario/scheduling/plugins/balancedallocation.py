@@ -56,13 +56,14 @@ class BalancedAllocationScore:
         if all(request[col] == 0 for col in cols):
             return np.zeros(len(nodes), dtype=np.int64)
         requested, allocatable, _ = scoring_columns(pod, snap, nodes, self.resources, non_zero=False)
-        valid = allocatable != 0
-        if requested.shape[1] == 2 and valid.all():
-            # The default cpu and memory on nodes having both: |f0 - f1| / 2 at once, the same
-            # numbers as the general path's (high - low) / 2; 58 -> 21 us a call on 420 nodes.
-            f = np.minimum(requested / np.maximum(allocatable, 1), 1.0)
-            spread: npt.NDArray[np.float64] = np.abs(f[:, 0] - f[:, 1]) / 2
+        if requested.shape[1] == 2 and allocatable.all():
+            # The default cpu and memory on nodes having both: |f0 - f1| / 2 column by column, the
+            # same numbers as the general path's (high - low) / 2; 58 -> 21 us a call on 420 nodes.
+            f0 = np.minimum(requested[:, 0] / allocatable[:, 0], 1.0)
+            f1 = np.minimum(requested[:, 1] / allocatable[:, 1], 1.0)
+            spread: npt.NDArray[np.float64] = np.abs(f0 - f1) / 2
             return ((1 - spread) * MAX_NODE_SCORE).astype(np.int64)
+        valid = allocatable != 0
         fractions = np.where(valid, np.minimum(requested / np.maximum(allocatable, 1), 1.0), 0.0)
         count = valid.sum(axis=1)
         std = np.zeros(len(nodes))

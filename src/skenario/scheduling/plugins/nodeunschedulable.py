@@ -20,6 +20,10 @@ class NodeUnschedulable:
 
     name = "NodeUnschedulable"
 
+    def pre_filter_skips(self, pod: PodSpec, snap: ClusterSnapshot) -> bool:
+        """Nothing to check when no node is cordoned (upstream has no PreFilter; every node passes)."""
+        return not snap.cluster_fact("cordoned", lambda: bool(snap.unschedulable[snap.order].any()))
+
     def filter(self, pod: PodSpec, snap: ClusterSnapshot, nodes: Ints) -> FilterResult:
         if any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
             return FilterResult(np.zeros(len(nodes), dtype=np.int64))

@@ -69,6 +69,7 @@ def read_csv_pods(path: TracePath) -> list[TracePod]:
             extended={GPU: gpu} if gpu else {},
             priority=signed(table, line, "priority", cell.text("priority")) if cell.text("priority") else 0,
             labels=cell.labels(),
+            movable=False,  # a bare pod: no controller recreates it elsewhere
         )
         pods.append(TracePod(spec, cell.time("created"), cell.time("duration") if duration else None))
     return sorted_pods(pods)

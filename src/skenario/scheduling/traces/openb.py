@@ -118,6 +118,7 @@ def read_openb_pods(path: TracePath) -> list[TracePod]:
             extended={GPU_MILLI: num_gpu * gpu_milli} if num_gpu else {},
             labels={QOS_LABEL: qos} if qos else {},
             affinity=affinity,
+            movable=False,  # a bare pod: no controller recreates it elsewhere
         )
         created = natural(table, line, "creation_time", row[created_at])
         start = created

@@ -232,6 +232,7 @@ class SlsTrace(LoadedTrace):
                         memory=task.spec.memory,
                         priority=task.spec.priority,
                         labels=labels | dict(task.spec.labels),
+                        movable=False,  # a bare pod: no controller recreates it elsewhere
                     )
                     created = start if task.created_at is None else task.created_at
                     yield TracePod(spec, created, task.duration, job=job_id, queue=queue)

@@ -56,11 +56,15 @@ class NodeResourcesFit:
         codes = np.zeros(len(nodes), dtype=np.int64)
         reasons = ["", "Too many pods"]
         unresolvable = set()
-        too_many = snap.pod_count[nodes] + 1 > snap.max_pods[nodes]
-        codes[too_many] = 1
+        too_many = snap.pod_count.take(nodes) >= snap.max_pods.take(nodes)  # no room for one pod more
         allocatable = snap.allocatable.take(nodes, axis=0)  # `take`: several times faster than [] on rows
         free = allocatable - snap.requested.take(nodes, axis=0)
-        for col in np.flatnonzero(request > 0):
+        asked = request > 0
+        room = free >= request if asked.all() else free[:, asked] >= request[asked]
+        if room.all() and not too_many.any():  # the usual case, in a few vector operations
+            return FilterResult(codes, reasons, frozenset())
+        codes[too_many] = 1
+        for col in np.flatnonzero(asked):
             short = (codes == 0) & (request[col] > free[:, col])
             if short.any():
                 reasons.append(f"Insufficient {snap.resources[col]}")
