@@ -22,7 +22,8 @@ With ``--previous REF`` each run is repeated with the code of REF (default: the 
 issue 32), checked out with ``git worktree`` into a temporary directory and put first on
 PYTHONPATH; ``--previous-pods N`` keeps those runs to the first N pods of each trace (the old code
 kept every attempt's plugin results: the envelope took 14 GB), and the current code is run on the
-same N pods for the ratio. The bindings of every side-by-side pair are compared (`bindings_digest`:
+same N pods for the ratio; ``--previous-runs`` names the runs repeated (by default ``nodes-500`` and
+``envelope``: the old code builds a 50,000-node snapshot in quadratic time). The bindings of every side-by-side pair are compared (`bindings_digest`:
 each pod's node, binding time, end and finish time).
 
 Reported per run: wall time of the whole command, the replay's own (`wallSeconds`: reading,
@@ -78,18 +79,28 @@ FULL = (
     Size("results", 5_000, 150_000, 50.0, results_for="pod-0000*"),
 )
 QUICK = (
-    Size("nodes-500", 500, 3_000, 5.0),
-    Size("first-20k", 1_000, 6_000, 10.0, first=2_000),
-    Size("envelope", 1_000, 6_000, 10.0),
-    Size("nodes-50000", 5_000, 6_000, 50.0),
-    Size("results", 1_000, 6_000, 10.0, results_for="pod-0000*"),
+    Size("nodes-500", 500, 1_000, 5.0),
+    Size("first-20k", 1_000, 2_000, 10.0, first=500),
+    Size("envelope", 1_000, 2_000, 10.0),
+    Size("nodes-50000", 5_000, 2_000, 50.0),
+    Size("results", 1_000, 2_000, 10.0, results_for="pod-0000*"),
 )
 
 
-def generate(directory: Path, pods: int, nodes: int, rate: float, seed: int = SEED, high_priority: float = 0.0) -> Path:
+def generate(
+    directory: Path,
+    pods: int,
+    nodes: int,
+    rate: float,
+    seed: int = SEED,
+    *,
+    high_priority: float = 0.0,
+    node_cpus: int = 32,
+) -> Path:
     """Write `pods.csv` and `nodes.csv` of the issue's trace into `directory`; returns it.
 
-    `high_priority` is the share of pods given priority 1 (the others 0), for preemption.
+    `high_priority` is the share of pods given priority 1 (the others 0), for preemption; nodes have
+    `node_cpus` CPUs and 4 GiB of memory per CPU.
     """
     rng = np.random.default_rng(seed)
     created = np.cumsum(rng.exponential(1 / rate, pods))
@@ -105,7 +116,7 @@ def generate(directory: Path, pods: int, nodes: int, rate: float, seed: int = SE
     with (directory / "nodes.csv").open("w", encoding="utf-8") as out:
         out.write("name,cpu,memory\n")
         for i in range(nodes):
-            out.write(f"node-{i:05d},32,128Gi\n")
+            out.write(f"node-{i:05d},{node_cpus},{4 * node_cpus}Gi\n")
     return directory
 
 
@@ -152,7 +163,8 @@ def run_schedule(trace: Path, out: Path, python_path: str | None, results_for: s
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - started
-        stdout.seek(0), stderr.seek(0)
+        stdout.seek(0)
+        stderr.seek(0)
         output, errors = stdout.read(), stderr.read()
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{errors.decode()}")
@@ -193,7 +205,9 @@ def remove_checkout(into: Path) -> None:
 # -- the runs ------------------------------------------------------------------------------------
 
 
-def measure(sizes: Sequence[Size], work: Path, previous: Path | None, previous_pods: int) -> dict[str, Any]:
+def measure(
+    sizes: Sequence[Size], work: Path, previous: Path | None, previous_pods: int, previous_runs: Sequence[str]
+) -> dict[str, Any]:
     traces: dict[tuple[int, int, float], Path] = {}
     runs: dict[str, Any] = {}
     for size in sizes:
@@ -206,11 +220,12 @@ def measure(sizes: Sequence[Size], work: Path, previous: Path | None, previous_p
         out = work / f"{size.name}-current"
         out.mkdir()
         runs[size.name] = {"size": size.__dict__, "current": run_schedule(trace, out, None, size.results_for)}
-        if previous is not None and size.results_for is None:
+        if previous is not None and size.name in previous_runs:
             pods = min(previous_pods, size.first or size.pods)
             head = first_pods(trace, work / f"{size.name}-head", pods)
             same, old = work / f"{size.name}-same", work / f"{size.name}-previous"
-            same.mkdir(), old.mkdir()
+            same.mkdir()
+            old.mkdir()
             now = run_schedule(head, same, None, None)
             before = run_schedule(head, old, str(previous), None)
             runs[size.name]["side_by_side"] = {
@@ -243,6 +258,12 @@ def main() -> None:
         "--previous", nargs="?", const=PREVIOUS_REF, default=None, metavar="REF", help="Also run the code of REF."
     )
     parser.add_argument("--previous-pods", type=int, default=20_000, help="Pods of each side-by-side run.")
+    parser.add_argument(
+        "--previous-runs",
+        nargs="+",
+        default=["nodes-500", "envelope"],
+        help="Which runs to repeat with the previous code (its 50,000-node snapshot takes minutes to build).",
+    )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
     with tempfile.TemporaryDirectory(prefix="skenario-scale-") as tmp:
@@ -253,7 +274,7 @@ def main() -> None:
             if previous is None:
                 print(f"the code of {args.previous} could not be checked out: current code only", file=sys.stderr)
         try:
-            runs = measure(sizes, work, previous, args.previous_pods)
+            runs = measure(sizes, work, previous, args.previous_pods, args.previous_runs)
         finally:
             if previous is not None:
                 remove_checkout(work / "previous")
