@@ -23,8 +23,8 @@ issue 32), checked out with ``git worktree`` into a temporary directory and put 
 PYTHONPATH; ``--previous-pods N`` keeps those runs to the first N pods of each trace (the old code
 kept every attempt's plugin results: the envelope took 14 GB), and the current code is run on the
 same N pods for the ratio; ``--previous-runs`` names the runs repeated (by default ``nodes-500`` and
-``envelope``: the old code builds a 50,000-node snapshot in quadratic time). The bindings of every side-by-side pair are compared (`bindings_digest`:
-each pod's node, binding time, end and finish time).
+``envelope``: the old code builds a 50,000-node snapshot in quadratic time). The bindings of every
+side-by-side pair are compared (`bindings_digest`: each pod's node, binding time, end and finish).
 
 Reported per run: wall time of the whole command, the replay's own (`wallSeconds`: reading,
 scheduling, summary), peak RSS, and µs of replay per pod; ratios: µs per pod at 5,000 and 50,000
