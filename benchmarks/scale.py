@@ -18,6 +18,12 @@ included):
 - ``results``: the envelope with ``--results`` for the pods named ``pod-0000*`` (every plugin's
   verdict for the pods a user asks about), the rest of the attempts summarised in the file.
 
+And a service scenario as issue 32 states it (``service-N``): 2 minutes of 500 requests/s (Poisson)
+on 100 replicas of 500m, each request 20 ms of CPU, on a cluster of N idle-ish nodes of 4 CPUs, run
+with ``python -m skenario run FILE --no-store --json --force`` (``--force``: 100,000 nodes is past
+the preflight's limit) at N = 1,000, 10,000 and 100,000. Reported: the run's own wall time
+(``wall_s``), the command's, peak RSS, and the ratios 10,000 and 100,000 nodes over 1,000.
+
 With ``--previous REF`` each run is repeated with the code of REF (default: the commit before
 issue 32), checked out with ``git worktree`` into a temporary directory and put first on
 PYTHONPATH; ``--previous-pods N`` keeps those runs to the first N pods of each trace (the old code
@@ -139,20 +145,28 @@ def bindings_digest(pods_csv: Path) -> str:
     return hashlib.sha256("\n".join(",".join(row) for row in rows).encode()).hexdigest()[:16]
 
 
-def run_schedule(trace: Path, out: Path, python_path: str | None, results_for: str | None) -> dict[str, Any]:
-    """One `skenario schedule` in a fresh process: its JSON summary, wall time and peak RSS."""
-    command = [
-        sys.executable,
-        "-m",
-        "skenario",
-        "schedule",
-        str(trace / "pods.csv"),
-        "--nodes",
-        str(trace / "nodes.csv"),
-    ]
-    command += ["--json", "--pods", str(out / "pods.csv")]
-    if results_for is not None:
-        command += ["--results", str(out / "results.json"), "--results-for", results_for]
+SERVICE_NODES = (1_000, 10_000, 100_000)
+QUICK_SERVICE_NODES = (100, 1_000, 3_000)
+SERVICE = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {{name: service-{nodes}}}
+spec:
+  duration: 2m
+  seed: 1
+  workload:
+    replicas: 100
+    resources: {{requests: {{cpu: 500m, memory: 256Mi}}}}
+    request: {{cpuTime: 20ms}}
+  traffic: {{type: poisson, rate: 500/s}}
+  cluster:
+    nodes:
+      - {{name: worker, count: {nodes}, cpu: 4, memory: 16Gi}}
+"""
+
+
+def _child(command: list[str], python_path: str | None) -> tuple[bytes, float, float]:
+    """Run a command in a fresh process: its stdout, wall time and peak RSS in MiB."""
     env = dict(os.environ)
     if python_path is not None:
         env["PYTHONPATH"] = python_path
@@ -168,11 +182,39 @@ def run_schedule(trace: Path, out: Path, python_path: str | None, results_for: s
         output, errors = stdout.read(), stderr.read()
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{errors.decode()}")
+    return output, wall, usage.ru_maxrss / 1024  # KiB on Linux
+
+
+def run_service(nodes: int, work: Path, python_path: str | None) -> dict[str, Any]:
+    """The service scenario on `nodes` nodes, in a fresh process."""
+    scenario = work / f"service-{nodes}.yaml"
+    scenario.write_text(SERVICE.format(nodes=nodes), encoding="utf-8")
+    command = [sys.executable, "-m", "skenario", "run", str(scenario), "--no-store", "--json", "--force"]
+    output, wall, rss = _child(command, python_path)
+    summary = json.loads(output)
+    return {"run_s": summary["wall_s"], "wall_s": wall, "peak_rss_mib": rss, "digest": summary["digest"]}
+
+
+def run_schedule(trace: Path, out: Path, python_path: str | None, results_for: str | None) -> dict[str, Any]:
+    """One `skenario schedule` in a fresh process: its JSON summary, wall time and peak RSS."""
+    command = [
+        sys.executable,
+        "-m",
+        "skenario",
+        "schedule",
+        str(trace / "pods.csv"),
+        "--nodes",
+        str(trace / "nodes.csv"),
+    ]
+    command += ["--json", "--pods", str(out / "pods.csv")]
+    if results_for is not None:
+        command += ["--results", str(out / "results.json"), "--results-for", results_for]
+    output, wall, rss = _child(command, python_path)
     summary = json.loads(output)
     return {
         "wall_s": wall,
         "replay_s": summary["wallSeconds"],
-        "peak_rss_mib": usage.ru_maxrss / 1024,  # KiB on Linux
+        "peak_rss_mib": rss,
         "pods": summary["pods"],
         "bound": summary["bound"],
         "unschedulable_attempts": summary["unschedulableAttempts"],
@@ -240,13 +282,30 @@ def measure(
     return runs
 
 
-def ratios(runs: dict[str, Any]) -> dict[str, float]:
+def measure_service(counts: Sequence[int], work: Path, previous: Path | None, previous_nodes: int) -> dict[str, Any]:
+    service: dict[str, Any] = {}
+    for nodes in counts:
+        entry: dict[str, Any] = {"nodes": nodes, "current": run_service(nodes, work, None)}
+        if previous is not None and nodes <= previous_nodes:
+            before = run_service(nodes, work, str(previous))
+            entry["previous"] = before
+            entry["x_run"] = before["run_s"] / entry["current"]["run_s"]
+            entry["same_digest"] = before["digest"] == entry["current"]["digest"]
+        service[f"service-{nodes}"] = entry
+        print(f"service-{nodes}: {entry['current']['run_s']:.2f} s", file=sys.stderr)
+    return service
+
+
+def ratios(runs: dict[str, Any], service: dict[str, Any]) -> dict[str, float]:
     cost = {name: run["current"]["us_per_pod"] for name, run in runs.items()}
     rss = {name: run["current"]["peak_rss_mib"] for name, run in runs.items()}
+    run_s = [entry["current"]["run_s"] for entry in service.values()]
     return {
         "per_pod_5000_over_500": cost["envelope"] / cost["nodes-500"],
         "per_pod_50000_over_500": cost["nodes-50000"] / cost["nodes-500"],
         "peak_rss_envelope_over_first_20k": rss["envelope"] / rss["first-20k"],
+        "service_10x_nodes": run_s[1] / run_s[0],
+        "service_100x_nodes": run_s[2] / run_s[0],
     }
 
 
@@ -275,10 +334,18 @@ def main() -> None:
                 print(f"the code of {args.previous} could not be checked out: current code only", file=sys.stderr)
         try:
             runs = measure(sizes, work, previous, args.previous_pods, args.previous_runs)
+            counts = QUICK_SERVICE_NODES if args.quick else SERVICE_NODES
+            service = measure_service(counts, work, previous, counts[1])
         finally:
             if previous is not None:
                 remove_checkout(work / "previous")
-    result = {"quick": args.quick, "previous": args.previous, "runs": runs, "ratios": ratios(runs)}
+    result = {
+        "quick": args.quick,
+        "previous": args.previous,
+        "runs": runs,
+        "service": service,
+        "ratios": ratios(runs, service),
+    }
     if args.json:
         print(json.dumps(result, indent=1))
         return
@@ -318,6 +385,17 @@ def _print(result: dict[str, Any]) -> None:
         )  # fmt: skip
     if result["previous"] is not None:
         console.print(side)
+    service = Table(title="the 2-minute, 100-replica service scenario on idle nodes")
+    for column in ("nodes", "run s", "wall s", "peak RSS MiB", "run s before", "x run", "same digest"):
+        service.add_column(column, justify="right")
+    for entry in result["service"].values():
+        now, before = entry["current"], entry.get("previous")
+        service.add_row(
+            f"{entry['nodes']:,}", f"{now['run_s']:.2f}", f"{now['wall_s']:.2f}", f"{now['peak_rss_mib']:,.0f}",
+            "" if before is None else f"{before['run_s']:.2f}", "" if before is None else f"{entry['x_run']:.2f}",
+            "" if before is None else ("yes" if entry["same_digest"] else "NO"),
+        )  # fmt: skip
+    console.print(service)
 
 
 if __name__ == "__main__":

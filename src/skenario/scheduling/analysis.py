@@ -84,10 +84,21 @@ def waiting_times(pods: Iterable[Pod], now: int) -> pd.Series:
 def _steps(log: list[tuple[int, int, tuple[int, ...]]], columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     times = np.array([t for t, _, _ in log], dtype=np.int64)
     nodes = np.array([i for _, i, _ in log], dtype=np.int64)
-    deltas = np.zeros((len(log), columns), dtype=np.int64)
-    for k, (_, _, delta) in enumerate(log):
-        deltas[k, : len(delta)] = delta
-    return times, nodes, deltas
+    return times, nodes, _delta_matrix([delta for _, _, delta in log], columns)
+
+
+def _delta_matrix(deltas: list[tuple[int, ...]], columns: int) -> np.ndarray:
+    """The deltas as rows of `columns` (a delta logged before a resource was first named is shorter)."""
+    out = np.zeros((len(deltas), columns), dtype=np.int64)
+    widths = {len(delta) for delta in deltas}
+    if len(widths) == 1:  # the usual case: one conversion, not a row at a time
+        width = widths.pop()
+        if width:
+            out[:, :width] = np.array(deltas, dtype=np.int64)
+        return out
+    for k, delta in enumerate(deltas):
+        out[k, : len(delta)] = delta
+    return out
 
 
 def allocation_over_time(
@@ -104,9 +115,7 @@ def allocation_over_time(
     columns = len(resources)
     times, _, deltas = _steps(log, columns)
     cap_times = np.array([t for t, _ in capacity], dtype=np.int64)
-    cap_deltas = np.zeros((len(capacity), columns), dtype=np.int64)
-    for k, (_, delta) in enumerate(capacity):
-        cap_deltas[k, : len(delta)] = delta
+    cap_deltas = _delta_matrix([delta for _, delta in capacity], columns)
     # One timeline of both kinds of change; capacity first within an instant, so a node that comes
     # and takes a pod at once never shows more than 100%.
     all_times = np.concatenate([cap_times, times])

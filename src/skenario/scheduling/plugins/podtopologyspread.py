@@ -352,6 +352,14 @@ def _view(snap: ClusterSnapshot) -> tuple[list[int], list[NodeSpec], list[list[P
     return present, [snap.nodes[i] for i in present], [list(snap.pods_on[i].values()) for i in present]
 
 
+def _scoring_view(snap: ClusterSnapshot, nodes: Ints) -> tuple[list[NodeSpec], list[list[PodSpec]]]:
+    """What PreScore reads: the nodes to score (first, in their order) and every other node holding a
+    pod. A node with neither adds no domain and counts no pod, so a cluster of idle nodes costs nothing."""
+    busy = np.flatnonzero(snap.pod_count > 0).tolist()  # a removed node's pods were released with it
+    rows = list(dict.fromkeys(nodes.tolist() + busy))
+    return [snap.nodes[i] for i in rows], [list(snap.pods_on[i].values()) for i in rows]
+
+
 class PodTopologySpreadPlugin:
     """Filter on DoNotSchedule constraints, score on ScheduleAnyway ones (upstream `podtopologyspread`)."""
 
@@ -390,9 +398,8 @@ class PodTopologySpreadPlugin:
         self._ignored = None
         if not spread_constraints(pod, SCHEDULE_ANYWAY, pod.controlled):
             return np.zeros(len(nodes), dtype=np.int64)
-        present, specs, pods_on = _view(snap)
-        position = {node: k for k, node in enumerate(present)}
-        chosen = [position[i] for i in nodes.tolist()]
+        specs, pods_on = _scoring_view(snap, nodes)
+        chosen = list(range(len(nodes)))
         state = spread_prescore(pod, specs, pods_on, chosen, defaulting=pod.controlled)
         if state is None:
             return np.zeros(len(nodes), dtype=np.int64)
