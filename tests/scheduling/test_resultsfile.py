@@ -36,7 +36,7 @@ def _document(tmp_path: Path, name: str, keep: str, spill: bool) -> dict[str, ob
     path = tmp_path / name
     if spill:
         with ResultsFile(path) as spilled:
-            replay.controller.on_attempt = spilled.attempt
+            spilled.follow(replay.controller)
             replay.run()
             write_results(replay.controller, None, path, spilled)
     else:

@@ -124,13 +124,14 @@ def schedule(
         heartbeat_delay=heartbeat_delay,
         plugin_results=plugin_results,
         results_for=results_for,
+        keep_timeline=False,  # counted; with --results, spilled to disk as it happens
     )
     started = time.perf_counter()
     replay = open_run(trace, seed=seed, trace=options)
     assert isinstance(replay, BatchReplay)
     with ResultsFile(results_file) if results_file is not None else nullcontext() as spilled:
         if spilled is not None:
-            replay.controller.on_attempt = spilled.attempt
+            spilled.follow(replay.controller)
         summary = replay.run()
         wall = time.perf_counter() - started
         write_results(replay.controller, pods_file, results_file, spilled)

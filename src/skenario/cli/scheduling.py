@@ -52,13 +52,10 @@ def write_results(
             pod_table(controller.pods.values()).to_csv(partial, index=False)
     if results is None:
         return
-    timeline = (
-        {"at": e.at, "kind": e.kind, "pod": e.pod or None, "node": e.node, "detail": e.detail}
-        for e in controller.timeline
-    )
     if spilled is not None:
-        spilled.write(controller.pods.values(), timeline)
+        spilled.write(controller.pods.values(), spilled.events())
         return
-    document = {"pods": [pod.result() for pod in controller.pods.values()], "timeline": list(timeline)}
+    timeline = [event.as_dict() for event in controller.timeline]
+    document = {"pods": [pod.result() for pod in controller.pods.values()], "timeline": timeline}
     with atomic_path(results) as partial:
         Path(partial).write_text(json.dumps(document, indent=1), encoding="utf-8")

@@ -20,7 +20,8 @@ from skenario.core.time import SECOND
 from skenario.model.cpu.node import qos_class
 from skenario.model.memory import EVICTED, NodeMemory
 from skenario.model.replicas import Replica
-from skenario.scheduling.controller import SchedulingController, TimelineEvent
+from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.history import TimelineEvent
 from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.taints import MEMORY_PRESSURE_TAINT
 

@@ -23,7 +23,8 @@ from skenario.core.clock import SettlingClock
 from skenario.core.time import SECOND
 from skenario.model.disruption import EvictionBudget
 from skenario.model.replicas import Replica, ReplicaState
-from skenario.scheduling.controller import SchedulingController, TimelineEvent
+from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.history import TimelineEvent
 from skenario.scheduling.pods import Pod
 
 # kubectl drain's wait after an eviction the API refused with 429 (a PodDisruptionBudget): its

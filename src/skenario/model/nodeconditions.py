@@ -19,7 +19,8 @@ import numpy as np
 from skenario.core.environment import Environment
 from skenario.model.memory import NodeMemory
 from skenario.model.nodestatus import NODE_STATUS_UPDATE_FREQUENCY, NodeStatus
-from skenario.scheduling.controller import SchedulingController, TimelineEvent
+from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.history import TimelineEvent
 from skenario.scheduling.nodelifecycle import no_schedule_tainting_pass
 from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.taints import MEMORY_PRESSURE_TAINT

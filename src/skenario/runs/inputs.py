@@ -191,6 +191,7 @@ class TraceOptions:
     # Which attempts keep every plugin's results, and pods (name globs) whose attempts all do.
     plugin_results: PluginResults = "unschedulable"
     results_for: tuple[str, ...] = ()
+    keep_timeline: bool = True  # off: the timeline's events are counted, not kept (see SchedulerSettings)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -333,6 +334,7 @@ def open_trace(trace: Path, options: TraceOptions, *, seed: int = 0) -> BatchRep
         heartbeat_delay=settings.heartbeat_delay if delay is None else delay,
         plugin_results="none" if settings.plugin_results == "none" else options.plugin_results,
         results_for=name_matcher(options.results_for),
+        keep_timeline=options.keep_timeline,
     )
     reader = read_pod_trace(options.kind, trace, options.nodes, **options.extra)
     pods = reader.pods()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skenario.core.time import SECOND
+from skenario.scheduling.history import AllocationLog
 from skenario.scheduling.pods import Pod
 from skenario.scheduling.snapshot import ClusterSnapshot
 
@@ -81,12 +82,6 @@ def waiting_times(pods: Iterable[Pod], now: int) -> pd.Series:
     return pd.Series(waits, name="wait_s", dtype=float)
 
 
-def _steps(log: list[tuple[int, int, tuple[int, ...]]], columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    times = np.array([t for t, _, _ in log], dtype=np.int64)
-    nodes = np.array([i for _, i, _ in log], dtype=np.int64)
-    return times, nodes, _delta_matrix([delta for _, _, delta in log], columns)
-
-
 def _delta_matrix(deltas: list[tuple[int, ...]], columns: int) -> np.ndarray:
     """The deltas as rows of `columns` (a delta logged before a resource was first named is shorter)."""
     out = np.zeros((len(deltas), columns), dtype=np.int64)
@@ -102,7 +97,7 @@ def _delta_matrix(deltas: list[tuple[int, ...]], columns: int) -> np.ndarray:
 
 
 def allocation_over_time(
-    log: list[tuple[int, int, tuple[int, ...]]],
+    log: AllocationLog,
     capacity: list[tuple[int, tuple[int, ...]]],
     resources: list[str],
 ) -> pd.DataFrame:
@@ -113,7 +108,7 @@ def allocation_over_time(
     import pandas as pd
 
     columns = len(resources)
-    times, _, deltas = _steps(log, columns)
+    times, _, deltas = log.columns(columns)
     cap_times = np.array([t for t, _ in capacity], dtype=np.int64)
     cap_deltas = _delta_matrix([delta for _, delta in capacity], columns)
     # One timeline of both kinds of change; capacity first within an instant, so a node that comes
@@ -132,12 +127,12 @@ def allocation_over_time(
     return frame.groupby("time_s", as_index=False).last()
 
 
-def node_utilisation(log: list[tuple[int, int, tuple[int, ...]]], snapshot: ClusterSnapshot) -> pd.DataFrame:
+def node_utilisation(log: AllocationLog, snapshot: ClusterSnapshot) -> pd.DataFrame:
     """Per node, requested / allocatable of each resource after each change on it (long format)."""
     import pandas as pd
 
     resources = snapshot.resources
-    times, nodes, deltas = _steps(log, len(resources))
+    times, nodes, deltas = log.columns(len(resources))
     frames = []
     for i in np.unique(nodes):
         mine = nodes == i

@@ -30,6 +30,7 @@ import numpy as np
 from skenario.core.clock import MovingClock
 from skenario.scheduling.attempts import Attempt, PluginResults
 from skenario.scheduling.framework import FilterOutcome, Framework
+from skenario.scheduling.history import AllocationLog, Timeline, TimelineEvent
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.plugins.custom import UserPlugin
 from skenario.scheduling.pods import Pod, PodEnd, PodsBound, PodsDone, PodSource, PodsPending
@@ -46,17 +47,7 @@ class SchedulerSettings:
     plugin_results: PluginResults = "all"
     # Pods whose every attempt keeps its plugin results whatever `plugin_results` says (None: no pod).
     results_for: Callable[[str], bool] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineEvent:
-    """KEP-140's PodScheduled / PodUnscheduled / PodPreempted, plus PodCreated / PodFinished."""
-
-    at: int
-    kind: str
-    pod: str
-    node: str | None = None
-    detail: str = ""
+    keep_timeline: bool = True  # off: events are counted by kind (and handed to `timeline.sink`), not kept
 
 
 class SchedulingController:
@@ -86,9 +77,9 @@ class SchedulingController:
         self.pending.on_add = self._arrived
         self.bound.on_add = self._bound
         self.done.on_add = self._gone
-        self.timeline: list[TimelineEvent] = []
+        self.timeline = Timeline(keep=settings.keep_timeline)
         # (time, node, resource deltas) each time a node's requests change, for the analysis.
-        self.allocation_log: list[tuple[int, int, tuple[int, ...]]] = []
+        self.allocation_log = AllocationLog()
         # (time, allocatable deltas) each time a node comes or goes.
         self.capacity_log: list[tuple[int, tuple[int, ...]]] = [
             (0, tuple(snapshot.allocatable[i].tolist())) for i in snapshot.order.tolist()

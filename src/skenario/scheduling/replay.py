@@ -147,7 +147,7 @@ def summarize(controller: SchedulingController, now: int, start: int = 0) -> Sch
         bound=len(bound),
         pending=controller.pending.count(),
         preempted=sum(1 for p in pods if p.preempted_at is not None),
-        unschedulable_attempts=sum(1 for e in controller.timeline if e.kind == "PodUnscheduled"),
+        unschedulable_attempts=controller.timeline.counts["PodUnscheduled"],
         mean_wait_s=float(waits.mean()) if len(waits) else 0.0,
         p99_wait_s=float(np.percentile(waits, 99)) if len(waits) else 0.0,
         allocation_mean={r: time_weighted_mean(allocation, r, start / SECOND, end) for r in resources},

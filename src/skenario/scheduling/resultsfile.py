@@ -5,7 +5,7 @@ pods need 14 GB: each attempt's plugin results are tens of kilobytes. Here each 
 written, as the JSON it will have in the file, to a temporary file beside the results file the
 moment it is made; memory keeps only where each pod's attempts lie. At the end the document is
 written pod by pod, each pod's attempts read back in order, so the whole document is never in
-memory either.
+memory either. The timeline's events spill to a second file the same way.
 
 An attempt that kept its plugin results (`SchedulerSettings.plugin_results`) is written in full; one
 that did not keeps its time, candidates, choice and message, with `allFilteredNodes` and
@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from skenario.results.files import atomic_path
 from skenario.scheduling.attempts import Attempt
+from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.history import TimelineEvent
 from skenario.scheduling.pods import Pod
 
 
@@ -52,6 +54,14 @@ class ResultsFile:
         )
         self._end = 0
         self._where: dict[int, list[tuple[int, int]]] = {}  # pod id -> (offset, length) of each attempt
+        self._events: IO[str] = tempfile.TemporaryFile(  # noqa: SIM115 - closed by `close` / the `with`
+            "w+", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".events"
+        )
+
+    def follow(self, controller: SchedulingController) -> None:
+        """Hear every attempt and timeline event of `controller` as it happens."""
+        controller.on_attempt = self.attempt
+        controller.timeline.sink = self.event
 
     def attempt(self, pod: Pod, attempt: Attempt, kept: bool) -> None:
         """Spill one attempt: in full if it kept its plugin results, else its summary."""
@@ -60,6 +70,17 @@ class ResultsFile:
         self._spill.write(data)
         self._where.setdefault(pod.id, []).append((self._end, len(data)))
         self._end += len(data)
+
+    def event(self, event: TimelineEvent) -> None:
+        """Spill one timeline event, one JSON line."""
+        self._events.write(json.dumps(event.as_dict()) + "\n")
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """The spilled timeline, in order."""
+        self._events.flush()
+        self._events.seek(0)
+        for line in self._events:
+            yield json.loads(line)
 
     def attempts(self, pod: Pod) -> list[dict[str, Any]]:
         """The pod's attempts, in the order they happened, as the file will have them."""
@@ -85,6 +106,7 @@ class ResultsFile:
 
     def close(self) -> None:
         self._spill.close()
+        self._events.close()
 
     def __enter__(self) -> ResultsFile:
         return self

@@ -12,7 +12,7 @@ from __future__ import annotations
 from skenario.core.time import MINUTE, SECOND
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
-from skenario.scheduling.controller import TimelineEvent
+from skenario.scheduling.history import TimelineEvent
 
 PERIOD = 10 * SECOND  # the eviction manager's passes and the kubelet's status syncs alike
 T0 = 1  # the initial pods are bound at 1 ns (0 belongs to the run's start): the first passes from then

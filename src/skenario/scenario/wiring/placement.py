@@ -45,8 +45,9 @@ from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.wiring.scheduler import build_profile
 from skenario.scheduling.analysis import SchedulingSummary, attempt_records, node_records, pod_records
 from skenario.scheduling.clusterautoscaler.controller import ClusterAutoscaler
-from skenario.scheduling.controller import SchedulingController, TimelineEvent
+from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.framework import Framework, Profile
+from skenario.scheduling.history import TimelineEvent
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.preemption import PreemptionBudget

@@ -35,7 +35,8 @@ from skenario.scheduling.clusterautoscaler.scaledown import (
 )
 from skenario.scheduling.clusterautoscaler.scaleup import not_triggered_message, scale_up_status
 from skenario.scheduling.clusterautoscaler.simulator import PredicateChecker, SnapshotSimulation
-from skenario.scheduling.controller import SchedulingController, TimelineEvent
+from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.history import TimelineEvent
 from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.pods import Pod, PodEnd
 
