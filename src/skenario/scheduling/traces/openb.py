@@ -71,7 +71,7 @@ def read_openb_nodes(path: TracePath) -> list[NodeSpec]:
         name = row[sn]
         if not name:
             raise bad_cell(table, line, "sn", name, "is empty: every node needs a name")
-        names.claim(name, f"line {line}", line, "sn")
+        names.claim(name, None, line, "sn")
         devices = natural(table, line, "gpu", row[gpu])
         nodes.append(
             NodeSpec(
@@ -97,7 +97,7 @@ def read_openb_pods(path: TracePath) -> list[TracePod]:
         name = row[name_at]
         if not name:
             raise bad_cell(table, line, "name", name, "is empty: every pod needs a name")
-        names.claim(name, f"line {line}", line)
+        names.claim(name, None, line)
         num_gpu = natural(table, line, "num_gpu", row[num_gpu_at])
         gpu_milli = natural(table, line, "gpu_milli", row[gpu_milli_at])
         if gpu_milli > 1000:
