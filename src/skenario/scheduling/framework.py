@@ -24,6 +24,9 @@ from skenario.scheduling.snapshot import ClusterSnapshot
 
 Ints = npt.NDArray[np.int64]
 
+_NONE: Ints = np.zeros(0, dtype=np.int64)  # no nodes (read only: an attempt's arrays are replaced, not changed)
+_NONE.flags.writeable = False
+
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -45,6 +48,14 @@ def num_feasible_nodes_to_find(nodes: int, percentage: int) -> int:
 def _head_length(needed: int, rate: float) -> int:
     """How many nodes to filter to find `needed` feasible ones at pass rate `rate`, with a margin."""
     return int(needed / max(rate, 1e-9) * 1.1) + 8
+
+
+def _rotated_head(order: Ints, start: int, size: int) -> Ints:
+    """The first `size` nodes of `order` from `start` on, wrapping round (a view when it need not wrap)."""
+    end = start + size
+    if end <= len(order):
+        return order[start:end]
+    return np.concatenate([order[start:], order[: end - len(order)]])
 
 
 class _Verdicts(NamedTuple):
@@ -125,12 +136,7 @@ class Framework:
     def schedule(self, pod: PodSpec, now: int, nominated: str | None = None) -> tuple[Attempt, FilterOutcome]:
         snap = self.snapshot
         attempt = Attempt(
-            pod=pod.name,
-            at=now,
-            candidates=len(snap.order),
-            node_names=snap.names,
-            examined=np.zeros(0, dtype=np.int64),
-            feasible=np.zeros(0, dtype=np.int64),
+            pod=pod.name, at=now, candidates=len(snap.order), node_names=snap.names, examined=_NONE, feasible=_NONE
         )
         outcome = None
         if nominated is not None and nominated in snap.index:
@@ -185,11 +191,10 @@ class Framework:
             empty = np.zeros(0, dtype=np.int64)
             return FilterOutcome(empty, empty, np.zeros(0, dtype=np.bool_), {})
         start = self.next_start % n
-        rotated = np.concatenate([order[start:], order[:start]])
         want = num_feasible_nodes_to_find(n, self.profile.percentage_of_nodes_to_score)
         size = min(n, _head_length(want + 1, self._pass_rate))
         while True:
-            head = rotated[:size]
+            head = _rotated_head(order, start, size)
             verdicts = self._run_filters(pod, head)
             passed = len(verdicts.alive)
             if passed > want or size == n:
