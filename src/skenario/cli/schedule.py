@@ -10,11 +10,11 @@ import click
 
 from skenario.cli.common import check_output_dirs, out, output_option, plugin_options, print_json
 from skenario.cli.scheduling import scheduling_table, write_results
+from skenario.results.podresults import ResultsFile
 from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scheduling.attempts import PLUGIN_RESULTS, PluginResults
 from skenario.scheduling.replay import BatchReplay
-from skenario.scheduling.resultsfile import ResultsFile
 from skenario.scheduling.traces import TRACE_KINDS
 
 

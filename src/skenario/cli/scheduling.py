@@ -10,10 +10,10 @@ from pathlib import Path
 from rich.table import Table
 
 from skenario.results.files import atomic_path
+from skenario.results.podresults import ResultsFile
 from skenario.results.readout import wait
 from skenario.scheduling.analysis import SchedulingSummary, pod_table
 from skenario.scheduling.controller import SchedulingController
-from skenario.scheduling.resultsfile import ResultsFile
 
 
 def scheduling_table(

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from skenario.cli.scheduling import write_results
 from skenario.core.time import SECOND
+from skenario.results.podresults import ResultsFile
 from skenario.scheduling.controller import SchedulerSettings
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.replay import BatchReplay
-from skenario.scheduling.resultsfile import ResultsFile
 from skenario.scheduling.traces import TracePod
 
 GIB = 1024**3
