@@ -96,17 +96,12 @@ def _delta_matrix(deltas: list[tuple[int, ...]], columns: int) -> np.ndarray:
     return out
 
 
-def allocation_over_time(
+def allocation_steps(
     log: AllocationLog,
     capacity: list[tuple[int, tuple[int, ...]]],
     resources: list[str],
-) -> pd.DataFrame:
-    """The cluster's allocation rate (requested / allocatable of the nodes present) after each change.
-
-    `log` is the controller's allocation log, `capacity` its log of nodes coming and going.
-    """
-    import pandas as pd
-
+) -> dict[str, np.ndarray]:
+    """The columns of `allocation_over_time` as arrays, without pandas (a replay's summary needs no more)."""
     columns = len(resources)
     times, _, deltas = log.columns(columns)
     cap_times = np.array([t for t, _ in capacity], dtype=np.int64)
@@ -118,13 +113,30 @@ def allocation_over_time(
     order = np.lexsort((kind, all_times))
     used = np.cumsum(np.concatenate([np.zeros_like(cap_deltas), deltas])[order], axis=0)
     total = np.cumsum(np.concatenate([cap_deltas, np.zeros_like(deltas)])[order], axis=0)
-    frame = pd.DataFrame({"time_s": all_times[order] / SECOND})
+    time_s = all_times[order] / SECOND
+    last = np.append(time_s[1:] != time_s[:-1], True)  # the state at the end of each instant
+    steps = {"time_s": time_s[last]}
     for col, name in enumerate(resources):
         if total[:, col].any():
             with np.errstate(divide="ignore", invalid="ignore"):
-                frame[name] = np.where(total[:, col] > 0, used[:, col] / np.maximum(total[:, col], 1), 0.0)
-    frame["nodes_allocatable_" + resources[0]] = total[:, 0]
-    return frame.groupby("time_s", as_index=False).last()
+                steps[name] = np.where(total[:, col] > 0, used[:, col] / np.maximum(total[:, col], 1), 0.0)[last]
+    steps["nodes_allocatable_" + resources[0]] = total[last, 0]
+    return steps
+
+
+def allocation_over_time(
+    log: AllocationLog,
+    capacity: list[tuple[int, tuple[int, ...]]],
+    resources: list[str],
+) -> pd.DataFrame:
+    """The cluster's allocation rate (requested / allocatable of the nodes present) after each change.
+
+    `log` is the controller's allocation log, `capacity` its log of nodes coming and going; one row
+    per instant, its last state.
+    """
+    import pandas as pd
+
+    return pd.DataFrame(allocation_steps(log, capacity, resources))
 
 
 def node_utilisation(log: AllocationLog, snapshot: ClusterSnapshot) -> pd.DataFrame:
@@ -182,12 +194,12 @@ def attempt_records(pods: Iterable[Pod]) -> list[dict[str, Any]]:
     ]
 
 
-def time_weighted_mean(frame: pd.DataFrame, column: str, start: float, end: float) -> float:
+def time_weighted_mean(frame: pd.DataFrame | Mapping[str, np.ndarray], column: str, start: float, end: float) -> float:
     """The mean of a step function given as rows (time_s, value) over [start, end]."""
-    if end <= start or frame.empty or column not in frame:
+    if end <= start or column not in frame or not len(frame["time_s"]):
         return 0.0
-    times = np.clip(frame["time_s"].to_numpy(dtype=float), start, end)
-    values = frame[column].to_numpy(dtype=float)
+    times = np.clip(np.asarray(frame["time_s"], dtype=float), start, end)
+    values = np.asarray(frame[column], dtype=float)
     spans = np.diff(np.append(times, end))
     return float((values * spans).sum() / (end - start))
 

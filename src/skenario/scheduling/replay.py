@@ -18,7 +18,7 @@ from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
 from skenario.scheduling.analysis import (
     SchedulingSummary,
-    allocation_over_time,
+    allocation_steps,
     attempt_records,
     pod_records,
     time_weighted_mean,
@@ -139,8 +139,8 @@ def summarize(controller: SchedulingController, now: int, start: int = 0) -> Sch
     bound = [p for p in pods if p.bound_at is not None]
     waits = np.array([p.wait_until(now) for p in pods], dtype=float) / SECOND
     snap = controller.snapshot
-    allocation = allocation_over_time(controller.allocation_log, controller.capacity_log, snap.resources)
-    resources = [r for r in snap.resources if r in allocation.columns]
+    allocation = allocation_steps(controller.allocation_log, controller.capacity_log, snap.resources)
+    resources = [r for r in snap.resources if r in allocation]
     end = now / SECOND
     return SchedulingSummary(
         pods=len(pods),
