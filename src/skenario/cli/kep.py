@@ -14,10 +14,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from skenario.cli.common import err, out, print_document, print_json
-from skenario.cli.scheduling import scheduling_table
+from skenario.cli.scheduling import scheduling_table, write_pod_csv
 from skenario.results.files import atomic_path
 from skenario.runs import Executed, KepRun
-from skenario.scheduling.analysis import pod_table
 
 
 def kep_checked(file: Path, run: KepRun, output: str = "table") -> None:
@@ -70,8 +69,7 @@ def render_kep(run: KepRun, done: Executed, *, output: str, pods_file: Path | No
         with atomic_path(results_file) as partial:
             partial.write_text(json.dumps(run.annotated_status(), indent=1) + "\n")
     if pods_file is not None:
-        with atomic_path(pods_file) as partial:
-            pod_table(run.pods()).to_csv(partial, index=False)
+        write_pod_csv(run.pods(), pods_file)
     summary = run.summary()
     digest = run.digest()
     if output in ("json", "yaml"):

@@ -3,6 +3,7 @@ summary table and the KEP-140 result files (a per-pod CSV, and every attempt's p
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,8 +13,9 @@ from rich.table import Table
 from skenario.results.files import atomic_path
 from skenario.results.podresults import ResultsFile
 from skenario.results.readout import wait
-from skenario.scheduling.analysis import SchedulingSummary, pod_table
+from skenario.scheduling.analysis import POD_COLUMNS, SchedulingSummary, pod_rows
 from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.pods import Pod
 
 
 def scheduling_table(
@@ -42,14 +44,21 @@ def scheduling_table(
     return table
 
 
+def write_pod_csv(pods: Iterable[Pod], path: Path) -> None:
+    """One row per pod (`POD_COLUMNS`), written as it is made and whole or not at all."""
+    with atomic_path(path) as partial, partial.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=POD_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(pod_rows(pods))
+
+
 def write_results(
     controller: SchedulingController, pods: Path | None, results: Path | None, spilled: ResultsFile | None = None
 ) -> None:
     """The per-pod table as CSV, and KEP-140's PodResults with every attempt as JSON, each written whole
     (the attempts read back from `spilled` when they went there as they happened)."""
     if pods is not None:
-        with atomic_path(pods) as partial:
-            pod_table(controller.pods.values()).to_csv(partial, index=False)
+        write_pod_csv(controller.pods.values(), pods)
     if results is None:
         return
     if spilled is not None:
