@@ -27,21 +27,6 @@ from skenario.scheduling.history import TimelineEvent
 from skenario.scheduling.pods import Pod
 
 
-def attempt_summary(attempt: Attempt) -> dict[str, object]:
-    """An attempt without its plugin results: the KEP's ScheduleResult with those fields null."""
-    return {
-        "pod": attempt.pod,
-        "at": attempt.at,
-        "allCandidateNodes": attempt.candidates,
-        "allFilteredNodes": None,
-        "feasibleNodes": len(attempt.feasible),
-        "selectedNode": attempt.selected,
-        "nominatedNode": attempt.nominated,
-        "message": attempt.message,
-        "pluginResults": None,
-    }
-
-
 class ResultsFile:
     """A results file being written: attempts spill as they come, the document is put together at the end."""
 
@@ -65,7 +50,7 @@ class ResultsFile:
 
     def attempt(self, pod: Pod, attempt: Attempt, kept: bool) -> None:
         """Spill one attempt: in full if it kept its plugin results, else its summary."""
-        record = attempt.to_dict() if kept else attempt_summary(attempt)
+        record = attempt.to_dict(plugin_results=kept)
         data = json.dumps(record, separators=(",", ":")).encode()
         self._spill.write(data)
         self._where.setdefault(pod.id, []).append((self._end, len(data)))

@@ -107,8 +107,22 @@ class Attempt:
         total = sum((s.final for s in self.scores), start=np.zeros(len(names), dtype=np.int64))
         return dict(zip(names, total.tolist(), strict=True))
 
-    def to_dict(self) -> dict[str, object]:
-        """The KEP-140 `ScheduleResult` as plain JSON-ready data."""
+    def to_dict(self, plugin_results: bool = True) -> dict[str, object]:
+        """The KEP-140 `ScheduleResult` as plain JSON-ready data; without `plugin_results`, the attempt
+        of a pod whose verdicts were not kept: `allFilteredNodes` and `pluginResults` null, the nodes
+        that passed counted (`feasibleNodes`)."""
+        if not plugin_results:
+            return {
+                "pod": self.pod,
+                "at": self.at,
+                "allCandidateNodes": self.candidates,
+                "allFilteredNodes": None,
+                "feasibleNodes": len(self.feasible),
+                "selectedNode": self.selected,
+                "nominatedNode": self.nominated,
+                "message": self.message,
+                "pluginResults": None,
+            }
         return {
             "pod": self.pod,
             "at": self.at,

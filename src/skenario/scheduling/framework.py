@@ -200,7 +200,6 @@ class Framework:
             if passed > want or size == n:
                 break
             rate = passed / size
-            self._pass_rate = rate
             size = n if rate == 0 else min(n, max(2 * size, _head_length(want + 1, rate)))
         self._pass_rate = max(passed / size, 1 / n)
         outcome = self._conclude(head, verdicts, attempt, want)
