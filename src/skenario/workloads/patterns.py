@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -92,7 +93,14 @@ def thinned_arrivals(
     is kept with probability rate(t) / rate_max. The candidates and the acceptance uniforms do not
     depend on `rate`, so with the same seed and bound a lower rate keeps a subset of the arrivals
     of a higher one. A rate above `rate_max` or below 0 is a ValueError, not a silent distortion.
+    Each batch's kept times are a list chained in C, so pulling one time resumes no generator.
     """
+    return chain.from_iterable(_thinned_batches(rate, rate_max, start, stop, rng))
+
+
+def _thinned_batches(
+    rate: RateFunction, rate_max: float, start: int, stop: int, rng: np.random.Generator
+) -> Iterator[list[int]]:
     if rate_max < 0:
         raise ValueError(f"rate_max must be >= 0, got {rate_max}")
     if rate_max == 0 or stop <= start:
@@ -113,7 +121,7 @@ def thinned_arrivals(
                 f"rate {float(rates[bad])}/s at t={int(candidates[bad])}ns is outside [0, rate_max={rate_max}]"
             )
         kept = candidates[uniforms[:inside] * rate_max < rates]
-        yield from kept.tolist()
+        yield kept.tolist()
         if inside < BATCH:
             return
         at = int(times[-1])

@@ -212,8 +212,15 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
             self._timer = self._clock.call_later(delay, self._fire)
 
     def _fire(self) -> None:
+        self.add(self._armed)
+
+    def add(self, tick: int) -> None:
+        """A wake-up arrives: only the latest armed one fires (`OwnWakeups.add`, with `_fire` in line:
+        this runs once per completion)."""
+        if tick != self._armed:
+            return
         self._timer = None
-        # `_advance`, in line: this runs once per completion.
+        # `_advance`, in line as well.
         env = self._env
         now = env._now if env is not None else self._clock.now()
         n = self._live
