@@ -11,11 +11,14 @@ own wall time (the summary's `wall_s`: building and running, not the interpreter
 simulated time over it (x real time), µs per request, and the summary's digest. With `--previous
 REF` the same scenario runs with the code of REF (default: the commit before issue 32, checked out
 with `git worktree`) right after, and the ratio of the two wall times is reported with whether the
-digests agree. `--hours H` runs the first H hours of the day instead (the traffic wave is the same,
-so a shorter run is the head of the day's).
+digests agree. With `--compiled` it also runs on a compiled copy of the current source (the
+build `SKENARIO_COMPILE=1 pip install .` installs: benchmarks/compiled.py, about two minutes to
+compile). `--hours H` runs the first H hours of the day instead (the traffic wave is the same, so a
+shorter run is the head of the day's).
 
     python benchmarks/day.py                      # the whole day (minutes on a shared host)
     python benchmarks/day.py --hours 2 --previous # two hours, beside the code before issue 32
+    python benchmarks/day.py --compiled --previous # the day compiled, as plain Python and before issue 32
     python benchmarks/day.py --hours 0.05 --json  # seconds, one JSON object on stdout
 """
 
@@ -36,6 +39,7 @@ SCENARIO = HERE / "day.yaml"
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 scale: Any = importlib.import_module("scale")  # its fresh-process runner and git checkout
+compiled: Any = importlib.import_module("compiled")
 
 
 def scenario_for(hours: float, into: Path) -> Path:
@@ -66,11 +70,16 @@ def run_day(scenario: Path, python_path: str | None) -> dict[str, Any]:
     }
 
 
-def measure(hours: float, previous_ref: str | None) -> dict[str, Any]:
+def measure(hours: float, previous_ref: str | None, compile_too: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="skenario-day-") as tmp:
         work = Path(tmp)
         scenario = scenario_for(hours, work)
-        result: dict[str, Any] = {"hours": hours, "current": run_day(scenario, None)}
+        result: dict[str, Any] = {"hours": hours, "current": run_day(scenario, str(compiled.ROOT / "src"))}
+        if compile_too:
+            built = run_day(scenario, str(compiled.compile_copy(work / "compiled")))
+            result["compiled"] = built
+            result["x_compiled"] = result["current"]["run_s"] / built["run_s"]
+            result["compiled_same_digest"] = built["digest"] == result["current"]["digest"]
         if previous_ref is not None:
             previous = scale.checkout(previous_ref, work / "previous")
             if previous is None:
@@ -92,15 +101,16 @@ def main() -> None:
     parser.add_argument(
         "--previous", nargs="?", const=scale.PREVIOUS_REF, default=None, metavar="REF", help="Also run the code of REF."
     )
+    parser.add_argument("--compiled", action="store_true", help="Also run a compiled copy of the current source.")
     parser.add_argument("--json", action="store_true", help="One JSON object on stdout.")
     args = parser.parse_args()
     if not args.hours > 0:
         parser.error(f"--hours must be > 0, got {args.hours}")
-    result = measure(args.hours, args.previous)
+    result = measure(args.hours, args.previous, args.compiled)
     if args.json:
         print(json.dumps(result, indent=1))
         return
-    for name in ("current", "previous"):
+    for name in ("current", "compiled", "previous"):
         run = result.get(name)
         if run is None:
             continue
@@ -109,6 +119,9 @@ def main() -> None:
             f"{run['x_real_time']:,.0f}x real time, {run['us_per_request']:.2f} µs a request, "
             f"peak RSS {run['peak_rss_mib']:,.0f} MiB, digest {run['digest']}"
         )
+    if "x_compiled" in result:
+        same = "the same digest" if result["compiled_same_digest"] else "a DIFFERENT digest"
+        print(f"compiled: {result['x_compiled']:.2f}x as fast as plain Python, with {same}")
     if "x_previous" in result:
         same = "the same digest" if result["same_digest"] else "a DIFFERENT digest"
         print(f"the code of {args.previous} took {result['x_previous']:.2f}x as long, with {same}")

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from skenario.errors import SkenarioError
-from skenario.version import __version__
+from skenario.version import __version__, compiled
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ class Commands(click.Group):
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="skenario")
+@click.version_option(f"{__version__} (compiled)" if compiled() else __version__, prog_name="skenario")
 def cli() -> None:
     """skenario: simulate Kubernetes autoscaling and scheduling, hours of it in seconds."""
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from mypy_extensions import mypyc_attr
 
+
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Entity:
     """Something a Movement can move. Subclasses add `__slots__` for their own state."""
 

@@ -12,10 +12,12 @@ from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from typing import Any, Protocol
 
+from mypy_extensions import mypyc_attr
+
 from skenario.core.clock import Timer
 from skenario.core.entity import Entity
 from skenario.core.movement import IgnoredMovement, IgnoredReason, Movement
-from skenario.core.stocks import E, KeyedStock, Sink, SinkStock, Source, SourceStock
+from skenario.core.stocks import KeyedStock, Sink, SinkStock, Source, SourceStock
 from skenario.core.time import format_duration
 
 # A scheduled movement is one plain tuple laid out like `Movement` (core/movement.py), so the hot
@@ -33,7 +35,7 @@ _AFTER_HALT = IgnoredReason.SCHEDULED_AFTER_HALT
 class MovementObserver(Protocol):
     """Watches the loop. Recording hooks in here rather than living inside the loop."""
 
-    def on_movement(self, movement: Movement, entity: Entity) -> None: ...
+    def on_movement(self, movement: Movement, entity: Any) -> None: ...
 
     def on_ignored(self, ignored: IgnoredMovement) -> None: ...
 
@@ -115,6 +117,7 @@ class _RunningStock(KeyedStock[ScenarioEntity]):
         return super().remove(entity)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class MovementLog:
     """Opt-in observer that keeps every movement (and every ignored one) in order."""
 
@@ -122,17 +125,19 @@ class MovementLog:
         self.movements: list[Movement] = []
         self.ignored: list[IgnoredMovement] = []
 
-    def on_movement(self, movement: Movement, entity: Entity) -> None:
+    def on_movement(self, movement: Movement, entity: Any) -> None:
         self.movements.append(movement)
 
     def on_ignored(self, ignored: IgnoredMovement) -> None:
         self.ignored.append(ignored)
 
 
+@mypyc_attr(native_class=False)
 class MovementBudgetExceeded(RuntimeError):
     """A run went past its `MovementBudget`: a runaway or a livelock, stopped where it was."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class MovementBudget:
     """Opt-in observer that stops a run with `MovementBudgetExceeded` once it has gone through more
     than `limit` movements (each one run, and each one ignored).
@@ -146,13 +151,13 @@ class MovementBudget:
 
     __slots__ = ("limit", "used")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: object) -> None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"a movement budget must be a positive integer, got {limit!r}")
         self.limit = limit
         self.used = 0
 
-    def on_movement(self, movement: Movement, entity: Entity) -> None:
+    def on_movement(self, movement: Movement, entity: Any) -> None:
         self._spend(movement)
 
     def on_ignored(self, ignored: IgnoredMovement) -> None:
@@ -201,7 +206,7 @@ class Environment:
         "halted",
     )
 
-    def __init__(self, halt_at: int, *, keep_ignored: int = 10_000) -> None:
+    def __init__(self, halt_at: object, *, keep_ignored: int = 10_000) -> None:
         if not isinstance(halt_at, int) or halt_at <= 0:
             raise ValueError(f"halt_at must be a positive integer of nanoseconds, got {halt_at!r}")
         self._heap: list[tuple[Any, ...]] = []
@@ -310,9 +315,9 @@ class Environment:
         self,
         kind: str,
         occurs_at: int,
-        from_stock: SourceStock[E],
-        to_stock: SinkStock[E],
-        what: E | None = None,
+        from_stock: SourceStock[Any],
+        to_stock: SinkStock[Any],
+        what: Any = None,  # an entity, or a token its stock knows (an arrival's stream, a wake-up's number)
         note: str | None = None,
     ) -> bool:
         """Add a movement to the schedule. Returns False (and records why) if it is ignored."""

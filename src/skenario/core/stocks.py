@@ -11,6 +11,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Generic, Protocol, TypeVar
 
+from mypy_extensions import mypyc_attr
+
 from skenario.core.entity import Entity
 
 E = TypeVar("E", bound=Entity)
@@ -49,6 +51,7 @@ class ThroughStock(SourceStock[E], SinkStock[E], Protocol[E]):
     """Takes and gives entities."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Source(Generic[E]):
     """A source that makes a new entity each time it is asked for one.
 
@@ -76,6 +79,7 @@ class Source(Generic[E]):
         return 0
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Sink(Generic[E]):
     """A stock entities never leave. Counts what arrives; keeps the entities only if asked.
 
@@ -104,6 +108,7 @@ class Sink(Generic[E]):
         return iter(self.kept)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class FifoStock(Generic[E]):
     """A through stock in arrival order: O(1) at head and tail, for queues and round robin.
 
@@ -156,6 +161,7 @@ class FifoStock(Generic[E]):
         return entity in self._items
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class KeyedStock(Generic[E]):
     """A through stock with O(1) add and O(1) removal of a named entity.
 

@@ -64,7 +64,6 @@ class Activator(RequestsBuffered):
         "_waiting",
         "container_concurrency",
         "failed",
-        "in_path",
         "on_request",
         "slots",
         "taken",

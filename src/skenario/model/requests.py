@@ -15,6 +15,8 @@ from itertools import dropwhile
 from operator import gt
 from typing import Any, Protocol
 
+from mypy_extensions import mypyc_attr
+
 from skenario.core.clock import Clock
 from skenario.core.entity import Entity
 from skenario.core.environment import Environment
@@ -70,6 +72,7 @@ class Routable(Protocol):
     def processing(self) -> Processing: ...
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class RequestsComplete(Sink[Request]):
     """Completed requests: counted and their latency recorded, not kept.
 
@@ -145,6 +148,7 @@ class RequestsFailed(Sink[Request]):
         self.by_class[entity.cls] += 1
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class RequestsBuffered(KeyedStock[Request]):
     """Requests waiting for a replica to become active, in arrival order, up to `capacity`.
 
@@ -152,13 +156,13 @@ class RequestsBuffered(KeyedStock[Request]):
     replica is active: Knative's activator in Proxy mode (model/activator.py).
     """
 
-    __slots__ = ("_area", "_clock", "capacity")
-    in_path = False
+    __slots__ = ("_area", "_clock", "capacity", "in_path")
 
     def __init__(self, clock: Clock, capacity: int) -> None:
         super().__init__("RequestsBuffered", "Request")
         self._clock = clock
         self.capacity = capacity
+        self.in_path = False
         self._area = 0  # departure times of those gone minus arrival times of all (see held_area)
 
     def has_room(self) -> bool:

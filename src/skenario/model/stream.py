@@ -72,7 +72,6 @@ class StreamBacklog(RequestsBuffered):
         "slots",
         "taken",
     )
-    in_path = True  # every message goes to the topic first
 
     def __init__(
         self,
@@ -84,6 +83,7 @@ class StreamBacklog(RequestsBuffered):
         pause: Callable[[], int],
     ) -> None:
         super().__init__(env, maxsize)
+        self.in_path = True  # every message goes to the topic first
         if partitions is not None and partitions < 1:
             raise ValueError(f"partitions must be >= 1, got {partitions}")
         if in_flight < 1:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
+from mypy_extensions import mypyc_attr
+
 J = TypeVar("J", contravariant=True)
 
 
@@ -48,13 +50,14 @@ class CapacityOwner(Protocol):
     def demand_changed(self, cpu: Any) -> None: ...
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class OwnWakeups:
     """A CPU is its own stock for its wake-up movements: the entity is the wake-up's number.
 
     Only the latest (`_armed`) fires; a superseded one arrives and does nothing.
     """
 
-    __slots__ = ()
+    __slots__ = ("_armed",)  # declared here, not in each CPU's slots, so compiled code reads the same one
     _armed: int
 
     def remove(self, tick: Any = None) -> Any:

@@ -68,7 +68,6 @@ class PriorityCPU(OwnWakeups, Generic[T]):
     """
 
     __slots__ = (
-        "_armed",
         "_armed_at",
         "_busy_core_ns",
         "_clock",

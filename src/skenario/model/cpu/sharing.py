@@ -40,7 +40,6 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
     """
 
     __slots__ = (
-        "_armed",
         "_busy_core_ns",
         "_clock",
         "_cores",
@@ -107,10 +106,10 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
             self._last = env._now  # idle until now: nothing to integrate
         elif env is None or env._now != self._last:
             self._advance()
-        entry = (self._virtual + work_ns, self._seq, job)
-        self._seq += 1
+        seq = self._seq
+        self._seq = seq + 1
         jobs = self._jobs
-        heappush(jobs, entry)
+        heappush(jobs, (self._virtual + work_ns, seq, job))
         self._live += 1
         if env is not None and not self._armed and len(jobs) == 1:
             # Alone on an idle CPU (the common case below saturation): it runs at full speed.
@@ -119,7 +118,7 @@ class ProcessorSharingCPU(OwnWakeups, Generic[T]):
             at = self._last + work_ns
             if at < self._halt_at:
                 env.schedule("cpu_tick", at, self, self, self._armed)
-        elif not self._armed or jobs[0] is entry:
+        elif not self._armed or jobs[0][1] == seq:  # its own tag is the earliest (seq: a compiled build copies tuples)
             self._arm()
         # Otherwise everyone just slowed down: the pending wake-up is early and re-arms then.
         if self._owner is not None:
