@@ -16,9 +16,10 @@ from setuptools import setup
 HERE = Path(__file__).resolve().parent
 
 
-def compiled_modules() -> list[str]:
-    settings = tomllib.loads((HERE / "pyproject.toml").read_text(encoding="utf-8"))
-    return [f"src/{path}" for path in settings["tool"]["skenario"]["compiled"]]
+def mypyc_arguments() -> list[str]:
+    """mypy's options, then the source files to compile (pyproject.toml's `[tool.skenario]`)."""
+    settings = tomllib.loads((HERE / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["skenario"]
+    return [*settings["compile-options"], *(f"src/{path}" for path in settings["compiled"])]
 
 
 def extensions() -> list[object]:
@@ -26,7 +27,7 @@ def extensions() -> list[object]:
         return []
     from mypyc.build import mypycify  # only a compiled build needs mypy (buildsystem/backend.py asks for it)
 
-    return list(mypycify(compiled_modules(), opt_level="3"))
+    return list(mypycify(mypyc_arguments(), opt_level="3"))
 
 
 setup(ext_modules=extensions())

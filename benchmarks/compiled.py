@@ -16,11 +16,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _settings() -> dict[str, list[str]]:
+    settings: dict[str, list[str]] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "skenario"
+    ]
+    return settings
+
+
 def compiled_modules() -> list[str]:
     """The source files a compiled build compiles, relative to src/."""
-    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    modules: list[str] = settings["tool"]["skenario"]["compiled"]
-    return modules
+    return _settings()["compiled"]
 
 
 def compile_copy(into: Path) -> Path:
@@ -28,7 +33,11 @@ def compile_copy(into: Path) -> Path:
     source = into / "src"
     shutil.copytree(ROOT / "src", source, ignore=shutil.ignore_patterns("__pycache__", "*.so", "build"))
     done = subprocess.run(
-        [sys.executable, "-m", "mypyc", *compiled_modules()], cwd=source, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "mypyc", *_settings()["compile-options"], *compiled_modules()],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         raise RuntimeError(f"mypyc failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
