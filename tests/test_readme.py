@@ -133,6 +133,8 @@ CHECKED_ABOVE = {
 RUN_FIRST = {"docs/how-to/results.md": ["run", "examples/quickstart.yaml", "--no-progress"]}
 # Programs that are not skenario's or Python's: named for the reader, checked nowhere here.
 OTHER_PROGRAMS = {"dask", "sched-recorder"}
+# Variables a command line may set before its program: what skenario, its build or Python reads.
+ENVIRONMENT = {"SKENARIO_COMPILE", "SKENARIO_STORE", "SKENARIO_PLUGIN_MODULES", "PYTHONHASHSEED", "PYTHONPATH"}
 # Files a command names that the reader makes first (the page says how): an example of the same kind stands in.
 READERS_FILES = {"export.json": "examples/ksim/export.json", "recording.jsonl": "examples/ksim/recording.jsonl"}
 EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
@@ -192,6 +194,9 @@ def test_every_shell_command_names_real_commands_options_and_files(
 ) -> None:
     monkeypatch.chdir(ROOT)
     for command in _commands(body):
+        while "=" in command[0]:  # NAME=value before the program sets its environment
+            name = command.pop(0).split("=", 1)[0]
+            assert name in ENVIRONMENT, f"{where}: {name} is read by nothing"
         program, *args = command
         if program in OTHER_PROGRAMS:
             continue
