@@ -2,7 +2,7 @@
 
 A plain `pip install` builds the pure-Python package and needs no compiler. The compiled modules are
 the same source, listed in pyproject.toml's `[tool.skenario] compiled`; both builds give the same
-runs (tests/test_compiled.py), the compiled one about twice as fast a request.
+runs (tests/benchmarks/test_compiled.py), the compiled one about twice as fast a request.
 """
 
 from __future__ import annotations

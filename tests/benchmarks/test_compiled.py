@@ -51,9 +51,9 @@ def compiled_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return source
 
 
-def _run(example: str, python_path: Path | None) -> dict[str, object]:
+def _run(example: str, python_path: Path) -> dict[str, object]:
     command = [sys.executable, "-m", "skenario", "run", str(ROOT / "examples" / example), "--no-store", "-o", "json"]
-    env = None if python_path is None else {**os.environ, "PYTHONPATH": str(python_path)}
+    env = {**os.environ, "PYTHONPATH": str(python_path)}
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     summary: dict[str, object] = json.loads(done.stdout)
