@@ -16,6 +16,12 @@ build `SKENARIO_COMPILE=1 pip install .` installs: benchmarks/compiled.py, about
 compile). `--hours H` runs the first H hours of the day instead (the traffic wave is the same, so a
 shorter run is the head of the day's).
 
+The host sets what 1,000x real time takes, so each measurement also prices the floor on the same
+host right before: the bare heapq M/M/8 loop of `mmc.py` (1,000,000 customers, a fresh process),
+in µs per customer. Reported beside each run: its µs per request over the floor's (a figure that
+moves little with the host), and the most µs per request a day may take for 1,000x real time on
+this host, as a multiple of the floor.
+
     python benchmarks/day.py                      # the whole day (minutes on a shared host)
     python benchmarks/day.py --hours 2 --previous # two hours, beside the code before issue 32
     python benchmarks/day.py --compiled --previous # the day compiled, as plain Python and before issue 32
@@ -70,11 +76,28 @@ def run_day(scenario: Path, python_path: str | None) -> dict[str, Any]:
     }
 
 
+FLOOR_CUSTOMERS = 1_000_000
+TARGET_X_REAL_TIME = 1_000
+
+
+def run_floor(customers: int | None = None) -> float:
+    """µs per customer of the bare heapq floor (`mmc.run_floor`), timed inside a fresh process."""
+    customers = FLOOR_CUSTOMERS if customers is None else customers
+    code = (
+        f"import sys, time; sys.path.insert(0, {str(HERE)!r}); import mmc; "
+        f"t = time.perf_counter(); mmc.run_floor({customers}, mmc.SEED); print(time.perf_counter() - t)"
+    )
+    output, _, _ = scale._child([sys.executable, "-c", code], None)
+    return float(output) / customers * 1e6
+
+
 def measure(hours: float, previous_ref: str | None, compile_too: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="skenario-day-") as tmp:
         work = Path(tmp)
         scenario = scenario_for(hours, work)
-        result: dict[str, Any] = {"hours": hours, "current": run_day(scenario, str(compiled.ROOT / "src"))}
+        floor_us = run_floor()
+        result: dict[str, Any] = {"hours": hours, "floor_us_per_customer": floor_us}
+        result["current"] = run_day(scenario, str(compiled.ROOT / "src"))
         if compile_too:
             built = run_day(scenario, str(compiled.compile_copy(work / "compiled")))
             result["compiled"] = built
@@ -92,6 +115,14 @@ def measure(hours: float, previous_ref: str | None, compile_too: bool = False) -
                 result["previous"] = {"ref": previous_ref, **before}
                 result["x_previous"] = before["run_s"] / result["current"]["run_s"]
                 result["same_digest"] = before["digest"] == result["current"]["digest"]
+    for name in ("current", "compiled", "previous"):
+        if name in result:
+            result[name]["x_floor"] = result[name]["us_per_request"] / floor_us
+    # 1,000x real time: the day's requests in a thousandth of the simulated time.
+    run = result["current"]
+    budget_us = hours * 3600 / TARGET_X_REAL_TIME / max(run["requests"], 1) * 1e6
+    result["target_us_per_request"] = budget_us
+    result["target_x_floor"] = budget_us / floor_us
     return result
 
 
@@ -110,15 +141,20 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=1))
         return
+    print(f"floor (bare heapq M/M/8, mmc.py): {result['floor_us_per_customer']:.2f} µs a customer on this host")
     for name in ("current", "compiled", "previous"):
         run = result.get(name)
         if run is None:
             continue
         print(
             f"{name}: {result['hours']:g} h, {run['requests']:,} requests in {run['run_s']:.1f} s: "
-            f"{run['x_real_time']:,.0f}x real time, {run['us_per_request']:.2f} µs a request, "
-            f"peak RSS {run['peak_rss_mib']:,.0f} MiB, digest {run['digest']}"
+            f"{run['x_real_time']:,.0f}x real time, {run['us_per_request']:.2f} µs a request "
+            f"({run['x_floor']:.2f}x the floor), peak RSS {run['peak_rss_mib']:,.0f} MiB, digest {run['digest']}"
         )
+    print(
+        f"{TARGET_X_REAL_TIME:,}x real time on this host: at most {result['target_us_per_request']:.2f} µs a request, "
+        f"{result['target_x_floor']:.2f}x the floor"
+    )
     if "x_compiled" in result:
         same = "the same digest" if result["compiled_same_digest"] else "a DIFFERENT digest"
         print(f"compiled: {result['x_compiled']:.2f}x as fast as plain Python, with {same}")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -33,3 +34,14 @@ def test_a_run_reports_what_the_cli_reports_for_the_same_scenario(tmp_path: Path
     assert measured["digest"] == summary["digest"]
     assert measured["requests"] == summary["requests_arrived"] > 0
     assert measured["x_real_time"] == 18 / measured["run_s"]
+
+
+def test_the_floor_and_the_hosts_budget_for_a_thousand_times_real_time(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(day, "FLOOR_CUSTOMERS", 20_000)
+    result = day.measure(0.005, None)
+    run = result["current"]
+    assert result["floor_us_per_customer"] > 0
+    assert run["x_floor"] * result["floor_us_per_customer"] == run["us_per_request"]
+    # 1,000x real time: all of the 18 s's requests in 18 ms.
+    assert result["target_us_per_request"] * run["requests"] / 1e6 * 1000 == pytest.approx(18)
+    assert result["target_x_floor"] * result["floor_us_per_customer"] == pytest.approx(result["target_us_per_request"])

@@ -35,6 +35,12 @@ def test_the_allocation_log_gives_back_what_it_was_told(
         expected[k, : len(delta)] = delta
     assert times.tolist() == [t for t, _, _ in log] and nodes.tolist() == [i for _, i, _ in log]
     assert (deltas == expected).all()
+    # The views the summary reads without copying: the same times, the deltas as wide as the widest.
+    seen_times, seen_deltas = kept.logged()
+    widest = max((len(delta) for _, _, delta in log), default=0)
+    assert seen_times.tolist() == times.tolist()
+    assert (seen_deltas[:, :widest] == expected[:, :widest]).all() and not seen_deltas[:, widest:].any()
+    assert not seen_times.flags.writeable and not seen_deltas.flags.writeable
 
 
 def test_a_timeline_that_keeps_nothing_still_counts_and_hands_on_every_event() -> None:

@@ -95,6 +95,12 @@ class AllocationLog:
             width = int(self._widths[k])
             yield int(self._times[k]), int(self._nodes[k]), tuple(self._deltas[k, :width].tolist())
 
+    def logged(self) -> tuple[Ints, Ints]:
+        """The times and deltas as logged (as wide as the widest delta), as read-only views: no copy."""
+        times, deltas = self._times[: self._size], self._deltas[: self._size]
+        times.flags.writeable = deltas.flags.writeable = False
+        return times, deltas
+
     def columns(self, width: int) -> tuple[Ints, Ints, Ints]:
         """The times, node rows and deltas (`width` resources wide, 0 beyond what was logged), as copies."""
         size = self._size

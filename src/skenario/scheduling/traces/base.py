@@ -8,7 +8,7 @@ sorted by arrival (then name) and node specs in file order.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -99,18 +99,19 @@ def sorted_pods(pods: Iterable[TracePod]) -> list[TracePod]:
 
 @dataclass(frozen=True)
 class CsvTable:
-    """The data rows of a CSV file with a header, and where each column is."""
+    """The data rows of a CSV file with a header, read once as they come, and where each column is."""
 
     file: str
     columns: dict[str, int]  # column name -> index, for every column the header has
-    rows: list[tuple[int, list[str]]]  # (line number, stripped cells)
+    rows: Iterator[tuple[int, list[str]]]  # (line number, stripped cells); the end checks there was one
 
 
 def read_csv(path: TracePath, required: Sequence[str], known: Sequence[str] | None = None) -> CsvTable:
-    """Read a whole CSV file, checking the header names `required` (and, if `known` is given, nothing else).
+    """Open a CSV file, checking the header names `required` (and, if `known` is given, nothing else).
 
-    Refuses a missing file, an empty file, a header without data rows, a repeated or missing
-    column and a row whose field count differs from the header's. Blank lines are skipped.
+    Refuses a missing file, an empty file, a repeated or missing column at once; a row whose field
+    count differs from the header's, and a header without data rows, as `rows` is read. Blank lines
+    are skipped.
     """
     file = str(path)
     records = csv_records(path)
@@ -130,17 +131,21 @@ def read_csv(path: TracePath, required: Sequence[str], known: Sequence[str] | No
             raise TraceError(
                 f"no column '{column}' (the header has {', '.join(names)})", file=file, line=1, field=column
             )
-    rows = []
-    width = len(names)
+    return CsvTable(file, columns, _data_rows(records, len(names), file))
+
+
+def _data_rows(records: Iterator[tuple[int, list[str]]], width: int, file: str) -> Iterator[tuple[int, list[str]]]:
+    """The data rows as they are read: a trace of 150,000 pods is never a table of strings in memory."""
+    empty = True
     for line, row in records:
         if not row:
             continue
         if len(row) != width:
             raise TraceError(f"row has {len(row)} fields, the header has {width}", file=file, line=line)
-        rows.append((line, [cell.strip() for cell in row]))
-    if not rows:
+        empty = False
+        yield line, [cell.strip() for cell in row]
+    if empty:
         raise TraceError("the trace has a header but no data rows", file=file, line=1)
-    return CsvTable(file, columns, rows)
 
 
 def bad_cell(table: CsvTable, line: int, column: str, value: str, problem: str) -> TraceError:

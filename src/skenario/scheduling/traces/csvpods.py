@@ -42,6 +42,10 @@ POD_COLUMNS = (*POD_REQUIRED, "duration", "priority", "gpu", "labels")
 NODE_REQUIRED = ("name", "cpu", "memory")
 NODE_COLUMNS = (*NODE_REQUIRED, "pods", "gpu", "labels", "taints")
 _EFFECTS = tuple(effect.value for effect in TaintEffect)
+# What a pod without GPUs or labels holds: one empty mapping for all of them, not two per pod (a
+# PodSpec is frozen and reads them as Mappings, so none is ever changed).
+_NO_EXTENDED: dict[str, int] = {}
+_NO_LABELS: dict[str, str] = {}
 
 
 class CsvPods(LoadedTrace):
@@ -56,7 +60,7 @@ def read_csv_pods(path: TracePath) -> list[TracePod]:
     table = read_csv(path, POD_REQUIRED, POD_COLUMNS)
     names = UniqueNames(table.file, "pod")
     pods = []
-    # Each optional column's index, or None; a cell is read once (150,000 rows read in a few seconds).
+    # Each optional column's index, or None; each row is parsed as it is read, and a cell once.
     optional = {column: table.columns.get(column) for column in ("duration", "priority", "gpu", "labels")}
     at_duration, at_priority, at_gpu, at_labels = optional.values()
     at_cpu, at_memory = table.columns["cpu"], table.columns["memory"]
@@ -70,9 +74,9 @@ def read_csv_pods(path: TracePath) -> list[TracePod]:
             name=name,
             cpu=cell.cpu() if row[at_cpu] else None,
             memory=cell.memory() if row[at_memory] else None,
-            extended={GPU: gpu} if gpu else {},
+            extended={GPU: gpu} if gpu else _NO_EXTENDED,
             priority=signed(table, line, "priority", priority) if priority else 0,
-            labels=cell.labels() if at_labels is not None and row[at_labels] else {},
+            labels=cell.labels() if at_labels is not None and row[at_labels] else _NO_LABELS,
             movable=False,  # a bare pod: no controller recreates it elsewhere
         )
         duration = cell.time("duration") if at_duration is not None and row[at_duration] else None
