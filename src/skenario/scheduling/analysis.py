@@ -120,8 +120,8 @@ def allocation_steps(
     time_s = all_times[order] / SECOND
     del all_times
     last = np.append(time_s[1:] != time_s[:-1], True)  # the state at the end of each instant
-    used = _running_sum(len(cap_times), deltas, columns, order, below=False)[last]
-    total = _running_sum(len(cap_times), cap_deltas, columns, order, below=True)
+    used = _running_sum(deltas, len(cap_times), columns, order)[last]
+    total = _running_sum(cap_deltas, 0, columns, order)
     del order
     allocatable = [bool(column.any()) for column in total.T]  # a resource some node had at some moment
     total = total[last]
@@ -134,15 +134,11 @@ def allocation_steps(
     return steps
 
 
-def _running_sum(split: int, rows: np.ndarray, columns: int, order: np.ndarray, *, below: bool) -> np.ndarray:
-    """The running sums, taken in `order`, of a timeline whose first `split` rows are the capacity's
-    and the rest the allocations': `rows` fill one part (the capacity's if `below`), zeros the other."""
+def _running_sum(rows: np.ndarray, start: int, columns: int, order: np.ndarray) -> np.ndarray:
+    """The running sums, taken in `order`, of a timeline that is zero but for `rows` from row `start`."""
     stacked = np.zeros((len(order), columns), dtype=np.int64)
     width = min(columns, rows.shape[1])
-    if below:
-        stacked[:split, :width] = rows[:, :width]
-    else:
-        stacked[split:, :width] = rows[:, :width]
+    stacked[start : start + len(rows), :width] = rows[:, :width]
     ordered: np.ndarray = stacked[order]
     del stacked
     np.cumsum(ordered, axis=0, out=ordered)

@@ -97,6 +97,9 @@ class HostPort:
 # Shared by every pod that has none (they are frozen): a trace of 150,000 pods makes no 450,000 of them.
 NO_NODE_AFFINITY = NodeAffinity()
 NO_POD_AFFINITY = PodAffinity()
+# The same for a trace reader's pods without extended resources or labels (read as Mappings, never changed).
+NO_EXTENDED: Mapping[str, int] = {}
+NO_LABELS: Mapping[str, str] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ other column is refused, so a misspelt one is not silently ignored. Rows may com
 from __future__ import annotations
 
 from skenario.core.time import parse_duration
-from skenario.scheduling.objects import DEFAULT_MAX_PODS, NodeSpec, PodSpec
+from skenario.scheduling.objects import DEFAULT_MAX_PODS, NO_EXTENDED, NO_LABELS, NodeSpec, PodSpec
 from skenario.scheduling.taints import Taint, TaintEffect
 from skenario.scheduling.traces.base import (
     CsvTable,
@@ -42,10 +42,6 @@ POD_COLUMNS = (*POD_REQUIRED, "duration", "priority", "gpu", "labels")
 NODE_REQUIRED = ("name", "cpu", "memory")
 NODE_COLUMNS = (*NODE_REQUIRED, "pods", "gpu", "labels", "taints")
 _EFFECTS = tuple(effect.value for effect in TaintEffect)
-# What a pod without GPUs or labels holds: one empty mapping for all of them, not two per pod (a
-# PodSpec is frozen and reads them as Mappings, so none is ever changed).
-_NO_EXTENDED: dict[str, int] = {}
-_NO_LABELS: dict[str, str] = {}
 
 
 class CsvPods(LoadedTrace):
@@ -74,9 +70,9 @@ def read_csv_pods(path: TracePath) -> list[TracePod]:
             name=name,
             cpu=cell.cpu() if row[at_cpu] else None,
             memory=cell.memory() if row[at_memory] else None,
-            extended={GPU: gpu} if gpu else _NO_EXTENDED,
+            extended={GPU: gpu} if gpu else NO_EXTENDED,
             priority=signed(table, line, "priority", priority) if priority else 0,
-            labels=cell.labels() if at_labels is not None and row[at_labels] else _NO_LABELS,
+            labels=cell.labels() if at_labels is not None and row[at_labels] else NO_LABELS,
             movable=False,  # a bare pod: no controller recreates it elsewhere
         )
         duration = cell.time("duration") if at_duration is not None and row[at_duration] else None

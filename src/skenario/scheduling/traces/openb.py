@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from skenario.core.time import SECOND
 from skenario.scheduling.affinity import NodeAffinity, Requirement, Term
-from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.objects import NO_EXTENDED, NO_LABELS, NodeSpec, PodSpec
 from skenario.scheduling.traces.base import (
     MIB,
     LoadedTrace,
@@ -115,8 +115,8 @@ def read_openb_pods(path: TracePath) -> list[TracePod]:
             name=name,
             cpu=natural(table, line, "cpu_milli", row[cpu_at]),
             memory=natural(table, line, "memory_mib", row[memory_at]) * MIB,
-            extended={GPU_MILLI: num_gpu * gpu_milli} if num_gpu else {},
-            labels={QOS_LABEL: qos} if qos else {},
+            extended={GPU_MILLI: num_gpu * gpu_milli} if num_gpu else NO_EXTENDED,
+            labels={QOS_LABEL: qos} if qos else NO_LABELS,
             affinity=affinity,
             movable=False,  # a bare pod: no controller recreates it elsewhere
         )
