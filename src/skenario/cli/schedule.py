@@ -9,13 +9,18 @@ from pathlib import Path
 import click
 
 from skenario.cli.common import check_output_dirs, out, output_option, plugin_options, print_json
-from skenario.cli.scheduling import scheduling_table, write_results
+from skenario.cli.scheduling import capacity_table, scheduling_table, write_jobs_csv, write_results
+from skenario.core.time import parse_duration
+from skenario.errors import SkenarioError
 from skenario.results.podresults import ResultsFile
 from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scheduling.attempts import PLUGIN_RESULTS, PluginResults
+from skenario.scheduling.queues.capacity_config import read_capacity_config
+from skenario.scheduling.queues.yarn_replay import YarnReplay
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TRACE_KINDS
+from skenario.scheduling.traces.sls import SlsTrace
 
 
 @click.command()
@@ -86,6 +91,20 @@ from skenario.scheduling.traces import TRACE_KINDS
     default=None,
     help="Write KEP-140's PodResults and the timeline (JSON).",
 )
+@click.option(
+    "--capacity-scheduler",
+    "capacity_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Replay an SLS trace (--format sls) through YARN's Capacity Scheduler, read from this capacity-scheduler.xml.",
+)
+@click.option(
+    "--jobs",
+    "jobs_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --capacity-scheduler: write one row per job (CSV).",
+)
 @output_option("table", "wide", "json", "yaml")
 @plugin_options
 def schedule(
@@ -103,13 +122,22 @@ def schedule(
     no_plugin_results: bool,
     pods_file: Path | None,
     results_file: Path | None,
+    capacity_file: Path | None,
+    jobs_file: Path | None,
     output: str,
 ) -> None:
     """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's).
 
     Attempts are written to --results as they happen, so memory does not grow with them.
     """
-    check_output_dirs(("--pods", pods_file), ("--results", results_file))
+    check_output_dirs(("--pods", pods_file), ("--results", results_file), ("--jobs", jobs_file))
+    if capacity_file is not None:
+        _capacity(trace, kind, nodes, capacity_file, seed, until, heartbeat, jobs_file, output)
+        return
+    if jobs_file is not None:
+        raise SkenarioError(
+            "--jobs is written by a queue scheduler's replay: give --capacity-scheduler", field="--jobs"
+        )
     if no_plugin_results or results_file is None:
         plugin_results = "none"  # nothing would show them
     elif plugin_results is None:
@@ -141,3 +169,55 @@ def schedule(
     simulated = replay.end / 1e9
     extra = [("simulated time", f"{simulated / 86400:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
     out.print(scheduling_table(summary, title=f"{trace.name} ({kind}, seed {seed})", extra=extra))
+
+
+def _capacity(
+    trace: Path,
+    kind: str,
+    nodes: Path | None,
+    capacity_file: Path,
+    seed: int,
+    until: str | None,
+    heartbeat: str | None,
+    jobs_file: Path | None,
+    output: str,
+) -> None:
+    """The SLS trace's jobs through YARN's Capacity Scheduler (`skenario.scheduling.queues`)."""
+    if kind != "sls":
+        raise SkenarioError(
+            "--capacity-scheduler replays YARN jobs: give an SLS trace with --format sls", field="--format", value=kind
+        )
+    config = read_capacity_config(capacity_file)
+    started = time.perf_counter()
+    reader = SlsTrace(trace, nodes)
+    interval = _duration(heartbeat, "--heartbeat")
+    replay = YarnReplay(
+        reader.jobs,
+        reader.nodes(),
+        config,
+        seed=seed,
+        nm_heartbeat=interval if interval is not None else 1_000_000_000,
+        until=_duration(until, "--until"),
+        trace_file=str(trace),
+    )
+    summary = replay.run(replay.until)
+    wall = time.perf_counter() - started
+    if jobs_file is not None:
+        write_jobs_csv(replay.jobs_table(), jobs_file)
+    if output in ("json", "yaml"):
+        print_json(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, output)
+        return
+    extra = [("simulated time", f"{replay.end / 86400e9:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
+    out.print(capacity_table(summary, title=f"{trace.name} (Capacity Scheduler, seed {seed})", extra=extra))
+
+
+def _duration(value: str | None, option: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        duration = parse_duration(value)
+    except ValueError as exc:
+        raise SkenarioError(str(exc), field=option, value=value) from None
+    if duration <= 0:
+        raise SkenarioError(f"{option} must be more than 0", field=option, value=value)
+    return duration

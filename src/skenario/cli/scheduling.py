@@ -16,6 +16,7 @@ from skenario.results.readout import wait
 from skenario.scheduling.analysis import POD_COLUMNS, SchedulingSummary, pod_rows
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.pods import Pod
+from skenario.scheduling.queues.yarn_replay import YarnSummary
 
 
 def scheduling_table(
@@ -42,6 +43,61 @@ def scheduling_table(
     for what, value in rows:
         table.add_row(what, value)
     return table
+
+
+def capacity_table(
+    summary: YarnSummary, title: str = "Capacity Scheduler", extra: Iterable[tuple[str, str]] = ()
+) -> Table:
+    """A YARN replay's summary: its jobs, their waits, and each leaf queue's share of the cluster."""
+    table = Table(title=title)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    rows = [
+        ("jobs submitted / finished", f"{summary.jobs:,} / {summary.finished:,}"),
+        ("jobs rejected (maximum-applications)", f"{summary.rejected:,}"),
+        ("jobs unfinished at the end", f"{summary.unfinished:,}"),
+        ("containers allocated (AMs included)", f"{summary.containers:,}"),
+        (
+            "wait for the AM to start, mean / p95 / longest",
+            " / ".join(map(wait, (summary.mean_wait_s, summary.p95_wait_s, summary.max_wait_s))),
+        ),
+        ("run time, mean", wait(summary.mean_runtime_s)),
+        ("memory allocated, mean / peak", f"{summary.allocated_memory_mean:.1%} / {summary.allocated_memory_peak:.1%}"),
+    ]
+    for q in summary.queues:
+        rows.append(
+            (
+                f"{q.queue}: jobs, mean wait, memory mean / peak",
+                f"{q.jobs:,}, {wait(q.mean_wait_s)}, {q.allocated_memory_mean:.1%} / {q.allocated_memory_peak:.1%}",
+            )
+        )
+    rows.extend(extra)
+    for what, value in rows:
+        table.add_row(what, value)
+    return table
+
+
+JOB_COLUMNS = (
+    "job",
+    "queue",
+    "user",
+    "state",
+    "submitted_s",
+    "started_s",
+    "finished_s",
+    "wait_s",
+    "runtime_s",
+    "containers",
+    "rejected",
+)
+
+
+def write_jobs_csv(rows: Iterable[dict[str, object]], path: Path) -> None:
+    """One row per job of a YARN replay, written whole or not at all."""
+    with atomic_path(path) as partial, partial.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=JOB_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def write_pod_csv(pods: Iterable[Pod], path: Path) -> None:

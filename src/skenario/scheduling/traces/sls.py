@@ -153,6 +153,31 @@ def is_header(value: Any) -> bool:
 
 
 @dataclass(frozen=True)
+class SlsTask:
+    """One container of an SLS job, as YARN asks for it (repeated tasks appear once per copy)."""
+
+    name: str  # `<job id>/<task index>`, plus `-<k>` when the task repeats (the pod's name)
+    type: str  # container.type: map or reduce
+    priority: int  # container.priority: a lower number is served first
+    memory_mb: int
+    vcores: int
+    duration: int  # ns it runs once launched
+
+
+@dataclass(frozen=True)
+class SlsJob:
+    """One job of an SLS trace for a YARN scheduler: who submits it where and when, and its tasks."""
+
+    id: str
+    user: str  # job.user (default "default")
+    queue: str | None  # job.queue.name
+    submitted_at: int  # ns: job.start.ms
+    am_type: str  # am.type (default "mapreduce": reduces are asked once every map is done)
+    tasks: tuple[SlsTask, ...]
+    line: int  # where the job's object begins, for messages
+
+
+@dataclass(frozen=True)
 class _Task:
     index: int
     count: int
@@ -192,6 +217,7 @@ class SlsTrace(LoadedTrace):
         if not jobs:
             raise TraceError("the trace has no jobs" + (" (only a header)" if header else ""), file=self.file)
         names = UniqueNames(self.file, "pod")
+        self.jobs: list[SlsJob] = []
         pods = [pod for index, job in enumerate(jobs) for pod in self._job(index, job, names)]
         if nodes_path is not None:
             nodes = read_sls_nodes(nodes_path, node_memory_mb, node_vcores)
@@ -219,13 +245,26 @@ class SlsTrace(LoadedTrace):
             self._task(Record(self.file, record.line, f"{record.name}, task {t}"), t, task)
             for t, task in enumerate(tasks)
         ]
+        user = record.string(job, "job.user", "default")
+        am_type = record.string(job, "am.type", "mapreduce")
         for copy in range(copies):
             job_id = f"{base_id}_{copy}" if copies > 1 else base_id
             labels = {JOB_LABEL: job_id} | ({QUEUE_LABEL: queue} if queue is not None else {})
+            containers: list[SlsTask] = []
             for task in parsed:
                 for k in range(task.count):
                     name = f"{job_id}/{task.index}" + (f"-{k}" if task.count > 1 else "")
                     names.claim(name, f"job {index} ({job_id}), task {task.index}", job_object.line)
+                    containers.append(
+                        SlsTask(
+                            name,
+                            task.spec.labels[TYPE_LABEL],
+                            -task.spec.priority,
+                            (task.spec.memory or 0) // MIB,
+                            (task.spec.cpu or 0) // 1000,
+                            task.duration,
+                        )
+                    )
                     spec = PodSpec(
                         name=name,
                         cpu=task.spec.cpu,
@@ -236,6 +275,7 @@ class SlsTrace(LoadedTrace):
                     )
                     created = start if task.created_at is None else task.created_at
                     yield TracePod(spec, created, task.duration, job=job_id, queue=queue)
+            self.jobs.append(SlsJob(job_id, user, queue, start, am_type, tuple(containers), job_object.line))
 
     def _task(self, record: Record, index: int, value: Any) -> _Task:
         task = record.object(value, "the task")

@@ -1,0 +1,490 @@
+"""An SLS trace replayed through YARN's Capacity Scheduler on the event clock, as SLS runs it.
+
+What happens to a job (SLS's `MRAMSimulator` and `NMSimulator`, with the ResourceManager between):
+1. At `job.start.ms` the application is submitted to its leaf queue; it waits *pending* until the
+   AM limits let its ApplicationMaster start, then asks for its AM container.
+2. Nodes heartbeat every `nm_heartbeat` (each at its own phase, drawn from the seed); at a
+   heartbeat the node first reports the containers that ended since the last one (their resources
+   return), then the scheduler allocates on it (`CapacityScheduler.node_update`).
+3. The AM starts when its container is allocated, and heartbeats every `am_heartbeat` from then:
+   at its first heartbeat it asks for every map (as SLS's `packageRequests`, one ask per priority,
+   sized as the first container of that priority); it launches the containers it was given at its
+   next heartbeat, each running its trace duration; once every map is reported done it asks for
+   the reduces (an `am.type` other than `mapreduce` asks for everything at once). When every task is
+   reported done the application finishes and its AM container ends.
+
+Heartbeats that could change nothing are not run: a node heartbeats only while it has room and
+some application asks, or when it has something to report; an AM only when it has news. The
+outcome is the same as beating every interval, at a cost that follows the work, not the cluster's
+size times the trace's length.
+
+Per job: submitted, AM started (its wait), finished; per queue, step series of allocated and
+pending resources and running and pending applications, with SLS's names
+(`queue.<q>.allocated.memory`, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from skenario.core.environment import Environment
+from skenario.core.random import RandomStreams
+from skenario.core.time import SECOND
+from skenario.errors import SkenarioError
+from skenario.scheduling.objects import NodeSpec
+from skenario.scheduling.queues.capacity import Application, CapacityScheduler, Container, Node
+from skenario.scheduling.queues.capacity_config import CapacityConfig
+from skenario.scheduling.queues.resources import Resource
+from skenario.scheduling.traces.sls import SlsJob, SlsTask
+
+HORIZON = 100 * 365 * 86_400 * SECOND
+MIB = 1024 * 1024
+MAP = "map"
+AM_CONTAINER = Resource(1024, 1)  # SLS's yarn.sls.am.container.memory and .vcores
+
+
+@dataclass(eq=False)
+class JobRun:
+    """One job's life in the replay."""
+
+    job: SlsJob
+    app: Application
+    started_at: int | None = None  # its AM container allocated
+    finished_at: int | None = None
+    rejected: str | None = None
+    asked_maps: bool = False
+    asked_reduces: bool = False
+    waiting: dict[int, list[SlsTask]] = field(default_factory=dict)  # priority: tasks asked for, not yet given
+    given: list[tuple[Container, SlsTask]] = field(default_factory=list)  # allocated, to launch at the next beat
+    reported: int = 0  # tasks whose end the AM has heard of
+    maps_reported: int = 0
+    heard: int = 0  # ends the NMs reported, not yet heard by the AM
+    maps_heard: int = 0
+    am_beat_due: bool = False
+
+    @property
+    def maps(self) -> int:
+        return sum(1 for t in self.job.tasks if t.type == MAP)
+
+    @property
+    def state(self) -> str:
+        if self.rejected is not None:
+            return "rejected"
+        if self.finished_at is not None:
+            return "finished"
+        if self.started_at is not None:
+            return "running"
+        return "pending"
+
+
+@dataclass(frozen=True)
+class QueueSummary:
+    queue: str
+    jobs: int
+    finished: int
+    mean_wait_s: float
+    max_wait_s: float
+    allocated_memory_mean: float  # time-weighted share of the cluster's memory
+    allocated_memory_peak: float
+    pending_memory_mean_mb: float
+
+
+@dataclass(frozen=True)
+class YarnSummary:
+    jobs: int
+    finished: int
+    rejected: int
+    unfinished: int
+    containers: int
+    mean_wait_s: float
+    p95_wait_s: float
+    max_wait_s: float
+    mean_runtime_s: float
+    allocated_memory_mean: float
+    allocated_memory_peak: float
+    queues: tuple[QueueSummary, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scheduler": "CapacityScheduler",
+            "jobs": self.jobs,
+            "finished": self.finished,
+            "rejected": self.rejected,
+            "unfinished": self.unfinished,
+            "containers": self.containers,
+            "meanWaitSeconds": self.mean_wait_s,
+            "p95WaitSeconds": self.p95_wait_s,
+            "maxWaitSeconds": self.max_wait_s,
+            "meanRuntimeSeconds": self.mean_runtime_s,
+            "allocatedMemoryMean": self.allocated_memory_mean,
+            "allocatedMemoryPeak": self.allocated_memory_peak,
+            "queues": {
+                q.queue: {
+                    "jobs": q.jobs,
+                    "finished": q.finished,
+                    "meanWaitSeconds": q.mean_wait_s,
+                    "maxWaitSeconds": q.max_wait_s,
+                    "allocatedMemoryMean": q.allocated_memory_mean,
+                    "allocatedMemoryPeak": q.allocated_memory_peak,
+                    "pendingMemoryMeanMB": q.pending_memory_mean_mb,
+                }
+                for q in self.queues
+            },
+        }
+
+
+class YarnReplay:
+    """SLS jobs on nodes under the Capacity Scheduler, run until every job is done (or `until`, in ns)."""
+
+    kind: ClassVar[str] = "trace"
+    keeping: ClassVar[Literal["none"]] = "none"
+
+    def __init__(
+        self,
+        jobs: Sequence[SlsJob],
+        nodes: Sequence[NodeSpec],
+        config: CapacityConfig,
+        *,
+        seed: int = 0,
+        nm_heartbeat: int = SECOND,
+        am_heartbeat: int = SECOND,
+        am_resource: Resource = AM_CONTAINER,
+        until: int | None = None,
+        trace_file: str = "trace",
+    ) -> None:
+        if not nodes:
+            raise SkenarioError("a replay needs nodes: give an SLS node file with --nodes, or num.nodes in the trace")
+        if nm_heartbeat <= 0 or am_heartbeat <= 0:
+            raise ValueError("heartbeat intervals must be positive")
+        self.config = config
+        self.nm_heartbeat = nm_heartbeat
+        self.am_heartbeat = am_heartbeat
+        self.until = until
+        self.nodes = [Node(n.name, Resource(n.memory // MIB, n.cpu // 1000)) for n in nodes]
+        self.scheduler = CapacityScheduler(config, self.nodes)
+        rng = RandomStreams(seed).generator("heartbeats")
+        self._phase = {node.name: int(rng.integers(nm_heartbeat)) for node in self.nodes}
+        self.runs = [self._run_of(job, config, am_resource, trace_file) for job in sorted(jobs, key=_order)]
+        self.env = Environment(halt_at=max(until if until is not None else HORIZON, 2))
+        self._armed: set[str] = set()
+        self._sleeping: dict[str, Node] = {}  # nodes with room whose heartbeats wait for demand
+        self._reserved: dict[str, Node] = {}  # nodes a reservation holds
+        self._reports: dict[str, list[Container]] = {}  # per node: containers ended, not yet reported
+        self._tasks: dict[int, tuple[JobRun, SlsTask | None]] = {}  # container id: its job and task (None: the AM)
+        self.containers = 0
+        self.end = 0
+        self.phase = "Pending"
+        self.message: str | None = "not started"
+        self._series: list[
+            tuple[int, int, int, int, int, int, int]
+        ] = []  # t, queue, mem, vcores, pending mb, running, pending apps
+        self._last: dict[int, tuple[int, int, int, int, int]] = {}
+        self._queues = list(self.scheduler.leaves)
+        self._job_of = {r.app.id: r for r in self.runs}
+        self._feed = iter(self.runs)
+        self._submit_next()
+        for node in self.nodes:
+            self._sleeping[node.name] = node
+
+    def _run_of(self, job: SlsJob, config: CapacityConfig, am: Resource, file: str) -> JobRun:
+        name = job.queue if job.queue is not None else "default"
+        try:
+            leaf = config.leaf(name)
+        except KeyError as exc:
+            raise SkenarioError(
+                f"job {job.id}: {exc.args[0]}", file=file, line=job.line, field="job.queue.name", value=name
+            ) from None
+        maximum = config.maximum_allocation
+        for task in job.tasks:
+            if task.memory_mb > maximum.memory or task.vcores > maximum.vcores:
+                raise SkenarioError(
+                    f"job {job.id}, container {task.name} asks {task.memory_mb} MB and {task.vcores} vcores, above "
+                    f"the maximum allocation of {maximum.memory} MB and {maximum.vcores} vcores "
+                    "(yarn.scheduler.maximum-allocation-mb/-vcores): YARN refuses such a request",
+                    file=file,
+                    line=job.line,
+                    field="container.memory-mb",
+                    value=task.memory_mb,
+                )
+        return JobRun(job, Application(job.id, job.user, leaf.path, job.submitted_at, am))
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def run(self, until: int | None = None, *, steps: int = 1, progress: Any = None) -> YarnSummary:
+        if until is not None and until != self.until:
+            raise ValueError(f"this replay ends at {self.until}: give until={until} when making it")
+        env = self.env
+        if self.until is not None:
+            env.run()
+        else:
+            stop = max((r.job.submitted_at for r in self.runs), default=0) + SECOND
+            while True:
+                env.run(until=min(stop, env.halt_at - 1))
+                if env.pending <= 1 or env.now() >= env.halt_at - 1:
+                    break
+                stop = 2 * stop
+        self.end = max([env.now() if self.until is not None else 0] + [_last_time(r) for r in self.runs]) + 1
+        self.phase, self.message = "Completed", f"replayed to {self.end / SECOND:,.0f} s"
+        if progress is not None:
+            progress(self.end)
+        return self.summary()
+
+    def simulated(self) -> int:
+        return self.end
+
+    def _submit_next(self) -> None:
+        run = next(self._feed, None)
+        if run is None:
+            return
+
+        def submit() -> None:
+            reason = self.scheduler.submit(run.app)
+            if reason is not None:
+                run.rejected = reason
+            self._changed()
+            self._submit_next()
+
+        self.env.call_at(max(run.job.submitted_at, 1), submit)
+
+    def _next_beat(self, node: Node, after: int) -> int:
+        """The node's first heartbeat strictly after `after` (it beats at its phase plus whole intervals)."""
+        interval, phase = self.nm_heartbeat, self._phase[node.name]
+        if after < phase:
+            return phase
+        return phase + ((after - phase) // interval + 1) * interval
+
+    def _arm(self, node: Node) -> None:
+        if node.name in self._armed:
+            return
+        self._armed.add(node.name)
+        self._sleeping.pop(node.name, None)
+        self.env.call_at(self._next_beat(node, self.env.now()), lambda: self._beat(node))
+
+    def _has_room(self, node: Node) -> bool:
+        sched = self.scheduler
+        return node.reservation is None and sched.rc.fits_in(sched.minimum, node.unallocated)
+
+    def _changed(self) -> None:
+        """Something that may let a waiting node allocate: wake the nodes with room, if anyone asks."""
+        self._record()
+        for name, node in list(self._reserved.items()):  # a reservation dropped elsewhere leaves room here
+            if node.reservation is None:
+                del self._reserved[name]
+                if self._has_room(node) and name not in self._armed:
+                    self._sleeping[name] = node
+        if not self._sleeping or not self.scheduler.has_demand():
+            return
+        for node in list(self._sleeping.values()):
+            self._arm(node)
+
+    def _beat(self, node: Node) -> None:
+        """A NodeManager heartbeat: report what ended, then let the scheduler allocate here."""
+        self._armed.discard(node.name)
+        now = self.env.now()
+        sched = self.scheduler
+        reported = self._reports.pop(node.name, [])
+        for container in reported:
+            sched.release(container)
+            run, task = self._tasks.pop(container.id)
+            if task is not None:
+                run.heard += 1
+                run.maps_heard += task.type == MAP
+                self._am_news(run)
+        allocated = sched.node_update(node, now)
+        for container in allocated:
+            self._given(container)
+        if node.reservation is not None:
+            self._reserved[node.name] = node  # it beats again when something on it ends
+        elif self._has_room(node):
+            if sched.has_demand() and (allocated or reported):
+                self._arm(node)
+            else:
+                self._sleeping[node.name] = node
+        if allocated or reported:
+            self._changed()
+
+    def _given(self, container: Container) -> None:
+        self.containers += 1
+        run = self._job_of[container.app.id]
+        if container.is_am:
+            run.started_at = self.env.now()
+            self._tasks[container.id] = (run, None)
+            self._am_news(run)  # its first heartbeat asks for the maps
+            return
+        tasks = run.waiting[container.priority]
+        task = tasks.pop(0)
+        if not tasks:
+            del run.waiting[container.priority]
+        self._tasks[container.id] = (run, task)
+        run.given.append((container, task))
+        self._am_news(run)
+
+    def _am_news(self, run: JobRun) -> None:
+        """Something for the AM to act on at its next heartbeat (it beats every interval from its start)."""
+        if run.am_beat_due or run.started_at is None or run.finished_at is not None:
+            return
+        run.am_beat_due = True
+        interval, start, now = self.am_heartbeat, run.started_at, self.env.now()
+        beat = start + ((now - start) // interval + 1) * interval
+        self.env.call_at(beat, lambda: self._am_beat(run))
+
+    def _am_beat(self, run: JobRun) -> None:
+        run.am_beat_due = False
+        now = self.env.now()
+        for container, task in run.given:  # launched now: each runs its trace duration
+            self.env.call_at(now + task.duration, partial(self._ended, container))
+        run.given.clear()
+        run.reported += run.heard
+        run.maps_reported += run.maps_heard
+        run.heard = run.maps_heard = 0
+        asked = False
+        if not run.asked_maps:
+            run.asked_maps = True
+            first = run.job.am_type != "mapreduce"
+            asked = self._ask(run, [t for t in run.job.tasks if first or t.type == MAP])
+            run.asked_reduces = first
+        if not run.asked_reduces and run.maps_reported >= run.maps:
+            run.asked_reduces = True
+            asked = self._ask(run, [t for t in run.job.tasks if t.type != MAP]) or asked
+        if run.reported >= len(run.job.tasks):
+            run.finished_at = now
+            self.scheduler.finish(run.app)
+            am = run.app.am_container
+            if am is not None:
+                self._ended(am)
+            self._changed()
+        elif asked:
+            self._changed()
+
+    def _ask(self, run: JobRun, tasks: list[SlsTask]) -> bool:
+        """SLS's `packageRequests`: one ask per priority, sized as that priority's first container."""
+        by_priority: dict[int, list[SlsTask]] = {}
+        for task in tasks:
+            by_priority.setdefault(task.priority, []).append(task)
+        for priority, group in by_priority.items():
+            first = group[0]
+            run.waiting.setdefault(priority, []).extend(group)
+            self.scheduler.ask(run.app, priority, Resource(first.memory_mb, first.vcores), len(group))
+        return bool(tasks)
+
+    def _ended(self, container: Container) -> None:
+        """The container's process ended; its node reports it at its next heartbeat."""
+        self._reports.setdefault(container.node.name, []).append(container)
+        self._arm(container.node)
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def _record(self) -> None:
+        now = self.env.now()
+        sched = self.scheduler
+        for k, path in enumerate(self._queues):
+            leaf = sched.leaves[path]
+            pending = sched.pending_demand(leaf)
+            row = (leaf.used.memory, leaf.used.vcores, pending.memory, len(leaf.active), len(leaf.pending))
+            if self._last.get(k) != row:
+                self._last[k] = row
+                self._series.append((now, k, *row))
+
+    def queue_series(self) -> dict[str, np.ndarray]:
+        """Per queue, the step series: time (s), allocated MB and vcores, pending MB, running and pending apps."""
+        rows = np.array(self._series, dtype=np.int64).reshape(-1, 7)
+        return {path: rows[rows[:, 1] == k] for k, path in enumerate(self._queues)}
+
+    def jobs_table(self) -> list[dict[str, Any]]:
+        out = []
+        for run in self.runs:
+            started, finished = run.started_at, run.finished_at
+            out.append(
+                {
+                    "job": run.job.id,
+                    "queue": run.app.queue,
+                    "user": run.job.user,
+                    "state": run.state,
+                    "submitted_s": run.job.submitted_at / SECOND,
+                    "started_s": None if started is None else started / SECOND,
+                    "finished_s": None if finished is None else finished / SECOND,
+                    "wait_s": None if started is None else (started - run.job.submitted_at) / SECOND,
+                    "runtime_s": None if started is None or finished is None else (finished - started) / SECOND,
+                    "containers": len(run.job.tasks),
+                    "rejected": run.rejected,
+                }
+            )
+        return out
+
+    def summary(self) -> YarnSummary:
+        end = max(self.end, 1)
+        started = [r for r in self.runs if r.started_at is not None]
+        waits = np.array([(r.started_at or 0) - r.job.submitted_at for r in started], dtype=float) / SECOND
+        finished = [r for r in started if r.finished_at is not None]
+        runtimes = np.array([(r.finished_at or 0) - (r.started_at or 0) for r in finished], dtype=float) / SECOND
+        cluster_mb = max(self.scheduler.cluster.memory, 1)
+        series = self.queue_series()
+        queues = []
+        for path, rows in series.items():
+            mean, peak = _step_mean(rows[:, 0], rows[:, 2], end), float(rows[:, 2].max()) if len(rows) else 0.0
+            pending = _step_mean(rows[:, 0], rows[:, 4], end)
+            mine = [r for r in self.runs if r.app.queue == path]
+            mine_waits = np.array(
+                [(r.started_at or 0) - r.job.submitted_at for r in mine if r.started_at is not None], dtype=float
+            )
+            queues.append(
+                QueueSummary(
+                    path,
+                    len(mine),
+                    sum(1 for r in mine if r.finished_at is not None),
+                    float(mine_waits.mean() / SECOND) if len(mine_waits) else 0.0,
+                    float(mine_waits.max() / SECOND) if len(mine_waits) else 0.0,
+                    mean / cluster_mb,
+                    peak / cluster_mb,
+                    pending,
+                )
+            )
+        times, total = _cluster_steps(series)
+        return YarnSummary(
+            jobs=len(self.runs),
+            finished=len(finished),
+            rejected=sum(1 for r in self.runs if r.rejected is not None),
+            unfinished=sum(1 for r in self.runs if r.rejected is None and r.finished_at is None),
+            containers=self.containers,
+            mean_wait_s=float(waits.mean()) if len(waits) else 0.0,
+            p95_wait_s=float(np.percentile(waits, 95)) if len(waits) else 0.0,
+            max_wait_s=float(waits.max()) if len(waits) else 0.0,
+            mean_runtime_s=float(runtimes.mean()) if len(runtimes) else 0.0,
+            allocated_memory_mean=_step_mean(times, total, end) / cluster_mb,
+            allocated_memory_peak=float(total.max()) / cluster_mb if len(total) else 0.0,
+            queues=tuple(queues),
+        )
+
+
+def _order(job: SlsJob) -> tuple[int, str]:
+    return job.submitted_at, job.id
+
+
+def _last_time(run: JobRun) -> int:
+    return max(run.job.submitted_at, run.started_at or 0, run.finished_at or 0)
+
+
+def _step_mean(times: np.ndarray, values: np.ndarray, end: int) -> float:
+    """The time-weighted mean over [0, end) of a step series that is 0 before its first point."""
+    if not len(times):
+        return 0.0
+    edges = np.append(times, end).astype(float)
+    return float((values * np.diff(edges)).sum() / end)
+
+
+def _cluster_steps(series: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The cluster's allocated MB as a step series: each queue's value carried until it changes, summed."""
+    rows = [r for r in series.values() if len(r)]
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    times = np.unique(np.concatenate([r[:, 0] for r in rows]))
+    total = np.zeros(len(times), dtype=np.int64)
+    for r in rows:
+        at = np.searchsorted(r[:, 0], times, side="right") - 1
+        total += np.where(at >= 0, r[np.maximum(at, 0), 2], 0)
+    return times, total

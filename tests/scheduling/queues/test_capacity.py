@@ -1,0 +1,132 @@
+"""The Capacity Scheduler's allocation, restated from YARN's TestLeafQueue and worked by hand."""
+
+from skenario.scheduling.queues.capacity import Application, CapacityScheduler, Node
+from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
+from skenario.scheduling.queues.resources import Resource, ResourceCalculator
+
+GB = 1024
+
+
+def leaf_a(**settings: object) -> CapacityScheduler:
+    """TestLeafQueue's queue a: 8.5% of two 8 GB nodes, maximum 100%, MULP 50, ULF 2 (b takes the rest)."""
+    a = QueueConfig("root.a", capacity=8.5, absolute_capacity=0.085, minimum_user_limit_percent=50, user_limit_factor=2)
+    b = QueueConfig("root.b", capacity=91.5, absolute_capacity=0.915)
+    config = CapacityConfig(QueueConfig("root", children=(a, b)), ResourceCalculator(), **settings)  # type: ignore[arg-type]
+    return CapacityScheduler(config, [Node("n0", Resource(8 * GB, 16)), Node("n1", Resource(8 * GB, 16))])
+
+
+def app(id: str, user: str, queue: str = "root.a", am: int = GB, unmanaged: bool = True) -> Application:
+    return Application(id, user, queue, 0, Resource(am, 1), unmanaged_am=unmanaged)
+
+
+def beats(cs: CapacityScheduler, nodes: list[str]) -> list[tuple[int, int, int]]:
+    """Queue a's, app_0's and app_1's used MB after each heartbeat of `nodes` (one container each)."""
+    out = []
+    apps = {a.id: a for a in cs.leaves["root.a"].active}
+    for name in nodes:
+        cs.node_update(cs.nodes[name], 0)
+        out.append((cs.leaves["root.a"].used.memory, apps["app_0"].used.memory, apps["app_1"].used.memory))
+    return out
+
+
+def test_user_limits() -> None:
+    """testUserLimits: user_0 asks 2 x 3 GB, user_1 2 x 1 GB; the second container goes to user_1."""
+    cs = leaf_a()
+    app_0, app_1 = app("app_0", "user_0"), app("app_1", "user_1")
+    cs.submit(app_0)
+    cs.submit(app_1)
+    cs.ask(app_0, 1, Resource(3 * GB, 1), 2)
+    cs.ask(app_1, 1, Resource(GB, 1), 2)
+    assert beats(cs, ["n0", "n0", "n1"]) == [(3 * GB, 3 * GB, 0), (4 * GB, 3 * GB, GB), (7 * GB, 6 * GB, GB)]
+    leaf = cs.leaves["root.a"]
+    assert sum(1 for u in leaf.users.values() if u.asking_apps > 0) == 1  # only user_1 still asks
+
+
+def test_user_specific_user_limits() -> None:
+    """testUserSpecificUserLimits: user_0 weighs 1.5; app_0 asks 3 x 4 GB, app_1 2 x 1 GB."""
+    cs = leaf_a()
+    cs.leaves["root.a"].user("user_0").weight = 1.5
+    app_0, app_1 = app("app_0", "user_0"), app("app_1", "user_1")
+    cs.submit(app_0)
+    cs.submit(app_1)
+    cs.ask(app_0, 1, Resource(4 * GB, 1), 3)
+    cs.ask(app_1, 1, Resource(GB, 1), 2)
+    assert beats(cs, ["n0", "n0", "n1"]) == [(4 * GB, 4 * GB, 0), (8 * GB, 8 * GB, 0), (9 * GB, 8 * GB, GB)]
+    assert app_0.outstanding() == 1 and app_1.outstanding() == 1  # 4 GB and 1 GB still pending
+
+
+def test_one_container_per_heartbeat_by_default_and_more_when_configured() -> None:
+    cs = leaf_a()
+    a = app("app_0", "user_0")
+    cs.submit(a)
+    cs.ask(a, 1, Resource(GB, 1), 4)
+    assert len(cs.node_update(cs.nodes["n0"], 0)) == 1  # maximum-offswitch-assignments 1
+    more = leaf_a(maximum_offswitch_assignments=100)
+    b = app("app_0", "user_0")
+    more.submit(b)
+    more.ask(b, 1, Resource(GB, 1), 4)
+    # ULF 2 caps user_0 at roundUp(min(...), 1 GB): it may take containers while at or below its limit.
+    got = more.node_update(more.nodes["n0"], 0)
+    assert 1 < len(got) <= 4
+
+
+def test_am_resource_limit_keeps_the_second_application_pending() -> None:
+    """The queue's AM limit is normalizeUp(guarantee x 10%): 1 GB here; the first AM starts regardless."""
+    cs = leaf_a()
+    first, second = app("app_0", "user_0", unmanaged=False), app("app_1", "user_1", unmanaged=False)
+    cs.submit(first)
+    cs.submit(second)
+    leaf = cs.leaves["root.a"]
+    assert leaf.active == [first] and leaf.pending == [second]
+    cs.finish(first)
+    assert leaf.active == [second] and leaf.pending == []
+
+
+def test_queue_maximum_capacity_stops_allocation() -> None:
+    a = QueueConfig("root.a", capacity=50, maximum_capacity=50, absolute_capacity=0.5, absolute_maximum_capacity=0.5)
+    b = QueueConfig("root.b", capacity=50, absolute_capacity=0.5)
+    root = QueueConfig("root", children=(a, b))
+    config = CapacityConfig(root, ResourceCalculator(), maximum_offswitch_assignments=100)
+    cs = CapacityScheduler(config, [Node("n0", Resource(16 * GB, 16))])
+    big = Application("app_0", "u", "root.a", 0, Resource(GB, 1), unmanaged_am=True)
+    cs.submit(big)
+    cs.leaves["root.a"].config = QueueConfig(**{**a.__dict__, "user_limit_factor": -1})
+    cs.ask(big, 1, Resource(GB, 1), 16)
+    cs.node_update(cs.nodes["n0"], 0)
+    assert cs.leaves["root.a"].used.memory == 8 * GB  # 50% of 16 GB, though the node has room
+
+
+def test_utilization_ordering_serves_the_less_used_queue_first() -> None:
+    a = QueueConfig("root.a", capacity=50, absolute_capacity=0.5)
+    b = QueueConfig("root.b", capacity=50, absolute_capacity=0.5)
+    config = CapacityConfig(QueueConfig("root", children=(a, b)), ResourceCalculator())
+    cs = CapacityScheduler(config, [Node("n0", Resource(8 * GB, 8)), Node("n1", Resource(8 * GB, 8))])
+    in_a = Application("app_a", "u", "root.a", 0, Resource(GB, 1), unmanaged_am=True)
+    in_b = Application("app_b", "v", "root.b", 0, Resource(GB, 1), unmanaged_am=True)
+    for x in (in_a, in_b):
+        cs.submit(x)
+        cs.ask(x, 1, Resource(GB, 1), 4)
+    order = [cs.node_update(cs.nodes["n0"], 0)[0].app.id for _ in range(4)]
+    # Both start at 0% of their guarantee: a first (configured first), then whichever uses less.
+    assert order == ["app_a", "app_b", "app_a", "app_b"]
+
+
+def test_a_container_too_big_for_the_free_room_reserves_the_node_until_it_fits() -> None:
+    config = CapacityConfig(
+        QueueConfig("root", children=(QueueConfig("root.a", capacity=100, user_limit_factor=-1),)),
+        ResourceCalculator(),
+    )
+    node = Node("n0", Resource(8 * GB, 8))
+    cs = CapacityScheduler(config, [node, Node("n1", Resource(8 * GB, 8))])  # the queue has room; n0 has not
+    small = Application("small", "u", "root.a", 0, Resource(GB, 1), unmanaged_am=True)
+    big = Application("big", "u", "root.a", 0, Resource(GB, 1), unmanaged_am=True)
+    cs.submit(small)
+    cs.submit(big)
+    cs.ask(small, 1, Resource(6 * GB, 1), 1)
+    held = cs.node_update(node, 0)
+    cs.ask(big, 1, Resource(4 * GB, 1), 1)
+    assert cs.node_update(node, 1) == []  # 2 GB free: big reserves the node
+    assert node.reservation is not None and big.used.memory == 4 * GB  # a reservation counts as used
+    cs.release(held[0])
+    got = cs.node_update(node, 2)
+    assert [c.app.id for c in got] == ["big"] and node.reservation is None and big.used.memory == 4 * GB
