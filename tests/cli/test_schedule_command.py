@@ -152,3 +152,38 @@ def test_results_for_names_the_pods_whose_plugin_results_are_written(tmp_path: P
 def test_a_bad_plugin_results_choice_exits_2() -> None:
     code, _, err = invoke("schedule", str(SLS), "--format", "sls", "--plugin-results", "some")
     assert code == 2 and "--plugin-results" in err and "Traceback" not in err
+
+
+def test_sls_sample_through_the_capacity_scheduler(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.csv"
+    config = TRACES / "sls" / "capacity-scheduler.xml"
+    code, out, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--capacity-scheduler", str(config), "--jobs", str(jobs), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(out)
+    # Two jobs of 3 and 2 maps, each with its AM: 7 containers, every job done, in the queue it names.
+    assert summary["jobs"] == 2 and summary["finished"] == 2 and summary["containers"] == 7
+    assert summary["queues"]["root.sls_queue_1"]["jobs"] == 1 and summary["queues"]["root.sls_queue_3"]["jobs"] == 0
+    rows = list(csv.DictReader(jobs.open()))
+    assert [r["state"] for r in rows] == ["finished", "finished"]
+    assert all(float(r["wait_s"]) < 1 for r in rows)  # an idle cluster starts an AM at the next heartbeat
+
+
+def test_capacity_scheduler_mistakes_exit_2_and_write_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "capacity-scheduler.xml"
+    bad.write_text(
+        "<configuration><property><name>yarn.scheduler.capacity.root.queues</name><value>a</value></property>"
+        "<property><name>yarn.scheduler.capacity.root.a.capacity</name><value>90</value></property></configuration>",
+        encoding="utf-8",
+    )
+    jobs = tmp_path / "jobs.csv"
+    code, _, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--capacity-scheduler", str(bad), "--jobs", str(jobs),
+    )  # fmt: skip
+    assert code == 2 and "sum to 90, not 100" in err and "Traceback" not in err
+    assert not jobs.exists()
+    code, _, err = invoke("schedule", str(SLS), "--capacity-scheduler", str(bad))
+    assert code == 2 and "--format sls" in err

@@ -1,0 +1,120 @@
+"""SLS jobs through the Capacity Scheduler on the event clock: a hand-worked timeline and conservation."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skenario.core.time import SECOND
+from skenario.errors import SkenarioError
+from skenario.scheduling.objects import NodeSpec
+from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
+from skenario.scheduling.queues.resources import ResourceCalculator
+from skenario.scheduling.queues.yarn_replay import YarnReplay
+from skenario.scheduling.traces.sls import SlsJob, SlsTask
+
+MIB = 1024 * 1024
+GB_NODE = NodeSpec("n0", cpu=8000, memory=8 * 1024 * MIB)
+
+
+def config(*queues: tuple[str, float]) -> CapacityConfig:
+    children = tuple(QueueConfig(f"root.{name}", capacity=c, absolute_capacity=c / 100) for name, c in queues)
+    return CapacityConfig(QueueConfig("root", children=children), ResourceCalculator())
+
+
+def job(id: str, at_s: float, tasks: list[tuple[str, float]], queue: str = "a", user: str = "u") -> SlsJob:
+    made = tuple(
+        SlsTask(f"{id}/{k}", kind, 20 if kind == "map" else 10, 1024, 1, int(d * SECOND))
+        for k, (kind, d) in enumerate(tasks)
+    )
+    return SlsJob(id, user, queue, int(at_s * SECOND), "mapreduce", made, 1)
+
+
+def test_one_map_job_on_one_node_takes_its_duration_plus_four_heartbeats() -> None:
+    """Worked by hand with the node's phase p in [0, 1 s): the AM container at p; the AM's first beat at
+    p+1 asks for the map; the node, idle since, beats at p+2 and allocates it; the AM launches it at p+3;
+    it ends at p+13, is reported at p+14 and heard by the AM at p+15, when the job finishes."""
+    replay = YarnReplay([job("j", 0, [("map", 10)])], [GB_NODE], config(("a", 100)))
+    summary = replay.run()
+    (row,) = replay.jobs_table()
+    assert 0 <= row["wait_s"] < 1
+    assert row["runtime_s"] == pytest.approx(15.0)
+    assert summary.finished == 1 and summary.containers == 2  # the AM and the map
+
+
+def test_reduces_wait_for_every_map() -> None:
+    replay = YarnReplay([job("j", 0, [("map", 10), ("map", 20), ("reduce", 5)])], [GB_NODE], config(("a", 100)))
+    replay.run()
+    (row,) = replay.jobs_table()
+    # One container per node beat: the maps at p+2 and p+3, launched at the AM's beats p+3 and p+4; the
+    # 20 s map ends at p+24, is reported at p+25 and heard at p+26, when the reduce is asked; it is
+    # allocated at p+27, launched at p+28, ends at p+33, is reported at p+34 and heard at p+35.
+    assert row["runtime_s"] == pytest.approx(35.0)
+
+
+def test_a_small_queue_waits_behind_its_capacity_while_the_big_one_runs() -> None:
+    """Queue b has 10% of one 8 GB node (819 MB), at most 25% (2 GB): one job's AM and map fill it, and its
+    AM limit, normalizeUp(819 MB x 0.1) = 1 GB, lets one AM run at a time: the second job waits."""
+    b = QueueConfig("root.b", capacity=10, maximum_capacity=25, absolute_capacity=0.1, absolute_maximum_capacity=0.25)
+    a = QueueConfig("root.a", capacity=90, absolute_capacity=0.9)
+    cfg = CapacityConfig(QueueConfig("root", children=(a, b)), ResourceCalculator())
+    jobs = [job("b1", 0, [("map", 30)], queue="b"), job("b2", 0, [("map", 30)], queue="b", user="v")]
+    replay = YarnReplay(jobs, [GB_NODE], cfg)
+    replay.run()
+    rows = {r["job"]: r for r in replay.jobs_table()}
+    assert rows["b1"]["wait_s"] < 1 and rows["b2"]["started_s"] >= rows["b1"]["finished_s"]
+    assert replay.scheduler.leaves["root.b"].config.maximum_capacity == 25
+
+
+def test_an_unknown_queue_names_the_job_and_the_queues(tmp_path: Path) -> None:
+    with pytest.raises(SkenarioError, match="job j: no leaf queue 'zz'") as caught:
+        YarnReplay([job("j", 0, [("map", 1)], queue="zz")], [GB_NODE], config(("a", 100)), trace_file="t.json")
+    assert caught.value.field == "job.queue.name" and caught.value.file == "t.json"
+
+
+def test_a_container_above_the_maximum_allocation_is_refused() -> None:
+    big = SlsJob("j", "u", "a", 0, "mapreduce", (SlsTask("j/0", "map", 20, 9000, 1, SECOND),), 3)
+    with pytest.raises(SkenarioError, match="above the maximum allocation") as caught:
+        YarnReplay([big], [GB_NODE], config(("a", 100)))
+    assert caught.value.line == 3
+
+
+jobs_strategy = st.lists(
+    st.tuples(
+        st.integers(0, 60),  # submitted, s
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(["u", "v", "w"]),
+        st.lists(st.tuples(st.sampled_from(["map", "reduce"]), st.integers(1, 40)), min_size=1, max_size=5),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(jobs_strategy, st.integers(1, 400), st.integers(0, 3))
+def test_every_job_is_in_one_state_and_every_container_on_a_node(specs: list, stop_s: int, seed: int) -> None:
+    jobs = [job(f"j{k}", at, tasks, queue=q, user=u) for k, (at, q, u, tasks) in enumerate(specs)]
+    nodes = [NodeSpec(f"n{i}", cpu=4000, memory=4 * 1024 * MIB) for i in range(2)]
+    replay = YarnReplay(jobs, nodes, config(("a", 30), ("b", 70)), seed=seed, until=stop_s * SECOND)
+    replay.run(stop_s * SECOND)
+    states = [r["state"] for r in replay.jobs_table()]
+    assert len(states) == len(jobs) and set(states) <= {"pending", "running", "finished", "rejected"}
+    sched = replay.scheduler
+    on_nodes = sum(n.allocated.memory for n in replay.nodes)
+    reserved = sum(n.reservation.resource.memory for n in replay.nodes if n.reservation is not None)
+    assert sched.root.used.memory == on_nodes + reserved == sum(q.used.memory for q in sched.leaves.values())
+    assert all(0 <= n.allocated.memory <= n.capability.memory for n in replay.nodes)
+    # Run to the end: every job finishes (none is too big for a node), and nothing is left allocated.
+    whole = YarnReplay(jobs, nodes, config(("a", 30), ("b", 70)), seed=seed)
+    summary = whole.run()
+    assert summary.finished == len(jobs) and whole.scheduler.root.used.memory == 0
+
+
+def test_the_same_seed_gives_the_same_jobs_table() -> None:
+    jobs = [job(f"j{k}", k * 3, [("map", 7 + k), ("reduce", 3)], queue="ab"[k % 2]) for k in range(6)]
+    nodes = [NodeSpec(f"n{i}", cpu=4000, memory=4 * 1024 * MIB) for i in range(3)]
+    runs = [YarnReplay(jobs, nodes, config(("a", 50), ("b", 50)), seed=7) for _ in range(2)]
+    tables = [(r.run(), r.jobs_table())[1] for r in runs]
+    assert tables[0] == tables[1]
