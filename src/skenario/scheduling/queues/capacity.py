@@ -71,9 +71,10 @@ class Application:
     active: bool = False
     am_container: Container | None = None
     finished: bool = False
+    asked: int = 0  # containers asked for and not yet given, over every priority
 
     def outstanding(self) -> int:
-        return sum(count for _, count in self.asks.values())
+        return self.asked
 
 
 @dataclass(eq=False)
@@ -129,6 +130,9 @@ class LeafQueue(_Queue):
         self.users: dict[str, User] = {}
         self.am_used = NONE
         self.apps = 0  # submitted and not finished (pending or active)
+        self.asking: dict[Application, None] = {}  # active applications with asks outstanding
+        self.asked = NONE  # what they ask for, together
+        self.pending_am = NONE  # the AM containers of the pending applications, together
 
     def user(self, name: str) -> User:
         user = self.users.get(name)
@@ -159,6 +163,7 @@ class CapacityScheduler:
         self._ids = 0
         self._submitted = 0
         self.now = 0
+        self.asking = 0  # active applications with asks outstanding, in every leaf
 
     def _build(self, config: QueueConfig, parent: ParentQueue | None) -> _Queue:
         if config.is_leaf:
@@ -184,6 +189,7 @@ class CapacityScheduler:
         leaf.apps += 1
         leaf.user(app.user)
         leaf.pending.append(app)
+        leaf.pending_am += app.am_resource
         self.activate(leaf)
         return None
 
@@ -217,13 +223,15 @@ class CapacityScheduler:
             if rc.greater_than(cluster, user.am_used + am, user_limit) and not user_lone:
                 continue
             leaf.pending.remove(app)
+            leaf.pending_am -= app.am_resource
             leaf.active.append(app)
             app.active = True
             leaf.am_used = leaf.am_used + am
             user.am_used = user.am_used + am
             user.active_apps += 1
-            if app.outstanding():
-                user.asking_apps += 1  # asks made before it started count from now
+            if app.asked:  # asks made before it started count from now
+                leaf.asked += _total(app)
+                self._asking(app, True)
             if not app.unmanaged_am:
                 self.ask(app, AM_PRIORITY, app.am_resource, 1)
             started.append(app)
@@ -233,24 +241,46 @@ class CapacityScheduler:
         """The application asks for `count` more containers of `size` at `priority` (normalised up)."""
         size = self.rc.round_up(size, self.minimum) if not self.rc.is_zero(self.minimum) else size
         size = Resource(max(size.memory, self.minimum.memory), max(size.vcores, self.minimum.vcores))
-        before = app.outstanding()
+        if count <= 0:
+            return
         old = app.asks.get(priority)
+        if old is not None and old[0] != size:
+            raise ValueError(f"{app.id} asks {size} at priority {priority}, where it asked {old[0]}")
         app.asks[priority] = (size, count + (old[1] if old else 0))
-        if before == 0 and app.active and count > 0:
-            self._user_of(app).asking_apps += 1
+        app.asked += count
+        if app.active:
+            self.leaves[app.queue].asked += size.times(count)
+            if app.asked == count:
+                self._asking(app, True)
+
+    def _asking(self, app: Application, now: bool) -> None:
+        """The application starts (or stops) asking: its user is active while one of its applications asks."""
+        leaf = self.leaves[app.queue]
+        user = leaf.user(app.user)
+        if now:
+            leaf.asking[app] = None
+            user.asking_apps += 1
+            self.asking += 1
+        else:
+            del leaf.asking[app]
+            user.asking_apps -= 1
+            self.asking -= 1
 
     def finish(self, app: Application) -> None:
         """The application is done: its reservations go, its AM's share is returned, others may start."""
         leaf = self.leaves[app.queue]
         for container in list(app.reserved):
             self._unreserve(container)
-        if app.outstanding() and app.active:
-            self._user_of(app).asking_apps -= 1
+        if app.asked and app.active:
+            self.leaves[app.queue].asked -= _total(app)
+            self._asking(app, False)
         app.asks.clear()
+        app.asked = 0
         app.finished = True
         leaf.apps -= 1
         if app in leaf.pending:
             leaf.pending.remove(app)
+            leaf.pending_am -= app.am_resource
         if app.active:
             leaf.active.remove(app)
             user = leaf.user(app.user)
@@ -346,11 +376,12 @@ class CapacityScheduler:
         return self.rc.ratio(queue.used, guarantee)
 
     def _apps_in_order(self, leaf: LeafQueue) -> Iterator[Application]:
+        # Only applications that ask: the others would be skipped (`hasPendingResourceRequest`).
         if leaf.config.ordering_policy == "fair":
             # FairOrderingPolicy: less used first (memory, as its comparator reads it), then submission.
-            yield from sorted(leaf.active, key=lambda a: (a.used.memory, a.order))
+            yield from sorted(leaf.asking, key=lambda a: (a.used.memory, a.order))
         else:
-            yield from sorted(leaf.active, key=lambda a: a.order)
+            yield from sorted(leaf.asking, key=lambda a: a.order)
 
     def user_limit(self, leaf: LeafQueue, user: User) -> Resource:
         """The user's own limit now: `computeUserLimit`, then its weight."""
@@ -376,8 +407,6 @@ class CapacityScheduler:
         rc, cluster = self.rc, self.cluster
         limit = limit.componentwise_min(leaf.maximum(cluster))
         for app in self._apps_in_order(leaf):
-            if not app.outstanding():
-                continue
             if rc.at_least(cluster, leaf.used, limit):
                 return None  # the queue's maximum capacity (or its parent's) is reached
             user = leaf.user(app.user)
@@ -420,8 +449,10 @@ class CapacityScheduler:
             del app.asks[priority]
         else:
             app.asks[priority] = (size, count - 1)
-        if not app.outstanding():
-            self._user_of(app).asking_apps -= 1
+        app.asked -= 1
+        self.leaves[app.queue].asked -= size
+        if not app.asked:
+            self._asking(app, False)
 
     def _reserve(self, app: Application, priority: int, size: Resource, node: Node) -> Container:
         self._ids += 1
@@ -440,14 +471,15 @@ class CapacityScheduler:
 
     def pending_demand(self, leaf: LeafQueue) -> Resource:
         """What the leaf's applications still ask for, activated or not (their AMs included)."""
-        total = NONE
-        for app in leaf.active:
-            for size, count in app.asks.values():
-                total = total + size.times(count)
-        for app in leaf.pending:
-            total = total + app.am_resource
-        return total
+        return leaf.asked + leaf.pending_am
 
     def has_demand(self) -> bool:
         """Whether any started application asks for a container."""
-        return any(user.asking_apps > 0 for leaf in self.leaves.values() for user in leaf.users.values())
+        return self.asking > 0
+
+
+def _total(app: Application) -> Resource:
+    total = NONE
+    for size, count in app.asks.values():
+        total = total + size.times(count)
+    return total

@@ -288,6 +288,9 @@ class YarnReplay:
         now = self.env.now()
         sched = self.scheduler
         reported = self._reports.pop(node.name, [])
+        if not reported and node.reservation is None and not sched.has_demand():
+            self._sleeping[node.name] = node  # nothing to report and nobody asks: this beat would change nothing
+            return
         for container in reported:
             sched.release(container)
             run, task = self._tasks.pop(container.id)
