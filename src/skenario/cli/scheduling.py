@@ -62,6 +62,7 @@ def capacity_table(
             " / ".join(map(wait, (summary.mean_wait_s, summary.p95_wait_s, summary.max_wait_s))),
         ),
         ("run time, mean", wait(summary.mean_runtime_s)),
+        ("containers preempted", f"{summary.preempted:,}"),
         ("memory allocated, mean / peak", f"{summary.allocated_memory_mean:.1%} / {summary.allocated_memory_peak:.1%}"),
     ]
     for q in summary.queues:
@@ -88,6 +89,7 @@ JOB_COLUMNS = (
     "wait_s",
     "runtime_s",
     "containers",
+    "preempted",
     "rejected",
 )
 

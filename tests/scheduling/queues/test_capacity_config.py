@@ -89,3 +89,23 @@ def test_not_xml_and_no_queues_are_refused(tmp_path: Path) -> None:
         read_capacity_config(bad)
     with pytest.raises(CapacityConfigError, match="defines no queues"):
         read_capacity_config(write(tmp_path, {P + "maximum-applications": "5"}))
+
+
+def test_the_preemption_monitor_is_off_unless_enabled_and_disable_preemption_is_inherited(tmp_path: Path) -> None:
+    assert read_capacity_config(write(tmp_path, TREE)).preemption is None
+    monitor = "yarn.resourcemanager.monitor.capacity.preemption."
+    props = TREE | {
+        "yarn.resourcemanager.scheduler.monitor.enable": "true",
+        monitor + "max_wait_before_kill": "10000",
+        monitor + "natural_termination_factor": "0.5",
+        P + "root.a.disable_preemption": "true",
+    }
+    config = read_capacity_config(write(tmp_path, props))
+    assert config.preemption is not None
+    assert config.preemption.max_wait_before_kill_ms == 10_000 and config.preemption.monitoring_interval_ms == 3000
+    assert config.preemption.natural_termination_factor == 0.5
+    queues = {q.path: q.preemption_disabled for q in config.root.walk()}
+    assert queues == {"root": False, "root.a": True, "root.a.a1": True, "root.a.a2": True, "root.b": False}
+    bad = props | {monitor + "natural_termination_factor": "2"}
+    with pytest.raises(CapacityConfigError, match="not between 0 and 1"):
+        read_capacity_config(write(tmp_path, bad))

@@ -10,6 +10,7 @@ from skenario.core.time import SECOND
 from skenario.errors import SkenarioError
 from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
+from skenario.scheduling.queues.preemption import PreemptionSettings
 from skenario.scheduling.queues.resources import ResourceCalculator
 from skenario.scheduling.queues.yarn_replay import YarnReplay
 from skenario.scheduling.traces.sls import SlsJob, SlsTask
@@ -93,11 +94,16 @@ jobs_strategy = st.lists(
 
 
 @settings(max_examples=30, deadline=None)
-@given(jobs_strategy, st.integers(1, 400), st.integers(0, 3))
-def test_every_job_is_in_one_state_and_every_container_on_a_node(specs: list, stop_s: int, seed: int) -> None:
+@given(jobs_strategy, st.integers(1, 400), st.integers(0, 3), st.booleans())
+def test_every_job_is_in_one_state_and_every_container_on_a_node(
+    specs: list, stop_s: int, seed: int, preempt: bool
+) -> None:
     jobs = [job(f"j{k}", at, tasks, queue=q, user=u) for k, (at, q, u, tasks) in enumerate(specs)]
     nodes = [NodeSpec(f"n{i}", cpu=4000, memory=4 * 1024 * MIB) for i in range(2)]
-    replay = YarnReplay(jobs, nodes, config(("a", 30), ("b", 70)), seed=seed, until=stop_s * SECOND)
+    cfg = config(("a", 30), ("b", 70))
+    if preempt:
+        cfg = CapacityConfig(cfg.root, cfg.calculator, preemption=PreemptionSettings(max_wait_before_kill_ms=3000))
+    replay = YarnReplay(jobs, nodes, cfg, seed=seed, until=stop_s * SECOND)
     replay.run(stop_s * SECOND)
     states = [r["state"] for r in replay.jobs_table()]
     assert len(states) == len(jobs) and set(states) <= {"pending", "running", "finished", "rejected"}
@@ -107,7 +113,7 @@ def test_every_job_is_in_one_state_and_every_container_on_a_node(specs: list, st
     assert sched.root.used.memory == on_nodes + reserved == sum(q.used.memory for q in sched.leaves.values())
     assert all(0 <= n.allocated.memory <= n.capability.memory for n in replay.nodes)
     # Run to the end: every job finishes (none is too big for a node), and nothing is left allocated.
-    whole = YarnReplay(jobs, nodes, config(("a", 30), ("b", 70)), seed=seed)
+    whole = YarnReplay(jobs, nodes, cfg, seed=seed)
     summary = whole.run()
     assert summary.finished == len(jobs) and whole.scheduler.root.used.memory == 0
 
@@ -118,3 +124,28 @@ def test_the_same_seed_gives_the_same_jobs_table() -> None:
     runs = [YarnReplay(jobs, nodes, config(("a", 50), ("b", 50)), seed=7) for _ in range(2)]
     tables = [(r.run(), r.jobs_table())[1] for r in runs]
     assert tables[0] == tables[1]
+
+
+def preempting(enabled: bool) -> CapacityConfig:
+    a = QueueConfig("root.a", capacity=50, absolute_capacity=0.5, user_limit_factor=2)  # its user may fill the node
+    b = QueueConfig("root.b", capacity=50, absolute_capacity=0.5)
+    settings = PreemptionSettings(max_ignored_over_capacity=0, natural_termination_factor=1.0) if enabled else None
+    return CapacityConfig(QueueConfig("root", children=(a, b)), ResourceCalculator(), preemption=settings)
+
+
+def test_preemption_gives_a_queue_its_guarantee_back_within_the_kill_wait() -> None:
+    """Queue a fills the one 8 GB node with long maps; b's job arrives at 100 s. Without preemption it
+    waits for a's maps to end (1,000 s); with it, a's newest maps are killed once selected for 15 s
+    (the monitor runs every 3 s), b runs, and a's job still finishes, its lost maps run again."""
+    jobs = [job("long", 0, [("map", 1000)] * 20, queue="a"), job("short", 100, [("map", 10)] * 2, queue="b", user="v")]
+    off = YarnReplay(jobs, [GB_NODE], preempting(False))
+    off.run()
+    on = YarnReplay(jobs, [GB_NODE], preempting(True))
+    on.run()
+    off_rows = {row["job"]: row for row in off.jobs_table()}
+    on_rows = {row["job"]: row for row in on.jobs_table()}
+    assert off_rows["short"]["started_s"] > 1000 and sum(off.preempted.values()) == 0
+    assert 100 + 15 <= on_rows["short"]["started_s"] < 100 + 15 + 3 + 2  # the kill wait, a monitor round, a beat
+    assert on.preempted["root.a"] > 0 and on.preempted["root.b"] == 0
+    assert on_rows["long"]["state"] == "finished" and on_rows["short"]["state"] == "finished"
+    assert on.scheduler.root.used.memory == 0

@@ -99,7 +99,7 @@ class Node:
         return self.capability - self.allocated
 
 
-class _Queue:
+class Queue:
     def __init__(self, config: QueueConfig, parent: ParentQueue | None) -> None:
         self.config = config
         self.parent = parent
@@ -116,13 +116,13 @@ class _Queue:
         return cluster.multiply_round_down(self.config.absolute_maximum_capacity)
 
     def add_used(self, amount: Resource) -> None:
-        queue: _Queue | None = self
+        queue: Queue | None = self
         while queue is not None:
             queue.used = queue.used + amount
             queue = queue.parent
 
 
-class LeafQueue(_Queue):
+class LeafQueue(Queue):
     def __init__(self, config: QueueConfig, parent: ParentQueue | None) -> None:
         super().__init__(config, parent)
         self.pending: list[Application] = []  # not yet activated, in submission order
@@ -141,10 +141,10 @@ class LeafQueue(_Queue):
         return user
 
 
-class ParentQueue(_Queue):
+class ParentQueue(Queue):
     def __init__(self, config: QueueConfig, parent: ParentQueue | None) -> None:
         super().__init__(config, parent)
-        self.children: list[_Queue] = []
+        self.children: list[Queue] = []
 
 
 class CapacityScheduler:
@@ -165,7 +165,7 @@ class CapacityScheduler:
         self.now = 0
         self.asking = 0  # active applications with asks outstanding, in every leaf
 
-    def _build(self, config: QueueConfig, parent: ParentQueue | None) -> _Queue:
+    def _build(self, config: QueueConfig, parent: ParentQueue | None) -> Queue:
         if config.is_leaf:
             leaf = LeafQueue(config, parent)
             self.leaves[config.path] = leaf
@@ -345,7 +345,7 @@ class CapacityScheduler:
             return None
         return self._allocate(app, reserved.priority, app.asks[reserved.priority][0], node)
 
-    def _assign(self, queue: _Queue, node: Node, limit: Resource) -> Container | None:
+    def _assign(self, queue: Queue, node: Node, limit: Resource) -> Container | None:
         if isinstance(queue, LeafQueue):
             return self._assign_leaf(queue, node, limit)
         assert isinstance(queue, ParentQueue)
@@ -361,11 +361,11 @@ class CapacityScheduler:
                 return outcome
         return None
 
-    def _children_in_order(self, queue: ParentQueue) -> list[_Queue]:
+    def _children_in_order(self, queue: ParentQueue) -> list[Queue]:
         """`utilization` ordering: the smaller used capacity first, then the larger guarantee (stable)."""
         return sorted(queue.children, key=lambda q: (self.used_capacity(q), -q.config.absolute_capacity))
 
-    def used_capacity(self, queue: _Queue) -> float:
+    def used_capacity(self, queue: Queue) -> float:
         """Used over guarantee (`QueueCapacities.usedCapacity`); a queue without a guarantee that uses anything is 1."""
         guarantee = queue.guarantee(self.cluster)
         if self.rc.is_zero(guarantee):
@@ -461,6 +461,10 @@ class CapacityScheduler:
         app.reserved.append(container)
         self._charge(app, size)
         return container
+
+    def unreserve(self, container: Container) -> None:
+        """Drop a reservation (preemption takes reservations first)."""
+        self._unreserve(container)
 
     def _unreserve(self, container: Container) -> None:
         container.node.reservation = None

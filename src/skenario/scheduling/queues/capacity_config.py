@@ -19,9 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skenario.errors import SkenarioError
+from skenario.scheduling.queues.preemption import PreemptionSettings
 from skenario.scheduling.queues.resources import CALCULATORS, Resource, ResourceCalculator
 
 PREFIX = "yarn.scheduler.capacity."
+MONITOR = "yarn.resourcemanager.scheduler.monitor."
+PREEMPTION = "yarn.resourcemanager.monitor.capacity.preemption."
 ROOT = "root"
 PRECISION = 0.0005  # how far from 100 sibling percentages may sum (`CapacitySchedulerConfigValidator`)
 DEFAULT_MAXIMUM_APPLICATIONS = 10_000
@@ -51,6 +54,7 @@ class QueueConfig:
     maximum_am_resource_percent: float = DEFAULT_AM_PERCENT
     ordering_policy: str = "fifo"
     user_weights: Mapping[str, float] = field(default_factory=dict)
+    preemption_disabled: bool = False  # <path>.disable_preemption, inherited by the queue's children
 
     @property
     def name(self) -> str:
@@ -77,6 +81,7 @@ class CapacityConfig:
     multiple_assignments: bool = True  # per-node-heartbeat.multiple-assignments-enabled
     maximum_container_assignments: int = 100  # per heartbeat; -1: no cap
     maximum_offswitch_assignments: int = 1  # per heartbeat
+    preemption: PreemptionSettings | None = None  # None: the preemption monitor is off (YARN's default)
     file: str = "capacity-scheduler.xml"
 
     def leaves(self) -> list[QueueConfig]:
@@ -190,7 +195,7 @@ class _Reader:
             )
         self.max_apps = self.integer(PREFIX + "maximum-applications", DEFAULT_MAXIMUM_APPLICATIONS, 0)
         self.am_percent = self.number(PREFIX + "maximum-am-resource-percent", DEFAULT_AM_PERCENT, 0, 1)
-        root = self.queue(ROOT, 100.0, 100.0, 1.0, 1.0)
+        root = self.queue(ROOT, 100.0, 100.0, 1.0, 1.0, False)
         prefix = PREFIX + "per-node-heartbeat."
         return CapacityConfig(
             root=root,
@@ -200,15 +205,37 @@ class _Reader:
             multiple_assignments=self.boolean(prefix + "multiple-assignments-enabled", True),
             maximum_container_assignments=self.integer(prefix + "maximum-container-assignments", 100, -1),
             maximum_offswitch_assignments=self.integer(prefix + "maximum-offswitch-assignments", 1, 1),
+            preemption=self.preemption(),
             file=self.file,
         )
 
-    def queue(self, path: str, capacity: float, maximum: float, absolute: float, absolute_max: float) -> QueueConfig:
+    def preemption(self) -> PreemptionSettings | None:
+        """The preemption monitor, when `monitor.enable` is true and its policy is the proportional one."""
+        if not self.boolean(MONITOR + "enable", False):
+            return None
+        policies = self.properties.get(MONITOR + "policies", "ProportionalCapacityPreemptionPolicy")
+        if "ProportionalCapacityPreemptionPolicy" not in policies:
+            raise self.error(
+                MONITOR + "policies",
+                f"{MONITOR}policies is {policies!r}; skenario runs ProportionalCapacityPreemptionPolicy",
+            )
+        return PreemptionSettings(
+            monitoring_interval_ms=self.integer(PREEMPTION + "monitoring_interval", 3000, 1),
+            max_wait_before_kill_ms=self.integer(PREEMPTION + "max_wait_before_kill", 15000, 0),
+            total_preemption_per_round=self.number(PREEMPTION + "total_preemption_per_round", 0.1, 0, 1),
+            max_ignored_over_capacity=self.number(PREEMPTION + "max_ignored_over_capacity", 0.1, 0),
+            natural_termination_factor=self.number(PREEMPTION + "natural_termination_factor", 0.2, 0, 1),
+        )
+
+    def queue(
+        self, path: str, capacity: float, maximum: float, absolute: float, absolute_max: float, inherited: bool
+    ) -> QueueConfig:
         key = PREFIX + path + "."
         names = [n.strip() for n in self.properties.get(key + "queues", "").split(",") if n.strip()]
         if len(set(names)) != len(names):
             raise self.error(key + "queues", f"{key}queues names a queue twice")
-        children = tuple(self.children(path, names, absolute, absolute_max))
+        disabled = self.boolean(key + "disable_preemption", inherited)
+        children = tuple(self.children(path, names, absolute, absolute_max, disabled))
         policy = self.properties.get(key + "ordering-policy", "fifo")
         if not children and policy not in LEAF_POLICIES:
             raise self.error(key + "ordering-policy", f"{key}ordering-policy is {policy!r}; a leaf takes fifo or fair")
@@ -232,6 +259,7 @@ class _Reader:
             maximum_am_resource_percent=am_percent,
             ordering_policy=policy,
             user_weights=weights,
+            preemption_disabled=disabled,
         )
 
     def user_limit_factor(self, key: str) -> float:
@@ -240,7 +268,9 @@ class _Reader:
             raise self.error(key, f"{key} is {self.properties[key]}: give a factor above 0, or -1 for no limit")
         return value
 
-    def children(self, parent: str, names: list[str], absolute: float, absolute_max: float) -> Iterator[QueueConfig]:
+    def children(
+        self, parent: str, names: list[str], absolute: float, absolute_max: float, disabled: bool
+    ) -> Iterator[QueueConfig]:
         if not names:
             return
         keys = [f"{PREFIX}{parent}.{name}.capacity" for name in names]
@@ -272,7 +302,7 @@ class _Reader:
             maximum = 100.0 if maximum == -1 else maximum
             if maximum < share:
                 raise self.error(max_key, f"{max_key} is {maximum:g}, below the queue's capacity {share:g}")
-            yield self.queue(path, share, maximum, absolute * share / 100, absolute_max * maximum / 100)
+            yield self.queue(path, share, maximum, absolute * share / 100, absolute_max * maximum / 100, disabled)
 
     def weight(self, key: str) -> float:
         text = self.properties[key]

@@ -34,11 +34,20 @@ import numpy as np
 
 from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
-from skenario.core.time import SECOND
+from skenario.core.time import MILLISECOND, SECOND
 from skenario.errors import SkenarioError
 from skenario.scheduling.objects import NodeSpec
-from skenario.scheduling.queues.capacity import Application, CapacityScheduler, Container, Node
+from skenario.scheduling.queues.capacity import (
+    Application,
+    CapacityScheduler,
+    Container,
+    LeafQueue,
+    Node,
+    ParentQueue,
+    Queue,
+)
 from skenario.scheduling.queues.capacity_config import CapacityConfig
+from skenario.scheduling.queues.preemption import PreemptionQueue, to_obtain
 from skenario.scheduling.queues.resources import Resource
 from skenario.scheduling.traces.sls import SlsJob, SlsTask
 
@@ -66,6 +75,8 @@ class JobRun:
     heard: int = 0  # ends the NMs reported, not yet heard by the AM
     maps_heard: int = 0
     am_beat_due: bool = False
+    lost: list[SlsTask] = field(default_factory=list)  # preempted: asked for again at the AM's next beat
+    preempted: int = 0
 
     @property
     def maps(self) -> int:
@@ -92,6 +103,7 @@ class QueueSummary:
     allocated_memory_mean: float  # time-weighted share of the cluster's memory
     allocated_memory_peak: float
     pending_memory_mean_mb: float
+    preempted: int = 0  # containers killed by the preemption monitor
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,7 @@ class YarnSummary:
     allocated_memory_mean: float
     allocated_memory_peak: float
     queues: tuple[QueueSummary, ...]
+    preempted: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +136,7 @@ class YarnSummary:
             "meanRuntimeSeconds": self.mean_runtime_s,
             "allocatedMemoryMean": self.allocated_memory_mean,
             "allocatedMemoryPeak": self.allocated_memory_peak,
+            "preemptedContainers": self.preempted,
             "queues": {
                 q.queue: {
                     "jobs": q.jobs,
@@ -132,6 +146,7 @@ class YarnSummary:
                     "allocatedMemoryMean": q.allocated_memory_mean,
                     "allocatedMemoryPeak": q.allocated_memory_peak,
                     "pendingMemoryMeanMB": q.pending_memory_mean_mb,
+                    "preemptedContainers": q.preempted,
                 }
                 for q in self.queues
             },
@@ -177,6 +192,11 @@ class YarnReplay:
         self._reports: dict[str, list[Container]] = {}  # per node: containers ended, not yet reported
         self._tasks: dict[int, tuple[JobRun, SlsTask | None]] = {}  # container id: its job and task (None: the AM)
         self.containers = 0
+        self.preempted: dict[str, int] = dict.fromkeys(self.scheduler.leaves, 0)  # containers killed, per leaf
+        self._live: dict[int, Container] = {}  # allocated and not yet released, by id
+        self._marked: dict[int, int] = {}  # container id: when preemption first selected it
+        self._killed: set[int] = set()  # preempted containers whose trace end is still scheduled
+        self._monitor_armed = False
         self.end = 0
         self.phase = "Pending"
         self.message: str | None = "not started"
@@ -293,6 +313,7 @@ class YarnReplay:
             return
         for container in reported:
             sched.release(container)
+            self._live.pop(container.id, None)
             run, task = self._tasks.pop(container.id)
             if task is not None:
                 run.heard += 1
@@ -313,6 +334,10 @@ class YarnReplay:
 
     def _given(self, container: Container) -> None:
         self.containers += 1
+        self._live[container.id] = container
+        if self.config.preemption is not None and not self._monitor_armed:
+            self._monitor_armed = True
+            self.env.call_at(self._next_monitor(), self._monitor)
         run = self._job_of[container.app.id]
         if container.is_am:
             run.started_at = self.env.now()
@@ -342,6 +367,9 @@ class YarnReplay:
         for container, task in run.given:  # launched now: each runs its trace duration
             self.env.call_at(now + task.duration, partial(self._ended, container))
         run.given.clear()
+        if run.lost:  # MRAMSimulator asks again for the containers it lost to preemption
+            lost, run.lost = run.lost, []
+            self._ask(run, lost)
         run.reported += run.heard
         run.maps_reported += run.maps_heard
         run.heard = run.maps_heard = 0
@@ -372,13 +400,103 @@ class YarnReplay:
         for priority, group in by_priority.items():
             first = group[0]
             run.waiting.setdefault(priority, []).extend(group)
-            self.scheduler.ask(run.app, priority, Resource(first.memory_mb, first.vcores), len(group))
+            asked = run.app.asks.get(priority)  # an ask standing at this priority keeps its size, as SLS's does
+            size = asked[0] if asked is not None else Resource(first.memory_mb, first.vcores)
+            self.scheduler.ask(run.app, priority, size, len(group))
         return bool(tasks)
 
     def _ended(self, container: Container) -> None:
         """The container's process ended; its node reports it at its next heartbeat."""
+        if container.id in self._killed:
+            self._killed.discard(container.id)  # preempted before its trace end
+            return
         self._reports.setdefault(container.node.name, []).append(container)
         self._arm(container.node)
+
+    # -- preemption --------------------------------------------------------------------------------
+
+    def _next_monitor(self) -> int:
+        assert self.config.preemption is not None
+        interval = self.config.preemption.monitoring_interval_ms * MILLISECOND
+        return (self.env.now() // interval + 1) * interval
+
+    def _monitor(self) -> None:
+        """`ProportionalCapacityPreemptionPolicy.editSchedule`: select, and kill what stayed selected long enough."""
+        settings = self.config.preemption
+        assert settings is not None
+        now = self.env.now()
+        sched = self.scheduler
+        amounts = to_obtain(self._preemption_tree(sched.root), sched.cluster.memory, settings)
+        selected = [c for path, amount in amounts.items() for c in self._select(sched.leaves[path], amount)]
+        wait = settings.max_wait_before_kill_ms * MILLISECOND
+        marked = {c.id: self._marked.get(c.id, now) for c in selected}
+        self._marked = marked
+        killed = False
+        for container in selected:
+            if now - marked[container.id] >= wait:
+                self._kill(container)
+                killed = True
+        if killed:
+            self._changed()
+        if self._live:
+            self.env.call_at(self._next_monitor(), self._monitor)
+        else:
+            self._monitor_armed = False
+
+    def _preemption_tree(self, queue: Queue) -> PreemptionQueue:
+        cluster = self.scheduler.cluster
+        node = PreemptionQueue(
+            queue.path,
+            queue.guarantee(cluster).memory,
+            queue.maximum(cluster).memory,
+            preemption_disabled=queue.config.preemption_disabled,
+        )
+        if isinstance(queue, ParentQueue):
+            node.children = [self._preemption_tree(child) for child in queue.children]
+        else:
+            assert isinstance(queue, LeafQueue)
+            node.used, node.pending = queue.used.memory, queue.asked.memory
+        return node
+
+    def _select(self, leaf: LeafQueue, amount: int) -> list[Container]:
+        """`FifoCandidatesSelector`: the newest application first; its reservations, then its containers
+        lowest priority and newest first; AM containers are not taken."""
+        chosen: list[Container] = []
+        for app in sorted(leaf.active, key=lambda a: a.order, reverse=True):
+            if amount <= 0:
+                break
+            for reserved in list(app.reserved):
+                if amount <= 0:
+                    break
+                amount -= reserved.resource.memory
+                self.scheduler.unreserve(reserved)
+            mine = [c for c in self._live.values() if c.app is app and not c.is_am]
+            for container in sorted(mine, key=lambda c: (-c.priority, -c.id)):
+                if amount <= 0:
+                    break
+                chosen.append(container)
+                amount -= container.resource.memory
+        return chosen
+
+    def _kill(self, container: Container) -> None:
+        """The container is preempted: its resources return now and its AM asks for its task again."""
+        self.scheduler.release(container)
+        del self._live[container.id]
+        self._marked.pop(container.id, None)
+        node = container.node
+        if node.name not in self._armed and node.reservation is None and self._has_room(node):
+            self._sleeping[node.name] = node  # room again: woken with the others
+        self.preempted[container.app.queue] += 1
+        run, task = self._tasks.pop(container.id)
+        assert task is not None
+        launched = (container, task) not in run.given
+        if launched:
+            self._killed.add(container.id)
+        else:
+            run.given.remove((container, task))
+        run.preempted += 1
+        run.lost.append(task)
+        self._am_news(run)
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -414,6 +532,7 @@ class YarnReplay:
                     "wait_s": None if started is None else (started - run.job.submitted_at) / SECOND,
                     "runtime_s": None if started is None or finished is None else (finished - started) / SECOND,
                     "containers": len(run.job.tasks),
+                    "preempted": run.preempted,
                     "rejected": run.rejected,
                 }
             )
@@ -445,6 +564,7 @@ class YarnReplay:
                     mean / cluster_mb,
                     peak / cluster_mb,
                     pending,
+                    self.preempted[path],
                 )
             )
         times, total = _cluster_steps(series)
@@ -461,6 +581,7 @@ class YarnReplay:
             allocated_memory_mean=_step_mean(times, total, end) / cluster_mb,
             allocated_memory_peak=float(total.max()) / cluster_mb if len(total) else 0.0,
             queues=tuple(queues),
+            preempted=sum(self.preempted.values()),
         )
 
 
