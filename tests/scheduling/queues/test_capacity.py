@@ -1,6 +1,7 @@
 """The Capacity Scheduler's allocation, restated from YARN's TestLeafQueue and worked by hand."""
 
-from skenario.scheduling.queues.capacity import Application, CapacityScheduler, Node
+from skenario.scheduling.queues.applications import Application, Node
+from skenario.scheduling.queues.capacity import CapacityScheduler
 from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
 from skenario.scheduling.queues.resources import Resource, ResourceCalculator
 

@@ -25,8 +25,8 @@ scheduling, application priorities above 0 and queue priorities (`priority-utili
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
+from skenario.scheduling.queues.applications import AM_PRIORITY, Application, Container, Node, User
 from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
 from skenario.scheduling.queues.resources import NONE, Resource, ResourceCalculator
 from skenario.scheduling.queues.user_limit import (
@@ -37,66 +37,6 @@ from skenario.scheduling.queues.user_limit import (
     user_am_limit,
     user_specific_limit,
 )
-
-AM_PRIORITY = 0  # the AM container's request priority, ahead of any task's
-
-
-@dataclass(eq=False)
-class Container:
-    """One allocated (or reserved) container."""
-
-    id: int
-    app: Application
-    priority: int
-    resource: Resource
-    node: Node
-    allocated_at: int
-    is_am: bool = False
-
-
-@dataclass(eq=False)
-class Application:
-    """A YARN application (`FiCaSchedulerApp`): its AM, its outstanding asks and what it holds."""
-
-    id: str
-    user: str
-    queue: str  # the leaf's path
-    submitted_at: int
-    am_resource: Resource
-    unmanaged_am: bool = False  # its AM runs outside the cluster: it asks no AM container (and counts none)
-    order: int = 0  # submission order within the scheduler (FIFO's tie-break)
-    asks: dict[int, tuple[Resource, int]] = field(default_factory=dict)  # priority: (size, count outstanding)
-    used: Resource = NONE  # allocated and reserved
-    reserved: list[Container] = field(default_factory=list)
-    active: bool = False
-    am_container: Container | None = None
-    finished: bool = False
-    asked: int = 0  # containers asked for and not yet given, over every priority
-
-    def outstanding(self) -> int:
-        return self.asked
-
-
-@dataclass(eq=False)
-class User:
-    name: str
-    weight: float = 1.0
-    used: Resource = NONE
-    am_used: Resource = NONE
-    active_apps: int = 0
-    asking_apps: int = 0  # activated applications with asks outstanding: the user is active while > 0
-
-
-@dataclass(eq=False)
-class Node:
-    name: str
-    capability: Resource
-    allocated: Resource = NONE
-    reservation: Container | None = None
-
-    @property
-    def unallocated(self) -> Resource:
-        return self.capability - self.allocated
 
 
 class Queue:

@@ -37,15 +37,8 @@ from skenario.core.random import RandomStreams
 from skenario.core.time import MILLISECOND, SECOND
 from skenario.errors import SkenarioError
 from skenario.scheduling.objects import NodeSpec
-from skenario.scheduling.queues.capacity import (
-    Application,
-    CapacityScheduler,
-    Container,
-    LeafQueue,
-    Node,
-    ParentQueue,
-    Queue,
-)
+from skenario.scheduling.queues.applications import Application, Container, Node
+from skenario.scheduling.queues.capacity import CapacityScheduler, LeafQueue, ParentQueue, Queue
 from skenario.scheduling.queues.capacity_config import CapacityConfig
 from skenario.scheduling.queues.preemption import PreemptionQueue, to_obtain
 from skenario.scheduling.queues.resources import Resource
