@@ -187,3 +187,18 @@ def test_capacity_scheduler_mistakes_exit_2_and_write_nothing(tmp_path: Path) ->
     assert not jobs.exists()
     code, _, err = invoke("schedule", str(SLS), "--capacity-scheduler", str(bad))
     assert code == 2 and "--format sls" in err
+
+
+def test_sls_sample_through_the_fair_scheduler(tmp_path: Path) -> None:
+    config = TRACES / "sls" / "fair-scheduler.xml"
+    code, out, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES), "--fair-scheduler", str(config), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["scheduler"] == "FairScheduler" and summary["finished"] == 2 and summary["containers"] == 7
+    code, _, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--fair-scheduler", str(config),
+        "--capacity-scheduler", str(TRACES / "sls" / "capacity-scheduler.xml"),
+    )  # fmt: skip
+    assert code == 2 and "not both" in err

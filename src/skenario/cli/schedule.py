@@ -16,7 +16,8 @@ from skenario.results.podresults import ResultsFile
 from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scheduling.attempts import PLUGIN_RESULTS, PluginResults
-from skenario.scheduling.queues.capacity_config import read_capacity_config
+from skenario.scheduling.queues.capacity_config import CapacityConfig, read_capacity_config
+from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config
 from skenario.scheduling.queues.yarn_replay import YarnReplay
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TRACE_KINDS
@@ -99,11 +100,18 @@ from skenario.scheduling.traces.sls import SlsTrace
     help="Replay an SLS trace (--format sls) through YARN's Capacity Scheduler, read from this capacity-scheduler.xml.",
 )
 @click.option(
+    "--fair-scheduler",
+    "fair_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Replay an SLS trace (--format sls) through YARN's Fair Scheduler, read from this fair-scheduler.xml.",
+)
+@click.option(
     "--jobs",
     "jobs_file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="With --capacity-scheduler: write one row per job (CSV).",
+    help="With --capacity-scheduler or --fair-scheduler: write one row per job (CSV).",
 )
 @output_option("table", "wide", "json", "yaml")
 @plugin_options
@@ -123,6 +131,7 @@ def schedule(
     pods_file: Path | None,
     results_file: Path | None,
     capacity_file: Path | None,
+    fair_file: Path | None,
     jobs_file: Path | None,
     output: str,
 ) -> None:
@@ -131,12 +140,15 @@ def schedule(
     Attempts are written to --results as they happen, so memory does not grow with them.
     """
     check_output_dirs(("--pods", pods_file), ("--results", results_file), ("--jobs", jobs_file))
-    if capacity_file is not None:
-        _capacity(trace, kind, nodes, capacity_file, seed, until, heartbeat, jobs_file, output)
+    if capacity_file is not None and fair_file is not None:
+        raise SkenarioError("give --capacity-scheduler or --fair-scheduler, not both", field="--fair-scheduler")
+    if capacity_file is not None or fair_file is not None:
+        _yarn(trace, kind, nodes, capacity_file, fair_file, seed, until, heartbeat, jobs_file, output)
         return
     if jobs_file is not None:
         raise SkenarioError(
-            "--jobs is written by a queue scheduler's replay: give --capacity-scheduler", field="--jobs"
+            "--jobs is written by a YARN scheduler's replay: give --capacity-scheduler or --fair-scheduler",
+            field="--jobs",
         )
     if no_plugin_results or results_file is None:
         plugin_results = "none"  # nothing would show them
@@ -171,23 +183,29 @@ def schedule(
     out.print(scheduling_table(summary, title=f"{trace.name} ({kind}, seed {seed})", extra=extra))
 
 
-def _capacity(
+def _yarn(
     trace: Path,
     kind: str,
     nodes: Path | None,
-    capacity_file: Path,
+    capacity_file: Path | None,
+    fair_file: Path | None,
     seed: int,
     until: str | None,
     heartbeat: str | None,
     jobs_file: Path | None,
     output: str,
 ) -> None:
-    """The SLS trace's jobs through YARN's Capacity Scheduler (`skenario.scheduling.queues`)."""
+    """The SLS trace's jobs through YARN's Capacity or Fair Scheduler (`skenario.scheduling.queues`)."""
+    option = "--capacity-scheduler" if capacity_file is not None else "--fair-scheduler"
     if kind != "sls":
-        raise SkenarioError(
-            "--capacity-scheduler replays YARN jobs: give an SLS trace with --format sls", field="--format", value=kind
-        )
-    config = read_capacity_config(capacity_file)
+        message = f"{option} replays YARN jobs: give an SLS trace with --format sls"
+        raise SkenarioError(message, field="--format", value=kind)
+    config: CapacityConfig | FairConfig
+    if capacity_file is not None:
+        config = read_capacity_config(capacity_file)
+    else:
+        assert fair_file is not None
+        config = read_fair_config(fair_file)
     started = time.perf_counter()
     reader = SlsTrace(trace, nodes)
     interval = _duration(heartbeat, "--heartbeat")
@@ -208,7 +226,8 @@ def _capacity(
         print_json(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, output)
         return
     extra = [("simulated time", f"{replay.end / 86400e9:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
-    out.print(capacity_table(summary, title=f"{trace.name} (Capacity Scheduler, seed {seed})", extra=extra))
+    name = "Capacity Scheduler" if capacity_file is not None else "Fair Scheduler"
+    out.print(capacity_table(summary, title=f"{trace.name} ({name}, seed {seed})", extra=extra))
 
 
 def _duration(value: str | None, option: str) -> int | None:

@@ -1,4 +1,4 @@
-"""An SLS trace replayed through YARN's Capacity Scheduler on the event clock, as SLS runs it.
+"""An SLS trace replayed through YARN's Capacity or Fair Scheduler on the event clock, as SLS runs it.
 
 What happens to a job (SLS's `MRAMSimulator` and `NMSimulator`, with the ResourceManager between):
 1. At `job.start.ms` the application is submitted to its leaf queue; it waits *pending* until the
@@ -40,6 +40,8 @@ from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.queues.applications import Application, Container, Node
 from skenario.scheduling.queues.capacity import CapacityScheduler, LeafQueue, ParentQueue, Queue
 from skenario.scheduling.queues.capacity_config import CapacityConfig
+from skenario.scheduling.queues.fair import FairQueue, FairScheduler
+from skenario.scheduling.queues.fair_config import FairConfig
 from skenario.scheduling.queues.preemption import PreemptionQueue, to_obtain
 from skenario.scheduling.queues.resources import Resource
 from skenario.scheduling.traces.sls import SlsJob, SlsTask
@@ -101,6 +103,7 @@ class QueueSummary:
 
 @dataclass(frozen=True)
 class YarnSummary:
+    scheduler: str  # CapacityScheduler or FairScheduler
     jobs: int
     finished: int
     rejected: int
@@ -117,7 +120,7 @@ class YarnSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "scheduler": "CapacityScheduler",
+            "scheduler": self.scheduler,
             "jobs": self.jobs,
             "finished": self.finished,
             "rejected": self.rejected,
@@ -156,7 +159,7 @@ class YarnReplay:
         self,
         jobs: Sequence[SlsJob],
         nodes: Sequence[NodeSpec],
-        config: CapacityConfig,
+        config: CapacityConfig | FairConfig,
         *,
         seed: int = 0,
         nm_heartbeat: int = SECOND,
@@ -174,7 +177,12 @@ class YarnReplay:
         self.am_heartbeat = am_heartbeat
         self.until = until
         self.nodes = [Node(n.name, Resource(n.memory // MIB, n.cpu // 1000)) for n in nodes]
-        self.scheduler = CapacityScheduler(config, self.nodes)
+        self.scheduler: CapacityScheduler | FairScheduler = (
+            CapacityScheduler(config, self.nodes)
+            if isinstance(config, CapacityConfig)
+            else FairScheduler(config, self.nodes)
+        )
+        self.preemption = config.preemption if isinstance(config, CapacityConfig) else None
         rng = RandomStreams(seed).generator("heartbeats")
         self._phase = {node.name: int(rng.integers(nm_heartbeat)) for node in self.nodes}
         self.runs = [self._run_of(job, config, am_resource, trace_file) for job in sorted(jobs, key=_order)]
@@ -204,7 +212,7 @@ class YarnReplay:
         for node in self.nodes:
             self._sleeping[node.name] = node
 
-    def _run_of(self, job: SlsJob, config: CapacityConfig, am: Resource, file: str) -> JobRun:
+    def _run_of(self, job: SlsJob, config: CapacityConfig | FairConfig, am: Resource, file: str) -> JobRun:
         name = job.queue if job.queue is not None else "default"
         try:
             leaf = config.leaf(name)
@@ -328,7 +336,7 @@ class YarnReplay:
     def _given(self, container: Container) -> None:
         self.containers += 1
         self._live[container.id] = container
-        if self.config.preemption is not None and not self._monitor_armed:
+        if self.preemption is not None and not self._monitor_armed:
             self._monitor_armed = True
             self.env.call_at(self._next_monitor(), self._monitor)
         run = self._job_of[container.app.id]
@@ -409,16 +417,16 @@ class YarnReplay:
     # -- preemption --------------------------------------------------------------------------------
 
     def _next_monitor(self) -> int:
-        assert self.config.preemption is not None
-        interval = self.config.preemption.monitoring_interval_ms * MILLISECOND
+        assert self.preemption is not None
+        interval = self.preemption.monitoring_interval_ms * MILLISECOND
         return (self.env.now() // interval + 1) * interval
 
     def _monitor(self) -> None:
         """`ProportionalCapacityPreemptionPolicy.editSchedule`: select, and kill what stayed selected long enough."""
-        settings = self.config.preemption
-        assert settings is not None
-        now = self.env.now()
+        settings = self.preemption
         sched = self.scheduler
+        assert settings is not None and isinstance(sched, CapacityScheduler)
+        now = self.env.now()
         amounts = to_obtain(self._preemption_tree(sched.root), sched.cluster.memory, settings)
         selected = [c for path, amount in amounts.items() for c in self._select(sched.leaves[path], amount)]
         wait = settings.max_wait_before_kill_ms * MILLISECOND
@@ -451,7 +459,7 @@ class YarnReplay:
             node.used, node.pending = queue.used.memory, queue.asked.memory
         return node
 
-    def _select(self, leaf: LeafQueue, amount: int) -> list[Container]:
+    def _select(self, leaf: LeafQueue | FairQueue, amount: int) -> list[Container]:
         """`FifoCandidatesSelector`: the newest application first; its reservations, then its containers
         lowest priority and newest first; AM containers are not taken."""
         chosen: list[Container] = []
@@ -498,7 +506,7 @@ class YarnReplay:
         sched = self.scheduler
         for k, path in enumerate(self._queues):
             leaf = sched.leaves[path]
-            pending = sched.pending_demand(leaf)
+            pending = leaf.asked + leaf.pending_am  # what started applications ask, and the waiting ones' AMs
             row = (leaf.used.memory, leaf.used.vcores, pending.memory, len(leaf.active), len(leaf.pending))
             if self._last.get(k) != row:
                 self._last[k] = row
@@ -562,6 +570,7 @@ class YarnReplay:
             )
         times, total = _cluster_steps(series)
         return YarnSummary(
+            scheduler=type(self.scheduler).__name__,
             jobs=len(self.runs),
             finished=len(finished),
             rejected=sum(1 for r in self.runs if r.rejected is not None),
