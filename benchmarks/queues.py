@@ -5,10 +5,11 @@ JSON trace (nothing large is kept in the repository): jobs arriving as a Poisson
 to 20 maps of 1, 2 or 4 GB running 1 to 10 minutes and 0 to 3 reduces of 2 GB running 1 to 5
 minutes, from five users into three queues (25%, 25% and 50% of the cluster, each allowed to grow to
 all of it); nodes of 128 GB and 32 vcores. Both runs are `python -m skenario schedule TRACE --format
-sls --nodes NODES --json` in a fresh process, one with `--capacity-scheduler` (jobs, their AMs,
-heartbeats and queues) and one without (each container a pod placed by kube-scheduler's default
-profile). Reported: wall time of each, the replay's own (`wallSeconds`), peak RSS, containers per
-second, and the ratio of the two.
+sls --nodes NODES --json` in a fresh process: with `--capacity-scheduler` and with `--fair-scheduler`
+(jobs, their AMs, heartbeats and queues; the same three queues, weighted as the capacities), and
+without either (each container a pod placed by kube-scheduler's default profile). Reported: wall
+time of each, the replay's own (`wallSeconds`), peak RSS, containers per second, and the ratios of
+the YARN replays to the pod replay.
 
     python benchmarks/queues.py                 # a month: 43,200 jobs on 100 nodes (a few minutes)
     python benchmarks/queues.py --quick --json  # a day on 20 nodes, for the tests
@@ -30,6 +31,14 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPACITY = ROOT / "examples" / "traces" / "sls" / "capacity-scheduler.xml"
+# The same three queues for the Fair Scheduler: weights in the Capacity Scheduler's proportions, no caps.
+FAIR = """<?xml version="1.0"?>
+<allocations>
+  <queue name="sls_queue_1"><weight>1</weight></queue>
+  <queue name="sls_queue_2"><weight>1</weight></queue>
+  <queue name="sls_queue_3"><weight>2</weight></queue>
+</allocations>
+"""
 QUEUES = ("sls_queue_1", "sls_queue_2", "sls_queue_3")
 DAY_S = 86_400
 MONTH = {"days": 30, "nodes": 100, "gap_s": 60.0}
@@ -94,10 +103,13 @@ def _child(command: list[str]) -> tuple[dict[str, Any], float, float]:
 def measure(trace: Path) -> dict[str, Any]:
     base = [sys.executable, "-m", "skenario", "schedule", str(trace / "trace.json"), "--format", "sls"]
     base += ["--nodes", str(trace / "nodes.json"), "--json"]
+    fair = trace / "fair-scheduler.xml"
+    fair.write_text(FAIR, encoding="utf-8")
     runs: dict[str, Any] = {}
-    for name, extra in (("capacity", ["--capacity-scheduler", str(CAPACITY)]), ("kube-scheduler", [])):
+    choices = (("capacity", ["--capacity-scheduler", str(CAPACITY)]), ("fair", ["--fair-scheduler", str(fair)]))
+    for name, extra in (*choices, ("kube-scheduler", [])):
         summary, wall, rss = _child(base + extra)
-        containers = summary["containers"] if name == "capacity" else summary["pods"]
+        containers = summary["pods"] if name == "kube-scheduler" else summary["containers"]
         runs[name] = {
             "wall_s": wall,
             "replay_s": summary["wallSeconds"],
@@ -107,6 +119,7 @@ def measure(trace: Path) -> dict[str, Any]:
             "summary": {k: v for k, v in summary.items() if k not in ("queues", "trace", "wallSeconds")},
         }
     runs["capacity_over_kube_scheduler"] = runs["capacity"]["wall_s"] / runs["kube-scheduler"]["wall_s"]
+    runs["fair_over_kube_scheduler"] = runs["fair"]["wall_s"] / runs["kube-scheduler"]["wall_s"]
     return runs
 
 
@@ -124,13 +137,14 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"{result['days']} days, {jobs:,} jobs on {size['nodes']} nodes")
-    for name in ("capacity", "kube-scheduler"):
+    for name in ("capacity", "fair", "kube-scheduler"):
         run = result[name]
         print(
             f"  {name:15s} {run['wall_s']:7.1f} s (replay {run['replay_s']:.1f} s), {run['peak_rss_mib']:.0f} MiB, "
             f"{run['containers']:,} containers, {run['containers_per_s']:,.0f} per s"
         )
     print(f"  Capacity Scheduler / kube-scheduler replay: {result['capacity_over_kube_scheduler']:.2f}x")
+    print(f"  Fair Scheduler / kube-scheduler replay: {result['fair_over_kube_scheduler']:.2f}x")
 
 
 if __name__ == "__main__":

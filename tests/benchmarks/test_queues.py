@@ -39,3 +39,6 @@ def test_quick_mode_runs_both_replays_on_the_same_trace() -> None:
     assert capacity["summary"]["finished"] == result["jobs"]
     assert capacity["containers"] == kube["containers"] + result["jobs"]
     assert result["capacity_over_kube_scheduler"] > 0
+    fair = result["fair"]
+    assert fair["summary"]["scheduler"] == "FairScheduler" and fair["summary"]["finished"] == result["jobs"]
+    assert fair["containers"] == capacity["containers"]
