@@ -2,11 +2,12 @@
 
 kube-scheduler decides where a pod goes, one pod at a time (`framework`, `plugins`). Batch systems
 put a decision in front of that: jobs wait in queues with capacities and shares, and a queue
-scheduler decides which job is admitted to run now. What lands here, each in its own module (an
-issue is to come): YARN's Capacity Scheduler and Fair Scheduler (queue capacities, user limits,
-fair shares, container allocation as YARN's ResourceManager does it, to compare with YARN SLS),
-and Kueue's queue admission (ClusterQueues, their quotas and cohorts, LocalQueues, workload
-admission and preemption).
+scheduler decides which job is admitted to run now. Here, each in its own module: YARN's Capacity
+Scheduler (`capacity_config`, `user_limit`, `capacity`, `preemption`) and Fair Scheduler
+(`fair_config`, `fair_shares`, `fair`), sharing YARN's resources and calculators (`resources`) and
+its books of applications, containers and nodes (`applications`), with `yarn_replay` running an
+SLS trace's jobs through either as SLS does; Kueue's queue admission (ClusterQueues, their quotas
+and cohorts, LocalQueues, workload admission and preemption) is to come.
 
 How it relates to the framework: an admitted job's pods go to the scheduling controller's queue and
 through the same filter and score cycle as any pod (Kueue admits and kube-scheduler places, so the
