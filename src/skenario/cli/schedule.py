@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from skenario.cli.common import check_output_dirs, out, output_option, plugin_options, print_json
-from skenario.cli.scheduling import capacity_table, scheduling_table, write_jobs_csv, write_results
+from skenario.cli.scheduling import capacity_table, kueue_rows, scheduling_table, write_jobs_csv, write_results
 from skenario.core.time import parse_duration
 from skenario.errors import SkenarioError
 from skenario.results.podresults import ResultsFile
@@ -107,6 +107,13 @@ from skenario.scheduling.traces.sls import SlsTrace
     help="Replay an SLS trace (--format sls) through YARN's Fair Scheduler, read from this fair-scheduler.xml.",
 )
 @click.option(
+    "--kueue",
+    "kueue_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Kueue's manifests (ResourceFlavor, ClusterQueue, LocalQueue): pods naming a LocalQueue wait for admission.",
+)
+@click.option(
     "--jobs",
     "jobs_file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -132,6 +139,7 @@ def schedule(
     results_file: Path | None,
     capacity_file: Path | None,
     fair_file: Path | None,
+    kueue_file: Path | None,
     jobs_file: Path | None,
     output: str,
 ) -> None:
@@ -165,6 +173,7 @@ def schedule(
         plugin_results=plugin_results,
         results_for=results_for,
         keep_timeline=False,  # counted; with --results, spilled to disk as it happens
+        kueue=kueue_file,
     )
     started = time.perf_counter()
     replay = open_run(trace, seed=seed, trace=options)
@@ -175,11 +184,15 @@ def schedule(
         summary = replay.run()
         wall = time.perf_counter() - started
         write_results(replay.controller, pods_file, results_file, spilled)
+    kueue = replay.admission.summary() if replay.admission is not None else None
     if output in ("json", "yaml"):
-        print_json(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, output)
+        document = summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}
+        print_json(document | ({"kueue": kueue} if kueue is not None else {}), output)
         return
     simulated = replay.end / 1e9
     extra = [("simulated time", f"{simulated / 86400:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
+    if kueue is not None:
+        extra.extend(kueue_rows(kueue))
     out.print(scheduling_table(summary, title=f"{trace.name} ({kind}, seed {seed})", extra=extra))
 
 

@@ -7,6 +7,7 @@ import csv
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -76,6 +77,20 @@ def capacity_table(
     for what, value in rows:
         table.add_row(what, value)
     return table
+
+
+def kueue_rows(kueue: dict[str, Any]) -> list[tuple[str, str]]:
+    """Kueue's admissions per ClusterQueue, as rows for the scheduling table."""
+    rows = [("Kueue: workloads / evictions", f"{kueue['workloads']:,} / {kueue['evictions']:,}")]
+    for name, q in kueue["clusterQueues"].items():
+        rows.append(
+            (
+                f"ClusterQueue {name}: admitted / never, wait mean / longest",
+                f"{q['admitted']:,} / {q['neverAdmitted']:,}, "
+                f"{wait(q['meanAdmissionWaitSeconds'])} / {wait(q['maxAdmissionWaitSeconds'])}",
+            )
+        )
+    return rows
 
 
 JOB_COLUMNS = (

@@ -41,6 +41,7 @@ from skenario.scenario.wiring.plugins import refused, unloaded
 from skenario.scenario.wiring.prepare import Prepared, prepare
 from skenario.scenario.wiring.scheduler import build_profile
 from skenario.scheduling.attempts import PluginResults, name_matcher
+from skenario.scheduling.queues.kueue_config import read_kueue_config
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import read_pod_trace
 
@@ -192,6 +193,7 @@ class TraceOptions:
     plugin_results: PluginResults = "unschedulable"
     results_for: tuple[str, ...] = ()
     keep_timeline: bool = True  # off: the timeline's events are counted, not kept (see SchedulerSettings)
+    kueue: Path | None = None  # Kueue's manifests: pods naming a LocalQueue wait for admission
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -343,4 +345,6 @@ def open_trace(trace: Path, options: TraceOptions, *, seed: int = 0) -> BatchRep
     node_list = reader.nodes()
     if not node_list:
         raise SkenarioError("the trace gives no nodes: name a node file with --nodes", file=str(trace))
-    return BatchReplay(node_list, pods, profile, settings, seed=seed, until=_duration(options.until, "--until"))
+    kueue = read_kueue_config(options.kueue) if options.kueue is not None else None
+    until = _duration(options.until, "--until")
+    return BatchReplay(node_list, pods, profile, settings, seed=seed, until=until, kueue=kueue)

@@ -16,6 +16,7 @@ from skenario.core.environment import Environment
 from skenario.core.garbage import young_garbage_tolerated
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
+from skenario.errors import SkenarioError
 from skenario.scheduling.analysis import (
     SchedulingSummary,
     allocation_steps,
@@ -25,7 +26,9 @@ from skenario.scheduling.analysis import (
 )
 from skenario.scheduling.controller import SchedulerSettings, SchedulingController
 from skenario.scheduling.framework import Framework, Profile, default_profile
-from skenario.scheduling.objects import NodeSpec
+from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.queues.kueue import QUEUE_LABEL, KueueAdmission, gated, local_queue_of
+from skenario.scheduling.queues.kueue_config import KueueConfig
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.traces import TracePod
 
@@ -46,6 +49,7 @@ class BatchReplay:
     settings: SchedulerSettings = field(default_factory=SchedulerSettings)
     seed: int = 0
     until: int | None = None
+    kueue: KueueConfig | None = None  # Kueue's queues admit the pods that name one before kube-scheduler sees them
 
     def __post_init__(self) -> None:
         if not self.nodes:
@@ -62,10 +66,22 @@ class BatchReplay:
         self.controller = SchedulingController(
             self.env, self.snapshot, self.framework, self.settings, streams.generator("heartbeats")
         )
+        self.admission: KueueAdmission | None = None
+        queues: dict[str, str | None] = {}
+        if self.kueue is not None:
+            queues = {p.spec.name: local_queue_of(p.spec, p.queue) for p in self.pods}
+            _check_local_queues(self.kueue, self.pods, queues)
+            self.admission = KueueAdmission(
+                self.kueue, self.controller, self.env, queue_of=lambda pod: queues.get(pod.name)
+            )
         # Bare pods from a trace have no controller to recreate them: the cluster autoscaler may not move them
         # (the trace readers say so already; a copy only for pods given otherwise).
         self.controller.create_all(
-            (replace(p.spec, movable=False) if p.spec.movable else p.spec, p.created_at, p.duration)
+            (
+                _admitted_by(queues, replace(p.spec, movable=False) if p.spec.movable else p.spec),
+                p.created_at,
+                p.duration,
+            )
             for p in sorted(self.pods, key=_order)
         )
 
@@ -128,6 +144,25 @@ class BatchReplay:
     def summary(self) -> SchedulingSummary:
         start = min((p.created_at for p in self.pods), default=0)
         return summarize(self.controller, self.end, start=start)
+
+
+def _admitted_by(queues: dict[str, str | None], spec: PodSpec) -> PodSpec:
+    """The pod gated for Kueue's admission when it names a LocalQueue."""
+    return gated(spec) if queues.get(spec.name) is not None else spec
+
+
+def _check_local_queues(config: KueueConfig, pods: Sequence[TracePod], queues: dict[str, str | None]) -> None:
+    for pod in pods:
+        local = queues.get(pod.spec.name)
+        if local is not None and (pod.spec.namespace, local) not in config.local_queues:
+            known = ", ".join(f"{ns}/{name}" for ns, name in config.local_queues) or "none"
+            raise SkenarioError(
+                f"pod {pod.spec.name} names LocalQueue {pod.spec.namespace}/{local}, which {config.file} does not "
+                f"define (LocalQueues: {known})",
+                file=config.file,
+                field=QUEUE_LABEL,
+                value=local,
+            )
 
 
 def _order(pod: TracePod) -> tuple[int, str]:

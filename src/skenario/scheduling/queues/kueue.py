@@ -1,0 +1,267 @@
+"""Kueue on the clock, in front of kube-scheduler: pods wait gated until their workload is admitted.
+
+A pod labelled `kueue.x-k8s.io/queue-name` (or a trace pod with a queue) is created with the
+`kueue.x-k8s.io/admission` scheduling gate, as Kueue's pod integration does, and becomes a workload
+in its LocalQueue's ClusterQueue. Whenever something changes, Kueue runs scheduling cycles
+(`scheduler.schedule`) before kube-scheduler's pass of the same instant:
+
+1. Each ClusterQueue offers its head: the highest priority, then the oldest. Under
+   `BestEffortFIFO` a workload found inadmissible steps aside until quota is freed, so later ones
+   can pass it; under `StrictFIFO` it stays at the head and blocks its queue.
+2. Each head gets its flavors (`kueue_admission.assign_flavors`). Heads are taken not borrowing
+   before borrowing, then by priority, then age. One that fits is admitted: its quota is reserved, its
+   gate is lifted and its flavor's node labels join its nodeSelector, and kube-scheduler places it.
+   One that needs preemption evicts its targets (`preemption_targets`) and is admitted in a later
+   cycle, once they are gone.
+3. An evicted workload goes back to its queue (its pod is stopped and, as a Job's would be,
+   replaced by a new gated pod that starts its run again); a workload whose pod ends frees its quota
+   and lets the inadmissible ones try again.
+
+Cycles repeat within an instant while they admit or evict anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from skenario.core.environment import Environment
+from skenario.core.time import SECOND
+from skenario.scheduling.affinity import NodeAffinity
+from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.objects import PodSpec
+from skenario.scheduling.pods import Pod, PodEnd
+from skenario.scheduling.queues.kueue_admission import (
+    Assignment,
+    QuotaBook,
+    Workload,
+    assign_flavors,
+    fits,
+    preemption_targets,
+)
+from skenario.scheduling.queues.kueue_config import KueueConfig
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+ADMISSION_GATE = "kueue.x-k8s.io/admission"
+CYCLE_ORDER = -1  # before kube-scheduler's pass at the same instant
+
+
+def local_queue_of(spec: PodSpec, trace_queue: str | None = None) -> str | None:
+    """The LocalQueue a pod names: its `kueue.x-k8s.io/queue-name` label, else its trace's queue."""
+    return spec.labels.get(QUEUE_LABEL, trace_queue)
+
+
+def gated(spec: PodSpec) -> PodSpec:
+    return replace(spec, scheduling_gates=(*spec.scheduling_gates, ADMISSION_GATE))
+
+
+@dataclass(eq=False)
+class WorkloadRun:
+    """A workload's life: its pod now, when it was created and admitted, and how often evicted."""
+
+    workload: Workload
+    pod: Pod
+    duration: int | None
+    created_at: int
+    local_queue: str
+    queued_at: int = 0  # when it last joined its queue (created, or evicted)
+    admitted_at: int | None = None
+    finished_at: int | None = None
+    evictions: int = 0
+    assignment: Assignment | None = None
+    waits: list[int] = field(default_factory=list)  # ns from each queueing to its admission
+
+
+class KueueAdmission:
+    """Kueue's queue manager and scheduler over a `SchedulingController`."""
+
+    def __init__(
+        self,
+        config: KueueConfig,
+        controller: SchedulingController,
+        env: Environment,
+        queue_of: Callable[[Pod], str | None] = lambda pod: local_queue_of(pod.spec),
+    ) -> None:
+        self.config = config
+        self.controller = controller
+        self.env = env
+        self.book = QuotaBook(config)
+        self.queue_of = queue_of
+        self.runs: dict[str, WorkloadRun] = {}  # by workload name (the first pod's)
+        self._by_pod: dict[str, WorkloadRun] = {}
+        self.queued: dict[str, list[WorkloadRun]] = {name: [] for name in config.cluster_queues}
+        self.inadmissible: dict[str, list[WorkloadRun]] = {name: [] for name in config.cluster_queues}
+        self.admitted: dict[str, WorkloadRun] = {}
+        self.evicted = 0
+        self.cycles = 0
+        self._cycle_due = False
+        arrived = controller.pending.on_add
+        gone = controller.on_gone
+
+        def on_arrival(pod: Pod) -> None:
+            if arrived is not None:
+                arrived(pod)
+            if ADMISSION_GATE in pod.spec.scheduling_gates and pod.name not in self._by_pod:
+                self._register(pod)
+
+        def on_gone(pod: Pod) -> None:
+            self._gone(pod)
+            if gone is not None:
+                gone(pod)
+
+        controller.pending.on_add = on_arrival
+        controller.on_gone = on_gone
+
+    # -- workloads coming and going --------------------------------------------------------------
+
+    def _register(self, pod: Pod) -> None:
+        now = self.env.now()
+        local = self.queue_of(pod) or ""
+        cluster_queue = self.config.local_queues[(pod.spec.namespace, local)]
+        spec = pod.spec
+        priority = self.config.priority_classes.get(spec.labels.get(PRIORITY_LABEL, ""), spec.priority)
+        requests = {"cpu": spec.cpu_request, "memory": spec.memory_request, **spec.extended}
+        if self.config.cluster_queues[cluster_queue].group_of("pods") is not None:
+            requests["pods"] = 1
+        workload = Workload(pod.name, cluster_queue, priority, now, requests, spec.tolerations)
+        run = WorkloadRun(workload, pod, pod.duration, now, local, queued_at=now)
+        self.runs[workload.name] = run
+        self._by_pod[pod.name] = run
+        self.queued[cluster_queue].append(run)
+        self._want_cycle()
+
+    def _gone(self, pod: Pod) -> None:
+        run = self._by_pod.get(pod.name)
+        if run is None or run.pod is not pod or pod.end is PodEnd.PREEMPTED:
+            return
+        if run.workload.name in self.admitted:
+            del self.admitted[run.workload.name]
+            self.book.add(run.workload.cluster_queue, run.workload.usage, -1)
+            run.workload.usage = {}
+        run.finished_at = self.env.now()
+        self._requeue_inadmissible()
+
+    def _requeue_inadmissible(self) -> None:
+        """Quota was freed: every inadmissible workload tries again (`QueueInadmissibleWorkloads`)."""
+        for name, runs in self.inadmissible.items():
+            self.queued[name].extend(runs)
+            runs.clear()
+        self._want_cycle()
+
+    # -- cycles ----------------------------------------------------------------------------------
+
+    def _want_cycle(self) -> None:
+        if not self._cycle_due:
+            self._cycle_due = True
+            self.env.call_when_settled(self._cycle, CYCLE_ORDER)
+
+    def _head(self, cluster_queue: str) -> WorkloadRun | None:
+        runs = self.queued[cluster_queue]
+        if not runs:
+            return None
+        return min(runs, key=lambda r: (-r.workload.priority, r.workload.created_at, r.workload.name))
+
+    def _cycle(self) -> None:
+        """One scheduling cycle; another follows at once while one admits or evicts something."""
+        self._cycle_due = False
+        self.cycles += 1
+        entries = []
+        for name in self.config.cluster_queues:
+            head = self._head(name)
+            if head is not None:
+                entries.append((head, assign_flavors(self.book, head.workload)))
+        entries.sort(key=lambda e: (e[1].borrows, -e[0].workload.priority, e[0].workload.created_at))
+        progress = False
+        for run, assignment in entries:
+            queue = self.config.cluster_queues[run.workload.cluster_queue]
+            usage = assignment.usage(run.workload.requests) if assignment.mode != "NoFit" else {}
+            if assignment.mode == "Fit" and fits(self.book, run.workload, usage):
+                self._admit(run, assignment)
+                progress = True
+            elif assignment.mode == "Fit":
+                continue  # a workload admitted earlier in this cycle took the room: next cycle
+            elif assignment.mode == "Preempt":
+                targets = preemption_targets(self.book, run.workload, assignment, list(self._admitted_workloads()))
+                if targets:
+                    for victim in targets:
+                        self._evict(self._run_of(victim))
+                    progress = True
+                else:
+                    self._set_aside(run, queue.strategy)
+            else:
+                self._set_aside(run, queue.strategy)
+        if progress:
+            self._want_cycle()
+
+    def _set_aside(self, run: WorkloadRun, strategy: str) -> None:
+        if strategy == "BestEffortFIFO":
+            self.queued[run.workload.cluster_queue].remove(run)
+            self.inadmissible[run.workload.cluster_queue].append(run)
+        # StrictFIFO: it stays at the head, and its queue waits behind it
+
+    def _admitted_workloads(self) -> list[Workload]:
+        return [r.workload for r in self.admitted.values()]
+
+    def _run_of(self, workload: Workload) -> WorkloadRun:
+        return self.runs[workload.name]
+
+    def _admit(self, run: WorkloadRun, assignment: Assignment) -> None:
+        now = self.env.now()
+        workload = run.workload
+        self.queued[workload.cluster_queue].remove(run)
+        workload.usage = assignment.usage(workload.requests)
+        workload.admitted_at = now
+        self.book.add(workload.cluster_queue, workload.usage)
+        self.admitted[workload.name] = run
+        run.assignment = assignment
+        run.waits.append(now - run.queued_at)
+        run.admitted_at = now
+        labels: dict[str, str] = {}
+        for flavor in set(assignment.flavors.values()):
+            labels.update(self.config.flavors[flavor].node_labels)
+        spec = run.pod.spec
+        affinity = spec.affinity
+        if labels:
+            affinity = NodeAffinity({**affinity.node_selector, **labels}, affinity.required, affinity.preferred)
+        gates = tuple(g for g in spec.scheduling_gates if g != ADMISSION_GATE)
+        self.controller.update_pod(run.pod, replace(spec, scheduling_gates=gates, affinity=affinity))
+
+    def _evict(self, run: WorkloadRun) -> None:
+        """Preempted: the quota returns now, the pod stops, and a new gated pod queues the workload again."""
+        workload = run.workload
+        del self.admitted[workload.name]
+        self.book.add(workload.cluster_queue, workload.usage, -1)
+        workload.usage = {}
+        workload.admitted_at = None
+        run.evictions += 1
+        self.evicted += 1
+        old = run.pod
+        self.controller.delete(old, PodEnd.PREEMPTED)
+        name = f"{workload.name}-r{run.evictions}"
+        spec = gated(replace(old.spec, name=name, scheduling_gates=()))
+        pod = self.controller.create(spec, self.env.now(), run.duration)
+        run.pod = pod
+        self._by_pod[name] = run
+        self.queued[workload.cluster_queue].append(run)
+        run.queued_at = self.env.now()
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, object]:
+        """Per ClusterQueue: workloads, admitted, evictions and waits for admission, in seconds."""
+        out: dict[str, object] = {}
+        for name in self.config.cluster_queues:
+            runs = [r for r in self.runs.values() if r.workload.cluster_queue == name]
+            waits = np.array([w for r in runs for w in r.waits], dtype=float) / SECOND
+            out[name] = {
+                "workloads": len(runs),
+                "admitted": sum(1 for r in runs if r.waits),
+                "neverAdmitted": sum(1 for r in runs if not r.waits),
+                "evictions": sum(r.evictions for r in runs),
+                "meanAdmissionWaitSeconds": float(waits.mean()) if len(waits) else 0.0,
+                "maxAdmissionWaitSeconds": float(waits.max()) if len(waits) else 0.0,
+            }
+        return {"workloads": len(self.runs), "evictions": self.evicted, "clusterQueues": out}
