@@ -202,3 +202,27 @@ def test_sls_sample_through_the_fair_scheduler(tmp_path: Path) -> None:
         "--capacity-scheduler", str(TRACES / "sls" / "capacity-scheduler.xml"),
     )  # fmt: skip
     assert code == 2 and "not both" in err
+
+
+def test_kueue_example_admits_by_cluster_queue(tmp_path: Path) -> None:
+    kueue = ROOT / "examples" / "kueue"
+    code, out, err = invoke(
+        "schedule", str(kueue / "pods.csv"), "--nodes", str(kueue / "nodes.csv"),
+        "--kueue", str(kueue / "manifests.yaml"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["kueue"]["workloads"] == 12 and summary["kueue"]["evictions"] == 4
+    assert set(summary["kueue"]["clusterQueues"]) == {"team-a", "team-b"}
+    # Evicted workloads run again as new pods: 13 in the trace, 4 more.
+    assert summary["pods"] == 17
+
+
+def test_kueue_mistakes_exit_2(tmp_path: Path) -> None:
+    kueue = ROOT / "examples" / "kueue"
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,created,cpu,memory,labels\np,0,1,1Gi,kueue.x-k8s.io/queue-name=nope\n", encoding="utf-8")
+    code, _, err = invoke(
+        "schedule", str(pods), "--nodes", str(kueue / "nodes.csv"), "--kueue", str(kueue / "manifests.yaml"),
+    )  # fmt: skip
+    assert code == 2 and "LocalQueue default/nope" in err and "Traceback" not in err

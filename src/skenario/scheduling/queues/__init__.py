@@ -6,8 +6,9 @@ scheduler decides which job is admitted to run now. Here, each in its own module
 Scheduler (`capacity_config`, `user_limit`, `capacity`, `preemption`) and Fair Scheduler
 (`fair_config`, `fair_shares`, `fair`), sharing YARN's resources and calculators (`resources`) and
 its books of applications, containers and nodes (`applications`), with `yarn_replay` running an
-SLS trace's jobs through either as SLS does; Kueue's queue admission (ClusterQueues, their quotas
-and cohorts, LocalQueues, workload admission and preemption) is to come.
+SLS trace's jobs through either as SLS does; and Kueue's admission (`kueue_config`,
+`kueue_admission`, `kueue`: ClusterQueues, their quotas and cohorts, LocalQueues, workload
+admission and preemption) in front of kube-scheduler.
 
 How it relates to the framework: an admitted job's pods go to the scheduling controller's queue and
 through the same filter and score cycle as any pod (Kueue admits and kube-scheduler places, so the

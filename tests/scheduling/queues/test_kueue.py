@@ -1,0 +1,152 @@
+"""Kueue in front of kube-scheduler, on a replay: admission, borrowing, reclaim, queueing strategies."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skenario.core.time import SECOND
+from skenario.errors import SkenarioError
+from skenario.scheduling.objects import NodeSpec, PodSpec
+from skenario.scheduling.queues.kueue import ADMISSION_GATE, QUEUE_LABEL
+from skenario.scheduling.queues.kueue_config import KueueConfigError, read_kueue_config
+from skenario.scheduling.replay import BatchReplay
+from skenario.scheduling.traces import TracePod
+from skenario.scheduling.traces.csvpods import CsvPods
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE = ROOT / "examples" / "kueue"
+GIB = 1024**3
+
+
+def manifests(tmp_path: Path, queues: str) -> Path:
+    path = tmp_path / "kueue.yaml"
+    path.write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n" + queues,
+        encoding="utf-8",
+    )
+    return path
+
+
+def cluster_queue(name: str, cpus: int, extra: str = "", cohort: str | None = None) -> str:
+    cohort_line = f"  cohort: {cohort}\n" if cohort else ""
+    return (
+        f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n"
+        f"  namespaceSelector: {{}}\n{cohort_line}{extra}"
+        "  resourceGroups:\n  - coveredResources: [cpu, memory]\n    flavors:\n    - name: f\n      resources:\n"
+        f"      - {{name: cpu, nominalQuota: {cpus}}}\n      - {{name: memory, nominalQuota: 64Gi}}\n---\n"
+        f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {{name: {name}, namespace: default}}\n"
+        f"spec: {{clusterQueue: {name}}}\n---\n"
+    )
+
+
+def pod(name: str, at_s: float, cpus: float, queue: str | None, duration_s: float = 100, priority: int = 0) -> TracePod:
+    labels = {QUEUE_LABEL: queue} if queue else {}
+    spec = PodSpec(name, cpu=int(cpus * 1000), memory=GIB, labels=labels, priority=priority, movable=False)
+    return TracePod(spec, int(at_s * SECOND), int(duration_s * SECOND))
+
+
+NODES = [NodeSpec(f"n{i}", cpu=8000, memory=64 * GIB) for i in range(2)]
+
+
+def test_the_example_two_teams_reclaim_their_quota(tmp_path: Path) -> None:
+    trace = CsvPods(EXAMPLE / "pods.csv", EXAMPLE / "nodes.csv")
+    replay = BatchReplay(trace.nodes(), trace.pods(), kueue=read_kueue_config(EXAMPLE / "manifests.yaml"))
+    replay.run()
+    assert replay.admission is not None
+    kueue = replay.admission.summary()
+    queues = kueue["clusterQueues"]
+    assert isinstance(queues, dict)
+    # team-a borrowed team-b's 8 CPUs while it was idle; team-b's four 2-CPU jobs take them back by
+    # evicting four of team-a's, which run again later. Every workload is admitted in the end.
+    assert kueue["evictions"] == 4 and queues["team-b"]["admitted"] == 4 and queues["team-a"]["admitted"] == 8
+    assert queues["team-b"]["maxAdmissionWaitSeconds"] == 0
+    ended = {p.name: p.end for p in replay.controller.pods.values()}
+    assert sum(1 for e in ended.values() if e is not None and e.value == "preempted") == 4
+    assert all(e is not None for e in ended.values())
+    assert replay.controller.pods["unmanaged"].bound_at is not None  # no queue: kube-scheduler alone
+
+
+def test_within_nominal_quota_then_waiting_for_freed_quota(tmp_path: Path) -> None:
+    config = read_kueue_config(manifests(tmp_path, cluster_queue("q", 4)))
+    pods = [pod(f"p{k}", 0, 2, "q") for k in range(3)]
+    replay = BatchReplay(NODES, pods, kueue=config)
+    replay.run()
+    bound = sorted(p.bound_at for p in replay.controller.pods.values())
+    # Two fit the 4-CPU quota at once; the third waits for one to end at 100 s (nodes have room).
+    assert bound == [1, 1, 100 * SECOND + 1]  # (a trace's time 0 is 1 ns: 0 belongs to the run's start)
+
+
+@pytest.mark.parametrize(("strategy", "small_admitted"), [("BestEffortFIFO", True), ("StrictFIFO", False)])
+def test_a_workload_that_never_fits_blocks_only_a_strict_fifo_queue(
+    tmp_path: Path, strategy: str, small_admitted: bool
+) -> None:
+    config = read_kueue_config(manifests(tmp_path, cluster_queue("q", 4, f"  queueingStrategy: {strategy}\n")))
+    pods = [pod("big", 0, 6, "q"), pod("small", 1, 1, "q")]
+    replay = BatchReplay(NODES, pods, kueue=config)
+    replay.run()
+    assert replay.controller.pods["big"].bound_at is None
+    assert (replay.controller.pods["small"].bound_at is not None) is small_admitted
+
+
+def test_an_unknown_local_queue_is_one_clear_error(tmp_path: Path) -> None:
+    config = read_kueue_config(manifests(tmp_path, cluster_queue("q", 4)))
+    with pytest.raises(SkenarioError, match="names LocalQueue default/nope, which") as caught:
+        BatchReplay(NODES, [pod("p", 0, 1, "nope")], kueue=config)
+    assert caught.value.field == QUEUE_LABEL
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n", "skenario reads Kueue's"),
+        (cluster_queue("q", 4).replace("nominalQuota: 4", "nominalQuota: lots"), "nominalQuota is not a quantity"),
+        (
+            cluster_queue("q", 4).replace("name: f\n      resources", "name: g\n      resources"),
+            "no ResourceFlavor 'g'",
+        ),
+        (cluster_queue("q", 4, "  queueingStrategy: Random\n"), "queueingStrategy is one of"),
+        (
+            cluster_queue("q", 4, "  preemption: {borrowWithinCohort: {policy: LowerPriority}}\n", cohort="c"),
+            "borrowWithinCohort needs reclaimWithinCohort",
+        ),
+        (cluster_queue("q", 4).replace("nominalQuota: 4}", "nominalQuota: 4, borrowingLimit: 2}"), "needs a cohort"),
+    ],
+)
+def test_manifest_mistakes_name_the_file_and_the_field(tmp_path: Path, text: str, words: str) -> None:
+    with pytest.raises(KueueConfigError, match=words):
+        read_kueue_config(manifests(tmp_path, text))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 300), st.sampled_from(["a", "b"]), st.integers(1, 6), st.integers(-1, 1)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_quota_is_never_exceeded_and_everything_ends(tmp_path_factory: pytest.TempPathFactory, specs: list) -> None:
+    preempt = "  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}\n"
+    text = cluster_queue("a", 4, preempt, cohort="c") + cluster_queue("b", 6, preempt, cohort="c")
+    config = read_kueue_config(manifests(tmp_path_factory.mktemp("kueue"), text))
+    pods = [pod(f"p{k}", at, cpus, q, priority=prio) for k, (at, q, cpus, prio) in enumerate(specs)]
+    replay = BatchReplay(NODES, pods, kueue=config)
+    admission = replay.admission
+    assert admission is not None
+    cycle = admission._cycle
+
+    def checked_cycle() -> None:
+        cycle()
+        cpu = {q: admission.book.usage[q][("f", "cpu")] for q in ("a", "b")}
+        assert all(u >= 0 for u in cpu.values()) and sum(cpu.values()) <= 10 * 1000  # the cohort's 10 CPUs
+
+    admission._cycle = checked_cycle  # type: ignore[method-assign]
+    replay.run()
+    assert all(sum(c.values()) == 0 for c in admission.book.usage.values())  # all quota returned
+    for p in replay.controller.pods.values():
+        assert ADMISSION_GATE not in p.spec.scheduling_gates or p.end is not None or p.bound_at is None
+    # Every workload fits the cohort (at most 6 of its 10 CPUs), so every one is admitted and finishes.
+    finished = [r for r in admission.runs.values() if r.finished_at is not None]
+    assert len(finished) == len(admission.runs)
