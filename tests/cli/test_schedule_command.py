@@ -226,3 +226,29 @@ def test_kueue_mistakes_exit_2(tmp_path: Path) -> None:
         "schedule", str(pods), "--nodes", str(kueue / "nodes.csv"), "--kueue", str(kueue / "manifests.yaml"),
     )  # fmt: skip
     assert code == 2 and "LocalQueue default/nope" in err and "Traceback" not in err
+
+
+def test_queues_series_and_why_for_yarn_and_kueue(tmp_path: Path) -> None:
+    queues = tmp_path / "queues.csv"
+    code, out, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--capacity-scheduler", str(TRACES / "sls" / "capacity-scheduler.xml"),
+        "--queues", str(queues), "--why", "job_1", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["why"] == {"job_1": "finished"}
+    rows = list(csv.DictReader(queues.open()))
+    assert {r["queue"] for r in rows} == {"root.sls_queue_1", "root.sls_queue_2", "root.sls_queue_3"}
+    assert float(rows[-1]["allocated.memory"]) == 0.0  # everything ended
+    code, _, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--capacity-scheduler", str(TRACES / "sls" / "capacity-scheduler.xml"), "--why", "job_9",
+    )  # fmt: skip
+    assert code == 2 and "no job 'job_9'" in err
+    kueue = ROOT / "examples" / "kueue"
+    code, out, err = invoke(
+        "schedule", str(kueue / "pods.csv"), "--nodes", str(kueue / "nodes.csv"),
+        "--kueue", str(kueue / "manifests.yaml"), "--until", "700s", "--why", "b-0", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["why"] == {"b-0": "admitted to ClusterQueue team-b"}  # it runs 600 s to 1,201 s

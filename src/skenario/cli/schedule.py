@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
 from skenario.cli.common import check_output_dirs, out, output_option, plugin_options, print_json
-from skenario.cli.scheduling import capacity_table, kueue_rows, scheduling_table, write_jobs_csv, write_results
+from skenario.cli.scheduling import (
+    QUEUE_COLUMNS,
+    capacity_table,
+    kueue_rows,
+    scheduling_table,
+    write_jobs_csv,
+    write_results,
+)
 from skenario.core.time import parse_duration
 from skenario.errors import SkenarioError
 from skenario.results.podresults import ResultsFile
@@ -114,6 +122,20 @@ from skenario.scheduling.traces.sls import SlsTrace
     help="Kueue's manifests (ResourceFlavor, ClusterQueue, LocalQueue): pods naming a LocalQueue wait for admission.",
 )
 @click.option(
+    "--queues",
+    "queues_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With a YARN scheduler: write each queue's allocation, pending demand and applications over time (CSV).",
+)
+@click.option(
+    "--why",
+    "why",
+    multiple=True,
+    metavar="NAME",
+    help="Say why a job (YARN) or workload (Kueue) has not started or finished by the end; repeatable.",
+)
+@click.option(
     "--jobs",
     "jobs_file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -140,6 +162,8 @@ def schedule(
     capacity_file: Path | None,
     fair_file: Path | None,
     kueue_file: Path | None,
+    queues_file: Path | None,
+    why: tuple[str, ...],
     jobs_file: Path | None,
     output: str,
 ) -> None:
@@ -147,12 +171,21 @@ def schedule(
 
     Attempts are written to --results as they happen, so memory does not grow with them.
     """
-    check_output_dirs(("--pods", pods_file), ("--results", results_file), ("--jobs", jobs_file))
+    check_output_dirs(
+        ("--pods", pods_file), ("--results", results_file), ("--jobs", jobs_file), ("--queues", queues_file)
+    )
     if capacity_file is not None and fair_file is not None:
         raise SkenarioError("give --capacity-scheduler or --fair-scheduler, not both", field="--fair-scheduler")
     if capacity_file is not None or fair_file is not None:
-        _yarn(trace, kind, nodes, capacity_file, fair_file, seed, until, heartbeat, jobs_file, output)
+        _yarn(trace, kind, nodes, capacity_file, fair_file, seed, until, heartbeat, jobs_file, queues_file, why, output)
         return
+    if queues_file is not None:
+        raise SkenarioError(
+            "--queues is written by a YARN scheduler's replay: give --capacity-scheduler or --fair-scheduler",
+            field="--queues",
+        )
+    if why and kueue_file is None:
+        raise SkenarioError("--why explains YARN jobs and Kueue workloads: give a scheduler or --kueue", field="--why")
     if jobs_file is not None:
         raise SkenarioError(
             "--jobs is written by a YARN scheduler's replay: give --capacity-scheduler or --fair-scheduler",
@@ -185,14 +218,17 @@ def schedule(
         wall = time.perf_counter() - started
         write_results(replay.controller, pods_file, results_file, spilled)
     kueue = replay.admission.summary() if replay.admission is not None else None
+    reasons = _reasons(replay.admission.why, why) if replay.admission is not None else {}
     if output in ("json", "yaml"):
         document = summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}
-        print_json(document | ({"kueue": kueue} if kueue is not None else {}), output)
+        extra_document = ({"kueue": kueue} if kueue is not None else {}) | ({"why": reasons} if reasons else {})
+        print_json(document | extra_document, output)
         return
     simulated = replay.end / 1e9
     extra = [("simulated time", f"{simulated / 86400:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
     if kueue is not None:
         extra.extend(kueue_rows(kueue))
+    extra.extend((f"why {name}", reason) for name, reason in reasons.items())
     out.print(scheduling_table(summary, title=f"{trace.name} ({kind}, seed {seed})", extra=extra))
 
 
@@ -206,6 +242,8 @@ def _yarn(
     until: str | None,
     heartbeat: str | None,
     jobs_file: Path | None,
+    queues_file: Path | None,
+    why: tuple[str, ...],
     output: str,
 ) -> None:
     """The SLS trace's jobs through YARN's Capacity or Fair Scheduler (`skenario.scheduling.queues`)."""
@@ -233,14 +271,30 @@ def _yarn(
     )
     summary = replay.run(replay.until)
     wall = time.perf_counter() - started
+    reasons = _reasons(replay.why, why)
     if jobs_file is not None:
         write_jobs_csv(replay.jobs_table(), jobs_file)
+    if queues_file is not None:
+        write_jobs_csv(replay.queue_rows(), queues_file, QUEUE_COLUMNS)
     if output in ("json", "yaml"):
-        print_json(summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}, output)
+        document = summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}
+        print_json(document | ({"why": reasons} if reasons else {}), output)
         return
     extra = [("simulated time", f"{replay.end / 86400e9:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
+    extra.extend((f"why {name}", reason) for name, reason in reasons.items())
     name = "Capacity Scheduler" if capacity_file is not None else "Fair Scheduler"
     out.print(capacity_table(summary, title=f"{trace.name} ({name}, seed {seed})", extra=extra))
+
+
+def _reasons(explain: Callable[[str], str], names: tuple[str, ...]) -> dict[str, str]:
+    """Each name's reason; a name the run does not know is a user's mistake (exit 2)."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = explain(name)
+        except KeyError as exc:
+            raise SkenarioError(str(exc.args[0]), field="--why", value=name) from None
+    return out
 
 
 def _duration(value: str | None, option: str) -> int | None:

@@ -106,13 +106,23 @@ JOB_COLUMNS = (
     "containers",
     "preempted",
     "rejected",
+    "why",
+)
+QUEUE_COLUMNS = (
+    "time",
+    "queue",
+    "allocated.memory",
+    "allocated.vcores",
+    "pending.memory",
+    "running.applications",
+    "pending.applications",
 )
 
 
-def write_jobs_csv(rows: Iterable[dict[str, object]], path: Path) -> None:
-    """One row per job of a YARN replay, written whole or not at all."""
+def write_jobs_csv(rows: Iterable[dict[str, object]], path: Path, columns: tuple[str, ...] = JOB_COLUMNS) -> None:
+    """One row per job (or per queue and change) of a YARN replay, written whole or not at all."""
     with atomic_path(path) as partial, partial.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, fieldnames=JOB_COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
 

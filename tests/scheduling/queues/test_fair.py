@@ -104,3 +104,10 @@ def test_a_container_that_does_not_fit_reserves_the_node(tmp_path: Path) -> None
     fs.release(held)
     (got,) = fs.node_update(fs.nodes["n0"], 2)
     assert got.app is big and fs.nodes["n0"].reservation is None
+
+
+def test_why_a_non_runnable_application_waits(tmp_path: Path) -> None:
+    fs = scheduler(tmp_path, '<queue name="a"><maxRunningApps>1</maxRunningApps></queue><queue name="b"/>')
+    asking(fs, "x", "root.a", 1)
+    second = asking(fs, "y", "root.a", 1)
+    assert fs.why_waiting(second) == "non-runnable: queue root.a runs 1 applications (maxRunningApps)"

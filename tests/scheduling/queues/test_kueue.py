@@ -150,3 +150,22 @@ def test_quota_is_never_exceeded_and_everything_ends(tmp_path_factory: pytest.Te
     # Every workload fits the cohort (at most 6 of its 10 CPUs), so every one is admitted and finishes.
     finished = [r for r in admission.runs.values() if r.finished_at is not None]
     assert len(finished) == len(admission.runs)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "reason"),
+    [
+        ("BestEffortFIFO", "inadmissible in ClusterQueue q: insufficient quota for cpu in flavor f, 2000 more needed"),
+        ("StrictFIFO", "at the head of ClusterQueue q: insufficient quota for cpu in flavor f, 2000 more needed"),
+    ],
+)
+def test_why_a_workload_is_not_admitted(tmp_path: Path, strategy: str, reason: str) -> None:
+    config = read_kueue_config(manifests(tmp_path, cluster_queue("q", 4, f"  queueingStrategy: {strategy}\n")))
+    replay = BatchReplay(NODES, [pod("big", 0, 6, "q"), pod("small", 1, 1, "q")], kueue=config)
+    replay.run()
+    assert replay.admission is not None
+    assert replay.admission.why("big") == reason
+    small = replay.admission.why("small")
+    assert small == (
+        "finished" if strategy == "BestEffortFIFO" else "waiting in ClusterQueue q behind 1 workload(s), the head big"
+    )

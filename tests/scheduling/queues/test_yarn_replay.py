@@ -159,3 +159,38 @@ def test_preemption_gives_a_queue_its_guarantee_back_within_the_kill_wait() -> N
     assert on.preempted["root.a"] > 0 and on.preempted["root.b"] == 0
     assert on_rows["long"]["state"] == "finished" and on_rows["short"]["state"] == "finished"
     assert on.scheduler.root.used.memory == 0
+
+
+def test_why_names_the_am_limit_and_the_queue_series_follow_the_allocation() -> None:
+    """The small-queue case stopped at 20 s: b2's AM waits behind b's AM limit of 1 GB (b1's AM holds it)."""
+    b = QueueConfig("root.b", capacity=10, maximum_capacity=25, absolute_capacity=0.1, absolute_maximum_capacity=0.25)
+    a = QueueConfig("root.a", capacity=90, absolute_capacity=0.9)
+    cfg = CapacityConfig(QueueConfig("root", children=(a, b)), ResourceCalculator())
+    jobs = [job("b1", 0, [("map", 30)], queue="b"), job("b2", 0, [("map", 30)], queue="b", user="v")]
+    replay = YarnReplay(jobs, [GB_NODE], cfg, until=20 * SECOND)
+    replay.run(20 * SECOND)
+    assert replay.why("b2") == (
+        "pending: queue root.b's AMs use 1024 MB of its AM limit of 1024 MB "
+        "(maximum-am-resource-percent 0.1), and this AM needs 1024 MB"
+    )
+    assert replay.why("b1") == "running: every container it asked for was given"
+    rows = [r for r in replay.queue_rows() if r["queue"] == "root.b"]
+    # b1's AM (1 GB) then its map (1 GB more): b's allocation in GB, as SLS reports a queue's memory.
+    steps = [r["allocated.memory"] for r in rows]
+    changes = [m for k, m in enumerate(steps) if k == 0 or m != steps[k - 1]]
+    assert changes[:3] == [0.0, 1.0, 2.0]
+    assert rows[-1]["pending.applications"] == 1
+    with pytest.raises(KeyError):
+        replay.why("nope")
+
+
+def test_why_names_the_queues_maximum_capacity() -> None:
+    b = QueueConfig("root.b", capacity=10, maximum_capacity=15, absolute_capacity=0.1, absolute_maximum_capacity=0.15)
+    a = QueueConfig("root.a", capacity=90, absolute_capacity=0.9)
+    cfg = CapacityConfig(QueueConfig("root", children=(a, b)), ResourceCalculator())
+    replay = YarnReplay([job("b1", 0, [("map", 30)], queue="b")], [GB_NODE], cfg, until=20 * SECOND)
+    replay.run(20 * SECOND)
+    # 15% of 8 GB is 1,228 MB: the AM's 1 GB leaves no room for a 1 GB map.
+    assert replay.why("b1") == (
+        "waiting for a container of 1024 MB: queue root.b uses 1024 MB of its maximum 1228 MB (maximum-capacity 15%)"
+    )

@@ -411,6 +411,47 @@ class CapacityScheduler:
         container.app.reserved.remove(container)
         self._charge(container.app, NONE - container.resource)
 
+    # -- why an application waits ----------------------------------------------------------------
+
+    def why_waiting(self, app: Application) -> str:
+        """What stops the application now, in the Capacity Scheduler's terms (its AM diagnostics)."""
+        rc, cluster, leaf = self.rc, self.cluster, self.leaves[app.queue]
+        config = leaf.config
+        user = leaf.user(app.user)
+        if app in leaf.pending:
+            limit = am_limit(rc, leaf.guarantee(cluster), config.maximum_am_resource_percent, self.minimum)
+            if rc.greater_than(cluster, leaf.am_used + app.am_resource, limit):
+                return (
+                    f"pending: queue {leaf.path}'s AMs use {leaf.am_used.memory} MB of its AM limit of "
+                    f"{limit.memory} MB (maximum-am-resource-percent {config.maximum_am_resource_percent:g}), "
+                    f"and this AM needs {app.am_resource.memory} MB"
+                )
+            return f"pending: user {app.user}'s AMs use {user.am_used.memory} MB, its AM limit in {leaf.path}"
+        priority = min(p for p, (_, count) in app.asks.items() if count > 0)
+        size = app.asks[priority][0]
+        what = "its AM container" if priority == AM_PRIORITY else f"a container of {size.memory} MB"
+        queue: Queue | None = leaf
+        while queue is not None:
+            maximum = queue.maximum(cluster)
+            if not rc.fits_in(queue.used + size, maximum):
+                return (
+                    f"waiting for {what}: queue {queue.path} uses {queue.used.memory} MB of its maximum "
+                    f"{maximum.memory} MB (maximum-capacity {queue.config.maximum_capacity:g}%)"
+                )
+            queue = queue.parent
+        limit = self.user_limit(leaf, user)
+        if rc.greater_than(cluster, user.used, limit):
+            return (
+                f"waiting for {what}: user {app.user} uses {user.used.memory} MB in {leaf.path}, above its user "
+                f"limit of {limit.memory} MB (minimum-user-limit-percent {config.minimum_user_limit_percent:g}, "
+                f"user-limit-factor {config.user_limit_factor:g})"
+            )
+        if app.reserved:
+            node = app.reserved[0].node
+            free = node.unallocated.memory
+            return f"waiting for {what}: it holds a reservation on {node.name}, which has {free} MB free"
+        return f"waiting for {what}: no node has {size.memory} MB free at its heartbeat"
+
     # -- what the replay reads -------------------------------------------------------------------
 
     def pending_demand(self, leaf: LeafQueue) -> Resource:

@@ -421,6 +421,35 @@ class FairScheduler:
         container.node.reservation = None
         container.app.reserved.remove(container)
 
+    # -- why an application waits ----------------------------------------------------------------
+
+    def why_waiting(self, app: Application) -> str:
+        """What stops the application now, in the Fair Scheduler's terms."""
+        leaf = self.leaves[app.queue]
+        if app in leaf.pending:
+            limit = self.config.user_max_apps.get(app.user, self.config.user_max_apps_default)
+            if self._running_by_user.get(app.user, 0) >= limit:
+                return f"non-runnable: user {app.user} runs {limit} applications (maxRunningApps)"
+            full = next(q for q in leaf.ancestry() if q.running >= q.config.max_running_apps)
+            return f"non-runnable: queue {full.path} runs {full.running} applications (maxRunningApps)"
+        priority = min(p for p, (_, count) in app.asks.items() if count > 0)
+        size = app.asks[priority][0]
+        what = "its AM container" if priority == AM_PRIORITY else f"a container of {size.memory} MB"
+        if priority == AM_PRIORITY and app.am_container is None and not self._can_run_am(leaf, size):
+            return (
+                f"waiting for {what}: queue {leaf.path}'s AMs use {leaf.am_used.memory} MB, at its maxAMShare "
+                f"{leaf.config.max_am_share:g} of its fair share of {leaf.fair_share.memory} MB"
+            )
+        for queue in leaf.ancestry():
+            maximum = self.maximum(queue)
+            if not self.rc.fits_in(queue.used + size, maximum):
+                return f"waiting for {what}: queue {queue.path} uses {queue.used.memory} MB of its maxResources"
+        if app.reserved:
+            node = app.reserved[0].node
+            free = node.unallocated.memory
+            return f"waiting for {what}: it holds a reservation on {node.name}, which has {free} MB free"
+        return f"waiting for {what}: other queues and applications come first, or no node has room"
+
     # -- what the replay reads -------------------------------------------------------------------
 
     def pending_demand(self, leaf: FairQueue) -> Resource:

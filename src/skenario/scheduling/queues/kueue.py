@@ -72,6 +72,7 @@ class WorkloadRun:
     finished_at: int | None = None
     evictions: int = 0
     assignment: Assignment | None = None
+    reason: str = ""  # why its last cycle did not admit it, in Kueue's words
     waits: list[int] = field(default_factory=list)  # ns from each queueing to its admission
 
 
@@ -160,9 +161,7 @@ class KueueAdmission:
 
     def _head(self, cluster_queue: str) -> WorkloadRun | None:
         runs = self.queued[cluster_queue]
-        if not runs:
-            return None
-        return min(runs, key=lambda r: (-r.workload.priority, r.workload.created_at, r.workload.name))
+        return min(runs, key=_order) if runs else None
 
     def _cycle(self) -> None:
         """One scheduling cycle; another follows at once while one admits or evicts something."""
@@ -182,16 +181,21 @@ class KueueAdmission:
                 self._admit(run, assignment)
                 progress = True
             elif assignment.mode == "Fit":
-                continue  # a workload admitted earlier in this cycle took the room: next cycle
+                run.reason = "the quota it fitted was taken earlier in the same cycle"
+                continue  # next cycle
             elif assignment.mode == "Preempt":
                 targets = preemption_targets(self.book, run.workload, assignment, list(self._admitted_workloads()))
                 if targets:
+                    names = ", ".join(v.name for v in targets)
+                    run.reason = f"{assignment.message}; evicting {names}, to be admitted once they are gone"
                     for victim in targets:
                         self._evict(self._run_of(victim))
                     progress = True
                 else:
+                    run.reason = f"{assignment.message}; no workloads the preemption policies allow would make room"
                     self._set_aside(run, queue.strategy)
             else:
+                run.reason = assignment.message
                 self._set_aside(run, queue.strategy)
         if progress:
             self._want_cycle()
@@ -250,6 +254,24 @@ class KueueAdmission:
 
     # -- results ---------------------------------------------------------------------------------
 
+    def why(self, name: str) -> str:
+        """Why a workload is not admitted now (or that it is, or finished)."""
+        run = self.runs.get(name)
+        if run is None:
+            raise KeyError(f"no workload {name!r}")
+        queue = run.workload.cluster_queue
+        if run.finished_at is not None:
+            return "finished"
+        if name in self.admitted:
+            return f"admitted to ClusterQueue {queue}"
+        if run in self.inadmissible[queue]:
+            return f"inadmissible in ClusterQueue {queue}: {run.reason}"
+        head = self._head(queue)
+        if head is not None and head is not run:
+            ahead = sum(1 for r in self.queued[queue] if _order(r) < _order(run))
+            return f"waiting in ClusterQueue {queue} behind {ahead} workload(s), the head {head.workload.name}"
+        return f"at the head of ClusterQueue {queue}: {run.reason or 'not yet tried'}"
+
     def summary(self) -> dict[str, object]:
         """Per ClusterQueue: workloads, admitted, evictions and waits for admission, in seconds."""
         out: dict[str, object] = {}
@@ -264,4 +286,15 @@ class KueueAdmission:
                 "meanAdmissionWaitSeconds": float(waits.mean()) if len(waits) else 0.0,
                 "maxAdmissionWaitSeconds": float(waits.max()) if len(waits) else 0.0,
             }
-        return {"workloads": len(self.runs), "evictions": self.evicted, "clusterQueues": out}
+        waiting = [n for n, r in self.runs.items() if r.finished_at is None and n not in self.admitted]
+        return {
+            "workloads": len(self.runs),
+            "evictions": self.evicted,
+            "clusterQueues": out,
+            "notAdmitted": {n: self.why(n) for n in waiting[:50]},  # the first 50, with why
+        }
+
+
+def _order(run: WorkloadRun) -> tuple[int, int, str]:
+    """A ClusterQueue's order: higher priority first, then older, then by name."""
+    return -run.workload.priority, run.workload.created_at, run.workload.name

@@ -117,6 +117,7 @@ def assign_flavors(book: QuotaBook, workload: Workload) -> Assignment:
     borrows = False
     worst: Mode = "Fit"
     done: set[str] = set()
+    messages: list[str] = []
     for resource in requested:
         if resource in done:
             continue
@@ -127,6 +128,7 @@ def assign_flavors(book: QuotaBook, workload: Workload) -> Assignment:
         done.update(wanted)
         choice: tuple[str, Mode, bool] | None = None
         reasons = []
+        preempt_reason = ""
         for flavor, _ in group.flavors:
             if not _tolerated(workload.tolerations, book.config, flavor):
                 reasons.append(f"untolerated taint in flavor {flavor}")
@@ -139,6 +141,7 @@ def assign_flavors(book: QuotaBook, workload: Workload) -> Assignment:
                 reasons.append(reason)
             if mode == "Preempt" and choice is None:
                 choice = (flavor, mode, borrow)  # whenCanPreempt: TryNextFlavor, keep the first
+                preempt_reason = reason
         if choice is None:
             return Assignment("NoFit", {}, message="; ".join(reasons))
         flavor, mode, borrow = choice
@@ -147,7 +150,8 @@ def assign_flavors(book: QuotaBook, workload: Workload) -> Assignment:
         borrows = borrows or borrow
         if mode == "Preempt":
             worst = "Preempt"
-    return Assignment(worst, flavors, borrows, "" if worst == "Fit" else "insufficient unused quota: preemption needed")
+            messages.append(preempt_reason)
+    return Assignment(worst, flavors, borrows, "; ".join(messages))
 
 
 def _flavor_mode(

@@ -25,6 +25,7 @@ pending resources and running and pending applications, with SLS's names
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -201,9 +202,8 @@ class YarnReplay:
         self.end = 0
         self.phase = "Pending"
         self.message: str | None = "not started"
-        self._series: list[
-            tuple[int, int, int, int, int, int, int]
-        ] = []  # t, queue, mem, vcores, pending mb, running, pending apps
+        # Rows of 7: t, queue, allocated MB, allocated vcores, pending MB, running and pending apps (8 bytes each).
+        self._series = array("q")
         self._last: dict[int, tuple[int, int, int, int, int]] = {}
         self._queues = list(self.scheduler.leaves)
         self._job_of = {r.app.id: r for r in self.runs}
@@ -510,12 +510,47 @@ class YarnReplay:
             row = (leaf.used.memory, leaf.used.vcores, pending.memory, len(leaf.active), len(leaf.pending))
             if self._last.get(k) != row:
                 self._last[k] = row
-                self._series.append((now, k, *row))
+                self._series.extend((now, k, *row))
 
     def queue_series(self) -> dict[str, np.ndarray]:
         """Per queue, the step series: time (s), allocated MB and vcores, pending MB, running and pending apps."""
         rows = np.array(self._series, dtype=np.int64).reshape(-1, 7)
         return {path: rows[rows[:, 1] == k] for k, path in enumerate(self._queues)}
+
+    def queue_rows(self) -> list[dict[str, Any]]:
+        """The per-queue series as rows named as SLS's `realtimetrack.json` names them for a queue
+        (`queue.<q>.allocated.memory` in GB, `.allocated.vcores`), with the pending demand and
+        applications beside them; a row wherever one of a queue's figures changed."""
+        out = []
+        for path, rows in self.queue_series().items():
+            for t, _, memory, vcores, pending, running, waiting in rows.tolist():
+                out.append(
+                    {
+                        "time": t // MILLISECOND,
+                        "queue": path,
+                        "allocated.memory": memory / 1024,
+                        "allocated.vcores": vcores,
+                        "pending.memory": pending / 1024,
+                        "running.applications": running,
+                        "pending.applications": waiting,
+                    }
+                )
+        return sorted(out, key=lambda r: (r["time"], r["queue"]))
+
+    def why(self, job: str) -> str:
+        """Why the job has not started or not finished at the replay's end, in the scheduler's own terms."""
+        run = self._job_of.get(job)
+        if run is None:
+            raise KeyError(f"no job {job!r} in the trace")
+        if run.rejected is not None:
+            return f"rejected: {run.rejected}"
+        if run.finished_at is not None:
+            return "finished"
+        if run.job.submitted_at > self.env.now():
+            return "not submitted yet"
+        if run.started_at is not None and not run.app.asked:
+            return "running: every container it asked for was given"
+        return self.scheduler.why_waiting(run.app)
 
     def jobs_table(self) -> list[dict[str, Any]]:
         out = []
@@ -535,6 +570,7 @@ class YarnReplay:
                     "containers": len(run.job.tasks),
                     "preempted": run.preempted,
                     "rejected": run.rejected,
+                    "why": None if run.finished_at is not None or run.rejected is not None else self.why(run.job.id),
                 }
             )
         return out
