@@ -27,8 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from skenario.scheduling.queues.applications import AM_PRIORITY, Application, Container, Node, User
+from skenario.scheduling.queues.books import QueueBooks, SchedulerBooks
 from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
-from skenario.scheduling.queues.resources import NONE, Resource, ResourceCalculator
+from skenario.scheduling.queues.resources import NONE, Resource
 from skenario.scheduling.queues.user_limit import (
     UserLimitInputs,
     am_limit,
@@ -39,11 +40,12 @@ from skenario.scheduling.queues.user_limit import (
 )
 
 
-class Queue:
+class Queue(QueueBooks):
+    """A queue of the Capacity Scheduler: its configuration beside its books."""
+
     def __init__(self, config: QueueConfig, parent: ParentQueue | None) -> None:
+        super().__init__(parent)
         self.config = config
-        self.parent = parent
-        self.used = NONE
 
     @property
     def path(self) -> str:
@@ -55,30 +57,10 @@ class Queue:
     def maximum(self, cluster: Resource) -> Resource:
         return cluster.multiply_round_down(self.config.absolute_maximum_capacity)
 
-    def add_used(self, amount: Resource) -> None:
-        queue: Queue | None = self
-        while queue is not None:
-            queue.used = queue.used + amount
-            queue = queue.parent
-
 
 class LeafQueue(Queue):
-    def __init__(self, config: QueueConfig, parent: ParentQueue | None) -> None:
-        super().__init__(config, parent)
-        self.pending: list[Application] = []  # not yet activated, in submission order
-        self.active: list[Application] = []
-        self.users: dict[str, User] = {}
-        self.am_used = NONE
-        self.apps = 0  # submitted and not finished (pending or active)
-        self.asking: dict[Application, None] = {}  # active applications with asks outstanding
-        self.asked = NONE  # what they ask for, together
-        self.pending_am = NONE  # the AM containers of the pending applications, together
-
-    def user(self, name: str) -> User:
-        user = self.users.get(name)
-        if user is None:
-            user = self.users[name] = User(name, self.config.user_weights.get(name, 1.0))
-        return user
+    def user_weight(self, name: str) -> float:
+        return self.config.user_weights.get(name, 1.0)
 
 
 class ParentQueue(Queue):
@@ -87,23 +69,15 @@ class ParentQueue(Queue):
         self.children: list[Queue] = []
 
 
-class CapacityScheduler:
+class CapacityScheduler(SchedulerBooks):
     """The Capacity Scheduler's state and its allocation on a node heartbeat (one partition)."""
 
     def __init__(self, config: CapacityConfig, nodes: list[Node]) -> None:
+        super().__init__(config.calculator, config.minimum_allocation, nodes)
         self.config = config
-        self.rc: ResourceCalculator = config.calculator
-        self.minimum = config.minimum_allocation
-        self.nodes = {node.name: node for node in nodes}
-        self.cluster = NONE
-        for node in nodes:
-            self.cluster = self.cluster + node.capability
-        self.leaves: dict[str, LeafQueue] = {}
+        self.leaves: dict[str, LeafQueue] = {}  # type: ignore[assignment]
         self.root = self._build(config.root, None)
-        self._ids = 0
         self._submitted = 0
-        self.now = 0
-        self.asking = 0  # active applications with asks outstanding, in every leaf
 
     def _build(self, config: QueueConfig, parent: ParentQueue | None) -> Queue:
         if config.is_leaf:
@@ -165,62 +139,19 @@ class CapacityScheduler:
             leaf.pending.remove(app)
             leaf.pending_am -= app.am_resource
             leaf.active.append(app)
-            app.active = True
             leaf.am_used = leaf.am_used + am
             user.am_used = user.am_used + am
             user.active_apps += 1
-            if app.asked:  # asks made before it started count from now
-                leaf.asked += _total(app)
-                self._asking(app, True)
+            self._started(app)
             if not app.unmanaged_am:
                 self.ask(app, AM_PRIORITY, app.am_resource, 1)
             started.append(app)
         return started
 
-    def ask(self, app: Application, priority: int, size: Resource, count: int) -> None:
-        """The application asks for `count` more containers of `size` at `priority` (normalised up)."""
-        size = self.rc.round_up(size, self.minimum) if not self.rc.is_zero(self.minimum) else size
-        size = Resource(max(size.memory, self.minimum.memory), max(size.vcores, self.minimum.vcores))
-        if count <= 0:
-            return
-        old = app.asks.get(priority)
-        if old is not None and old[0] != size:
-            raise ValueError(f"{app.id} asks {size} at priority {priority}, where it asked {old[0]}")
-        app.asks[priority] = (size, count + (old[1] if old else 0))
-        app.asked += count
-        if app.active:
-            self.leaves[app.queue].asked += size.times(count)
-            if app.asked == count:
-                self._asking(app, True)
-
-    def _asking(self, app: Application, now: bool) -> None:
-        """The application starts (or stops) asking: its user is active while one of its applications asks."""
-        leaf = self.leaves[app.queue]
-        user = leaf.user(app.user)
-        if now:
-            leaf.asking[app] = None
-            user.asking_apps += 1
-            self.asking += 1
-        else:
-            del leaf.asking[app]
-            user.asking_apps -= 1
-            self.asking -= 1
-
     def finish(self, app: Application) -> None:
         """The application is done: its reservations go, its AM's share is returned, others may start."""
         leaf = self.leaves[app.queue]
-        for container in list(app.reserved):
-            self._unreserve(container)
-        if app.asked and app.active:
-            self.leaves[app.queue].asked -= _total(app)
-            self._asking(app, False)
-        app.asks.clear()
-        app.asked = 0
-        app.finished = True
-        leaf.apps -= 1
-        if app in leaf.pending:
-            leaf.pending.remove(app)
-            leaf.pending_am -= app.am_resource
+        self._drop(app)
         if app.active:
             leaf.active.remove(app)
             user = leaf.user(app.user)
@@ -229,19 +160,6 @@ class CapacityScheduler:
             user.am_used = user.am_used - am
             user.active_apps -= 1
         self.activate(leaf)
-
-    def release(self, container: Container) -> None:
-        """A container ended: its node, application, user and queues get its resources back."""
-        container.node.allocated = container.node.allocated - container.resource
-        self._charge(container.app, NONE - container.resource)
-
-    def _user_of(self, app: Application) -> User:
-        return self.leaves[app.queue].user(app.user)
-
-    def _charge(self, app: Application, amount: Resource) -> None:
-        app.used = app.used + amount
-        self._user_of(app).used = self._user_of(app).used + amount
-        self.leaves[app.queue].add_used(amount)
 
     # -- a node heartbeat ------------------------------------------------------------------------
 
@@ -370,47 +288,6 @@ class CapacityScheduler:
         """The calculator's `fitsIn`: memory only by default, so vcores may be overcommitted as YARN does."""
         return self.rc.fits_in(size, free)
 
-    def _allocate(self, app: Application, priority: int, size: Resource, node: Node) -> Container:
-        self._ids += 1
-        container = Container(self._ids, app, priority, size, node, self.now, is_am=priority == AM_PRIORITY)
-        node.allocated = node.allocated + size
-        self._charge(app, size)
-        self._take_ask(app, priority)
-        extra = sum(1 for c in app.reserved if c.priority == priority) - app.asks.get(priority, (size, 0))[1]
-        for reserved in [c for c in app.reserved if c.priority == priority][: max(extra, 0)]:
-            self._unreserve(reserved)  # an ask served elsewhere frees the reservation held for it
-        if container.is_am:
-            app.am_container = container
-        return container
-
-    def _take_ask(self, app: Application, priority: int) -> None:
-        size, count = app.asks[priority]
-        if count <= 1:
-            del app.asks[priority]
-        else:
-            app.asks[priority] = (size, count - 1)
-        app.asked -= 1
-        self.leaves[app.queue].asked -= size
-        if not app.asked:
-            self._asking(app, False)
-
-    def _reserve(self, app: Application, priority: int, size: Resource, node: Node) -> Container:
-        self._ids += 1
-        container = Container(self._ids, app, priority, size, node, self.now)
-        node.reservation = container
-        app.reserved.append(container)
-        self._charge(app, size)
-        return container
-
-    def unreserve(self, container: Container) -> None:
-        """Drop a reservation (preemption takes reservations first)."""
-        self._unreserve(container)
-
-    def _unreserve(self, container: Container) -> None:
-        container.node.reservation = None
-        container.app.reserved.remove(container)
-        self._charge(container.app, NONE - container.resource)
-
     # -- why an application waits ----------------------------------------------------------------
 
     def why_waiting(self, app: Application) -> str:
@@ -430,15 +307,14 @@ class CapacityScheduler:
         priority = min(p for p, (_, count) in app.asks.items() if count > 0)
         size = app.asks[priority][0]
         what = "its AM container" if priority == AM_PRIORITY else f"a container of {size.memory} MB"
-        queue: Queue | None = leaf
-        while queue is not None:
+        for queue in leaf.ancestry():
+            assert isinstance(queue, Queue)
             maximum = queue.maximum(cluster)
             if not rc.fits_in(queue.used + size, maximum):
                 return (
                     f"waiting for {what}: queue {queue.path} uses {queue.used.memory} MB of its maximum "
                     f"{maximum.memory} MB (maximum-capacity {queue.config.maximum_capacity:g}%)"
                 )
-            queue = queue.parent
         limit = self.user_limit(leaf, user)
         if rc.greater_than(cluster, user.used, limit):
             return (
@@ -451,20 +327,3 @@ class CapacityScheduler:
             free = node.unallocated.memory
             return f"waiting for {what}: it holds a reservation on {node.name}, which has {free} MB free"
         return f"waiting for {what}: no node has {size.memory} MB free at its heartbeat"
-
-    # -- what the replay reads -------------------------------------------------------------------
-
-    def pending_demand(self, leaf: LeafQueue) -> Resource:
-        """What the leaf's applications still ask for, activated or not (their AMs included)."""
-        return leaf.asked + leaf.pending_am
-
-    def has_demand(self) -> bool:
-        """Whether any started application asks for a container."""
-        return self.asking > 0
-
-
-def _total(app: Application) -> Resource:
-    total = NONE
-    for size, count in app.asks.values():
-        total = total + size.times(count)
-    return total

@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from skenario.errors import SkenarioError
 from skenario.scheduling.queues.preemption import PreemptionSettings
@@ -32,6 +33,20 @@ DEFAULT_AM_PERCENT = 0.1
 LEAF_POLICIES = ("fifo", "fair")
 MINIMUM_ALLOCATION = Resource(1024, 1)  # yarn-site.xml's defaults: yarn.scheduler.minimum-allocation-mb/-vcores
 MAXIMUM_ALLOCATION = Resource(8192, 4)  # yarn.scheduler.maximum-allocation-mb/-vcores
+
+
+class NamedQueue(Protocol):
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def is_leaf(self) -> bool: ...
+
+
+Q = TypeVar("Q", bound=NamedQueue)
 
 
 class CapacityConfigError(SkenarioError):
@@ -89,16 +104,24 @@ class CapacityConfig:
 
     def leaf(self, name: str) -> QueueConfig:
         """The leaf a job names, by its full path or by its own name (leaf names are unique, as YARN requires)."""
-        queues = {q.path: q for q in self.root.walk()}
-        if name in queues and queues[name].is_leaf:
-            return queues[name]
-        matches = [q for q in self.leaves() if q.name == name]
-        if len(matches) == 1:
-            return matches[0]
-        if name in queues or any(q.name == name for q in queues.values()):
-            raise KeyError(f"queue {name!r} is a parent queue: jobs are submitted to leaf queues only")
-        known = ", ".join(q.path for q in self.leaves())
-        raise KeyError(f"no leaf queue {name!r} in {self.file} (leaf queues: {known})")
+        return leaf_named({q.path: q for q in self.root.walk()}, name, self.file)
+
+
+def leaf_named(queues: Mapping[str, Q], name: str, file: str, *, root: str = "") -> Q:
+    """The leaf queue `name` names: a path (`root` may be left off), or a leaf's own name if no other has it.
+
+    A parent, or a name no queue has, is a `KeyError` that says which leaves there are."""
+    for path in (name, f"{root}{name}"):
+        if path in queues and queues[path].is_leaf:
+            return queues[path]
+    leaves = [q for q in queues.values() if q.is_leaf]
+    matches = [q for q in leaves if q.name == name]
+    if len(matches) == 1:
+        return matches[0]
+    if any(path in queues for path in (name, f"{root}{name}")) or any(q.name == name for q in queues.values()):
+        raise KeyError(f"queue {name!r} is a parent queue: jobs are submitted to leaf queues only")
+    known = ", ".join(q.path for q in leaves)
+    raise KeyError(f"no leaf queue {name!r} in {file} (leaf queues: {known})")
 
 
 def read_capacity_config(path: str | Path) -> CapacityConfig:

@@ -28,65 +28,47 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 
-from skenario.scheduling.queues.applications import AM_PRIORITY, Application, Container, Node, User
+from skenario.scheduling.queues.applications import AM_PRIORITY, Application, Container, Node
+from skenario.scheduling.queues.books import QueueBooks, SchedulerBooks, total_asked
 from skenario.scheduling.queues.fair_config import FairConfig, FairQueueConfig
 from skenario.scheduling.queues.fair_shares import Schedulable, compute_shares
 from skenario.scheduling.queues.resources import NONE, DominantResourceCalculator, Resource
 
 
-class FairQueue:
-    """An FSQueue: a parent with children, or a leaf with applications."""
+class FairQueue(QueueBooks):
+    """An FSQueue: a parent with children, or a leaf with applications (`pending`: non-runnable)."""
 
     def __init__(self, config: FairQueueConfig, parent: FairQueue | None) -> None:
+        super().__init__(parent)
         self.config = config
-        self.parent = parent
         self.children: list[FairQueue] = []
-        self.used = NONE
-        self.pending: list[Application] = []  # non-runnable, in submission order
-        self.active: list[Application] = []  # runnable
-        self.asking: dict[Application, None] = {}
-        self.asked = NONE
-        self.pending_am = NONE
-        self.am_used = NONE
-        self.apps = 0
         self.running = 0  # runnable applications in this queue and below (maxRunningApps counts them)
-        self.users: dict[str, User] = {}
         self.fair_share = NONE
 
     @property
     def path(self) -> str:
         return self.config.path
 
-    def user(self, name: str) -> User:
-        user = self.users.get(name)
-        if user is None:
-            user = self.users[name] = User(name)
-        return user
-
-    def ancestry(self) -> Iterator[FairQueue]:
+    def lineage(self) -> Iterator[FairQueue]:
+        """This queue and its parents up to the root."""
         queue: FairQueue | None = self
         while queue is not None:
             yield queue
-            queue = queue.parent
+            queue = queue.parent if isinstance(queue.parent, FairQueue) else None
 
 
-class FairScheduler:
+class FairScheduler(SchedulerBooks):
     """The Fair Scheduler's state and its allocation on a node heartbeat."""
 
+    reservations_used = False  # a reservation is held on its node, not counted in the queue's usage
+
     def __init__(self, config: FairConfig, nodes: list[Node]) -> None:
+        # A node fits a container when every resource does (`Resources.fitsIn`): the dominant calculator's fit.
+        super().__init__(DominantResourceCalculator(), config.minimum_allocation, nodes)
         self.config = config
-        self.rc = DominantResourceCalculator()  # a node fits a container when every resource does (`Resources.fitsIn`)
-        self.minimum = config.minimum_allocation
-        self.nodes = {node.name: node for node in nodes}
-        self.cluster = NONE
-        for node in nodes:
-            self.cluster = self.cluster + node.capability
-        self.leaves: dict[str, FairQueue] = {}
+        self.leaves: dict[str, FairQueue] = {}  # type: ignore[assignment]
         self.root = self._build(config.root, None)
-        self._ids = 0
         self._submitted = 0
-        self.asking = 0
-        self.now = 0
         self._running_by_user: dict[str, int] = {}
         self._shares_stale = True
 
@@ -121,7 +103,7 @@ class FairScheduler:
         limit = self.config.user_max_apps.get(app.user, self.config.user_max_apps_default)
         if self._running_by_user.get(app.user, 0) >= limit:
             return False
-        return all(q.running < q.config.max_running_apps for q in self.leaves[app.queue].ancestry())
+        return all(q.running < q.config.max_running_apps for q in self.leaves[app.queue].lineage())
 
     def _promote(self) -> None:
         """Make runnable, in submission order, the waiting applications the limits now allow."""
@@ -133,62 +115,21 @@ class FairScheduler:
             leaf.pending.remove(app)
             leaf.pending_am -= app.am_resource
             leaf.active.append(app)
-            app.active = True
-            for queue in leaf.ancestry():
+            for queue in leaf.lineage():
                 queue.running += 1
             self._running_by_user[app.user] = self._running_by_user.get(app.user, 0) + 1
             leaf.user(app.user).active_apps += 1
             self._shares_stale = True
-            if app.asked:
-                leaf.asked += _total(app)
-                self._asking(app, True)
+            self._started(app)
             if not app.unmanaged_am:
                 self.ask(app, AM_PRIORITY, app.am_resource, 1)
 
-    def ask(self, app: Application, priority: int, size: Resource, count: int) -> None:
-        """The application asks for `count` more containers of `size` (normalised up to the minimum)."""
-        if count <= 0:
-            return
-        size = Resource(
-            max(_round_up(size.memory, self.minimum.memory), self.minimum.memory),
-            max(_round_up(size.vcores, self.minimum.vcores), self.minimum.vcores),
-        )
-        old = app.asks.get(priority)
-        if old is not None and old[0] != size:
-            raise ValueError(f"{app.id} asks {size} at priority {priority}, where it asked {old[0]}")
-        app.asks[priority] = (size, count + (old[1] if old else 0))
-        app.asked += count
-        if app.active:
-            self.leaves[app.queue].asked += size.times(count)
-            if app.asked == count:
-                self._asking(app, True)
-
-    def _asking(self, app: Application, now: bool) -> None:
-        leaf = self.leaves[app.queue]
-        if now:
-            leaf.asking[app] = None
-            self.asking += 1
-        else:
-            del leaf.asking[app]
-            self.asking -= 1
-
     def finish(self, app: Application) -> None:
         leaf = self.leaves[app.queue]
-        for container in list(app.reserved):
-            self._unreserve(container)
-        if app.asked and app.active:
-            leaf.asked -= _total(app)
-            self._asking(app, False)
-        app.asks.clear()
-        app.asked = 0
-        app.finished = True
-        leaf.apps -= 1
-        if app in leaf.pending:
-            leaf.pending.remove(app)
-            leaf.pending_am -= app.am_resource
+        self._drop(app)
         if app.active:
             leaf.active.remove(app)
-            for queue in leaf.ancestry():
+            for queue in leaf.lineage():
                 queue.running -= 1
             self._running_by_user[app.user] -= 1
             leaf.user(app.user).active_apps -= 1
@@ -196,20 +137,6 @@ class FairScheduler:
                 leaf.am_used -= app.am_resource
             self._shares_stale = True
         self._promote()
-
-    def release(self, container: Container) -> None:
-        container.node.allocated = container.node.allocated - container.resource
-        self._charge(container.app, NONE - container.resource)
-
-    def unreserve(self, container: Container) -> None:
-        self._unreserve(container)
-
-    def _charge(self, app: Application, amount: Resource) -> None:
-        app.used = app.used + amount
-        user = self.leaves[app.queue].user(app.user)
-        user.used = user.used + amount
-        for queue in self.leaves[app.queue].ancestry():
-            queue.used = queue.used + amount
 
     # -- fair shares -----------------------------------------------------------------------------
 
@@ -292,7 +219,7 @@ class FairScheduler:
 
     def _fits_max_share(self, leaf: FairQueue, size: Resource) -> bool:
         """`FairScheduler.fitsInMaxShare`: the queue and each parent stay within their maxResources."""
-        return all(self.rc.fits_in(q.used + size, self.maximum(q)) for q in leaf.ancestry())
+        return all(self.rc.fits_in(q.used + size, self.maximum(q)) for q in leaf.lineage())
 
     def _assign(self, queue: FairQueue, node: Node) -> Container | None:
         if node.reservation is not None or not self.rc.fits_in(queue.used, self.maximum(queue)):
@@ -335,7 +262,7 @@ class FairScheduler:
 
     def _demand(self, item: FairQueue | Application) -> Resource:
         if isinstance(item, Application):
-            return item.used + _total(item)
+            return item.used + total_asked(item)
         if not item.children:
             demand = item.used + item.asked
         else:
@@ -384,42 +311,10 @@ class FairScheduler:
         vcores = amount.vcores / self.cluster.vcores if self.cluster.vcores else 0.0
         return max(memory, vcores)
 
-    # -- books -----------------------------------------------------------------------------------
-
-    def _allocate(self, app: Application, priority: int, size: Resource, node: Node) -> Container:
-        self._ids += 1
-        container = Container(self._ids, app, priority, size, node, self.now, is_am=priority == AM_PRIORITY)
-        node.allocated = node.allocated + size
-        self._charge(app, size)
-        size_, count = app.asks[priority]
-        if count <= 1:
-            del app.asks[priority]
-        else:
-            app.asks[priority] = (size_, count - 1)
-        app.asked -= 1
-        leaf = self.leaves[app.queue]
-        leaf.asked -= size_
-        if not app.asked:
-            self._asking(app, False)
-        extra = sum(1 for c in app.reserved if c.priority == priority) - app.asks.get(priority, (size, 0))[1]
-        for reserved in [c for c in app.reserved if c.priority == priority][: max(extra, 0)]:
-            self._unreserve(reserved)
-        if container.is_am:
-            app.am_container = container
-            if not app.unmanaged_am:
-                leaf.am_used += size
-        return container
-
-    def _reserve(self, app: Application, priority: int, size: Resource, node: Node) -> Container:
-        self._ids += 1
-        container = Container(self._ids, app, priority, size, node, self.now)
-        node.reservation = container
-        app.reserved.append(container)  # held on the node, not counted in the queue's usage
-        return container
-
-    def _unreserve(self, container: Container) -> None:
-        container.node.reservation = None
-        container.app.reserved.remove(container)
+    def am_allocated(self, app: Application, size: Resource) -> None:
+        """`FSAppAttempt`: the leaf's AM usage counts from the AM container's allocation."""
+        if not app.unmanaged_am:
+            self.leaves[app.queue].am_used += size
 
     # -- why an application waits ----------------------------------------------------------------
 
@@ -430,7 +325,7 @@ class FairScheduler:
             limit = self.config.user_max_apps.get(app.user, self.config.user_max_apps_default)
             if self._running_by_user.get(app.user, 0) >= limit:
                 return f"non-runnable: user {app.user} runs {limit} applications (maxRunningApps)"
-            full = next(q for q in leaf.ancestry() if q.running >= q.config.max_running_apps)
+            full = next(q for q in leaf.lineage() if q.running >= q.config.max_running_apps)
             return f"non-runnable: queue {full.path} runs {full.running} applications (maxRunningApps)"
         priority = min(p for p, (_, count) in app.asks.items() if count > 0)
         size = app.asks[priority][0]
@@ -440,7 +335,7 @@ class FairScheduler:
                 f"waiting for {what}: queue {leaf.path}'s AMs use {leaf.am_used.memory} MB, at its maxAMShare "
                 f"{leaf.config.max_am_share:g} of its fair share of {leaf.fair_share.memory} MB"
             )
-        for queue in leaf.ancestry():
+        for queue in leaf.lineage():
             maximum = self.maximum(queue)
             if not self.rc.fits_in(queue.used + size, maximum):
                 return f"waiting for {what}: queue {queue.path} uses {queue.used.memory} MB of its maxResources"
@@ -449,25 +344,6 @@ class FairScheduler:
             free = node.unallocated.memory
             return f"waiting for {what}: it holds a reservation on {node.name}, which has {free} MB free"
         return f"waiting for {what}: other queues and applications come first, or no node has room"
-
-    # -- what the replay reads -------------------------------------------------------------------
-
-    def pending_demand(self, leaf: FairQueue) -> Resource:
-        return leaf.asked + leaf.pending_am
-
-    def has_demand(self) -> bool:
-        return self.asking > 0
-
-
-def _total(app: Application) -> Resource:
-    total = NONE
-    for size, count in app.asks.values():
-        total = total + size.times(count)
-    return total
-
-
-def _round_up(value: int, step: int) -> int:
-    return value if step == 0 else -(-value // step) * step
 
 
 def _memory(amount: Resource) -> float:

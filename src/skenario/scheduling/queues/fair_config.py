@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skenario.errors import SkenarioError
-from skenario.scheduling.queues.capacity_config import MAXIMUM_ALLOCATION, MINIMUM_ALLOCATION
+from skenario.scheduling.queues.capacity_config import MAXIMUM_ALLOCATION, MINIMUM_ALLOCATION, leaf_named
 from skenario.scheduling.queues.resources import Resource
 
 POLICIES = ("fair", "drf", "fifo")
@@ -94,17 +94,7 @@ class FairConfig:
 
     def leaf(self, name: str) -> FairQueueConfig:
         """The leaf a job names: its full path, its path without `root.`, or its own name if unique."""
-        queues = {q.path: q for q in self.root.walk()}
-        for path in (name, f"root.{name}"):
-            if path in queues and queues[path].is_leaf:
-                return queues[path]
-        matches = [q for q in self.leaves() if q.name == name]
-        if len(matches) == 1:
-            return matches[0]
-        if name in queues or f"root.{name}" in queues:
-            raise KeyError(f"queue {name!r} is a parent queue: jobs are submitted to leaf queues only")
-        known = ", ".join(q.path for q in self.leaves())
-        raise KeyError(f"no leaf queue {name!r} in {self.file} (leaf queues: {known})")
+        return leaf_named({q.path: q for q in self.root.walk()}, name, self.file, root="root.")
 
 
 _PAIR = re.compile(r"^\s*([\w.-]+)\s*=\s*([0-9.]+)\s*(%?)\s*$")

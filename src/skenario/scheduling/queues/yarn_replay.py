@@ -71,6 +71,7 @@ class JobRun:
     heard: int = 0  # ends the NMs reported, not yet heard by the AM
     maps_heard: int = 0
     am_beat_due: bool = False
+    submitted: bool = False
     lost: list[SlsTask] = field(default_factory=list)  # preempted: asked for again at the AM's next beat
     preempted: int = 0
 
@@ -264,6 +265,7 @@ class YarnReplay:
             return
 
         def submit() -> None:
+            run.submitted = True
             reason = self.scheduler.submit(run.app)
             if reason is not None:
                 run.rejected = reason
@@ -546,10 +548,12 @@ class YarnReplay:
             return f"rejected: {run.rejected}"
         if run.finished_at is not None:
             return "finished"
-        if run.job.submitted_at > self.env.now():
+        if not run.submitted:
             return "not submitted yet"
         if run.started_at is not None and not run.app.asked:
             return "running: every container it asked for was given"
+        if not run.app.asked and run.app.active:
+            return "started: its AM asks at its next heartbeat"
         return self.scheduler.why_waiting(run.app)
 
     def jobs_table(self) -> list[dict[str, Any]]:
