@@ -64,6 +64,18 @@ class SchedulerBooks:
         self.asking = 0  # active applications with asks outstanding, in every leaf
         self.now = 0
         self._ids = 0
+        self._submitted = 0
+
+    def _enqueue(self, app: Application) -> QueueBooks:
+        """The application joins its leaf, waiting to be started; returns the leaf."""
+        leaf = self.leaves[app.queue]
+        app.order = self._submitted
+        self._submitted += 1
+        leaf.apps += 1
+        leaf.user(app.user)
+        leaf.pending.append(app)
+        leaf.pending_am += app.am_resource
+        return leaf
 
     def normalise(self, size: Resource) -> Resource:
         """An ask rounded up to a multiple of the minimum allocation, and at least that."""

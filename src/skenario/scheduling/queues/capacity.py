@@ -77,7 +77,6 @@ class CapacityScheduler(SchedulerBooks):
         self.config = config
         self.leaves: dict[str, LeafQueue] = {}  # type: ignore[assignment]
         self.root = self._build(config.root, None)
-        self._submitted = 0
 
     def _build(self, config: QueueConfig, parent: ParentQueue | None) -> Queue:
         if config.is_leaf:
@@ -98,12 +97,7 @@ class CapacityScheduler(SchedulerBooks):
                 f"queue {leaf.path} already has {leaf.apps} applications "
                 f"(maximum-applications {leaf.config.maximum_applications})"
             )
-        app.order = self._submitted
-        self._submitted += 1
-        leaf.apps += 1
-        leaf.user(app.user)
-        leaf.pending.append(app)
-        leaf.pending_am += app.am_resource
+        self._enqueue(app)
         self.activate(leaf)
         return None
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol, Self, TypeVar
 
 from skenario.errors import SkenarioError
 from skenario.scheduling.queues.preemption import PreemptionSettings
@@ -53,8 +53,28 @@ class CapacityConfigError(SkenarioError):
     """`capacity-scheduler.xml` is unreadable or says something the Capacity Scheduler refuses."""
 
 
+class QueueTree:
+    """A configured queue's place in its tree: its own name, whether it is a leaf, and the queues below."""
+
+    path: str
+    children: Sequence[Self]
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit(".", 1)[-1]
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    def walk(self) -> Iterator[Self]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
 @dataclass(frozen=True)
-class QueueConfig:
+class QueueConfig(QueueTree):
     """One queue as configured; `absolute_*` are shares of the whole cluster (0..1)."""
 
     path: str
@@ -70,19 +90,6 @@ class QueueConfig:
     ordering_policy: str = "fifo"
     user_weights: Mapping[str, float] = field(default_factory=dict)
     preemption_disabled: bool = False  # <path>.disable_preemption, inherited by the queue's children
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit(".", 1)[-1]
-
-    @property
-    def is_leaf(self) -> bool:
-        return not self.children
-
-    def walk(self) -> Iterator[QueueConfig]:
-        yield self
-        for child in self.children:
-            yield from child.walk()
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,6 @@ class FairScheduler(SchedulerBooks):
         self.config = config
         self.leaves: dict[str, FairQueue] = {}  # type: ignore[assignment]
         self.root = self._build(config.root, None)
-        self._submitted = 0
         self._running_by_user: dict[str, int] = {}
         self._shares_stale = True
 
@@ -88,13 +87,7 @@ class FairScheduler(SchedulerBooks):
     # -- applications ----------------------------------------------------------------------------
 
     def submit(self, app: Application) -> str | None:
-        leaf = self.leaves[app.queue]
-        app.order = self._submitted
-        self._submitted += 1
-        leaf.apps += 1
-        leaf.user(app.user)
-        leaf.pending.append(app)
-        leaf.pending_am += app.am_resource
+        self._enqueue(app)
         self._promote()
         return None
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skenario.errors import SkenarioError
-from skenario.scheduling.queues.capacity_config import MAXIMUM_ALLOCATION, MINIMUM_ALLOCATION, leaf_named
+from skenario.scheduling.queues.capacity_config import MAXIMUM_ALLOCATION, MINIMUM_ALLOCATION, QueueTree, leaf_named
 from skenario.scheduling.queues.resources import Resource
 
 POLICIES = ("fair", "drf", "fifo")
@@ -53,7 +53,7 @@ NO_LIMIT = Amount(UNBOUNDED, UNBOUNDED)
 
 
 @dataclass(frozen=True)
-class FairQueueConfig:
+class FairQueueConfig(QueueTree):
     path: str
     children: tuple[FairQueueConfig, ...] = ()
     weight: float = 1.0
@@ -62,19 +62,6 @@ class FairQueueConfig:
     max_running_apps: int = UNBOUNDED
     max_am_share: float = 0.5  # -1: no limit
     policy: str = "fair"
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit(".", 1)[-1]
-
-    @property
-    def is_leaf(self) -> bool:
-        return not self.children
-
-    def walk(self) -> Iterator[FairQueueConfig]:
-        yield self
-        for child in self.children:
-            yield from child.walk()
 
 
 @dataclass(frozen=True)
