@@ -55,7 +55,7 @@ def capacity_table(
     table.add_column("value", justify="right")
     rows = [
         ("jobs submitted / finished", f"{summary.jobs:,} / {summary.finished:,}"),
-        ("jobs rejected (maximum-applications)", f"{summary.rejected:,}"),
+        ("jobs rejected at submission (maximum-applications)", f"{summary.rejected:,}"),
         ("jobs unfinished at the end", f"{summary.unfinished:,}"),
         ("containers allocated (AMs included)", f"{summary.containers:,}"),
         (

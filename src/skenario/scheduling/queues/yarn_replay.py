@@ -508,7 +508,7 @@ class YarnReplay:
         sched = self.scheduler
         for k, path in enumerate(self._queues):
             leaf = sched.leaves[path]
-            pending = leaf.asked + leaf.pending_am  # what started applications ask, and the waiting ones' AMs
+            pending = sched.pending_demand(leaf)
             row = (leaf.used.memory, leaf.used.vcores, pending.memory, len(leaf.active), len(leaf.pending))
             if self._last.get(k) != row:
                 self._last[k] = row
