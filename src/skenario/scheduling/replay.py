@@ -6,6 +6,7 @@ once bound and then leave; a month of trace runs in seconds because nothing wait
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
@@ -27,7 +28,7 @@ from skenario.scheduling.analysis import (
 from skenario.scheduling.controller import SchedulerSettings, SchedulingController
 from skenario.scheduling.framework import Framework, Profile, default_profile
 from skenario.scheduling.objects import NodeSpec, PodSpec
-from skenario.scheduling.queues.kueue import QUEUE_LABEL, KueueAdmission, gated, local_queue_of
+from skenario.scheduling.queues.kueue import QUEUE_LABEL, KueueAdmission, gated, local_queue_of, pod_group_of
 from skenario.scheduling.queues.kueue_config import KueueConfig
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.traces import TracePod
@@ -71,8 +72,14 @@ class BatchReplay:
         if self.kueue is not None:
             queues = {p.spec.name: local_queue_of(p.spec, p.queue) for p in self.pods}
             _check_local_queues(self.kueue, self.pods, queues)
+            groups = {p.spec.name: pod_group_of(p.spec, p.job) for p in self.pods if queues[p.spec.name] is not None}
+            sizes = Counter(g for g in groups.values() if g is not None)
             self.admission = KueueAdmission(
-                self.kueue, self.controller, self.env, queue_of=lambda pod: queues.get(pod.name)
+                self.kueue,
+                self.controller,
+                self.env,
+                queue_of=lambda pod: queues.get(pod.name),
+                group_of=lambda pod: _group(groups.get(pod.name), sizes),
             )
         # Bare pods from a trace have no controller to recreate them: the cluster autoscaler may not move them
         # (the trace readers say so already; a copy only for pods given otherwise).
@@ -144,6 +151,10 @@ class BatchReplay:
     def summary(self) -> SchedulingSummary:
         start = min((p.created_at for p in self.pods), default=0)
         return summarize(self.controller, self.end, start=start)
+
+
+def _group(name: str | None, sizes: Counter[str]) -> tuple[str, int] | None:
+    return None if name is None else (name, sizes[name])
 
 
 def _admitted_by(queues: dict[str, str | None], spec: PodSpec) -> PodSpec:

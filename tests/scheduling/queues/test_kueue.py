@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 from skenario.core.time import SECOND
 from skenario.errors import SkenarioError
 from skenario.scheduling.objects import NodeSpec, PodSpec
-from skenario.scheduling.queues.kueue import ADMISSION_GATE, QUEUE_LABEL
+from skenario.scheduling.queues.kueue import ADMISSION_GATE, GROUP_LABEL, QUEUE_LABEL
 from skenario.scheduling.queues.kueue_config import KueueConfigError, read_kueue_config
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TracePod
 from skenario.scheduling.traces.csvpods import CsvPods
+from skenario.scheduling.traces.sls import SlsTrace
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "kueue"
@@ -169,3 +170,52 @@ def test_why_a_workload_is_not_admitted(tmp_path: Path, strategy: str, reason: s
     assert small == (
         "finished" if strategy == "BestEffortFIFO" else "waiting in ClusterQueue q behind 1 workload(s), the head big"
     )
+
+
+def grouped(name: str, at_s: float, cpus: float, group: str, duration_s: float) -> TracePod:
+    labels = {QUEUE_LABEL: "q", GROUP_LABEL: group}
+    return TracePod(
+        PodSpec(name, cpu=int(cpus * 1000), memory=GIB, labels=labels, movable=False),
+        int(at_s * SECOND),
+        int(duration_s * SECOND),
+    )
+
+
+def test_a_pod_group_is_admitted_whole_and_frees_its_quota_when_its_last_pod_ends(tmp_path: Path) -> None:
+    config = read_kueue_config(manifests(tmp_path, cluster_queue("q", 4)))
+    pods = [
+        grouped("g1-a", 0, 2, "g1", 50),
+        grouped("g1-b", 10, 2, "g1", 100),  # the group is complete at 10 s
+        grouped("g2-a", 0, 2, "g2", 10),
+        grouped("g2-b", 0, 2, "g2", 10),
+        grouped("g2-c", 0, 2, "g2", 10),  # 6 CPUs together: never within the 4-CPU quota
+        pod("solo", 20, 1, "q"),
+    ]
+    replay = BatchReplay(NODES, pods, kueue=config)
+    replay.run()
+    bound = {p.name: p.bound_at for p in replay.controller.pods.values()}
+    assert bound["g1-a"] == bound["g1-b"] == 10 * SECOND  # both pods let through together
+    assert bound["g2-a"] is None and bound["g2-b"] is None and bound["g2-c"] is None
+    # g1 holds all 4 CPUs until its last pod ends at 110 s, though g1-a ended at 60 s.
+    assert bound["solo"] == 110 * SECOND
+    assert replay.admission is not None
+    assert replay.admission.why("g2") == (
+        "inadmissible in ClusterQueue q: insufficient quota for cpu in flavor f, 2000 more needed"
+    )
+
+
+def test_an_sls_job_is_one_workload_in_the_queue_it_names(tmp_path: Path) -> None:
+    queues = cluster_queue("sls_queue_1", 2) + cluster_queue("sls_queue_2", 2)
+    config = read_kueue_config(manifests(tmp_path, queues))
+    trace = SlsTrace(
+        ROOT / "examples" / "traces" / "sls" / "inputsls.json",
+        ROOT / "examples" / "traces" / "sls" / "nodes-with-resources.json",
+    )
+    replay = BatchReplay(trace.nodes(), trace.pods(), kueue=config)
+    replay.run()
+    assert replay.admission is not None
+    summary = replay.admission.summary()
+    # job_1 asks 3 containers of 1 vcore: 3 CPUs, above sls_queue_1's 2; job_2 asks 2 and is admitted.
+    assert set(replay.admission.runs) == {"job_1", "job_2"}
+    assert summary["clusterQueues"]["sls_queue_1"]["neverAdmitted"] == 1  # type: ignore[index]
+    assert summary["clusterQueues"]["sls_queue_2"]["admitted"] == 1  # type: ignore[index]

@@ -44,6 +44,7 @@ from skenario.scheduling.queues.kueue_admission import (
 from skenario.scheduling.queues.kueue_config import KueueConfig
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
 CYCLE_ORDER = -1  # before kube-scheduler's pass at the same instant
@@ -54,17 +55,21 @@ def local_queue_of(spec: PodSpec, trace_queue: str | None = None) -> str | None:
     return spec.labels.get(QUEUE_LABEL, trace_queue)
 
 
+def pod_group_of(spec: PodSpec, trace_job: str | None = None) -> str | None:
+    """The pod group a pod belongs to: its `kueue.x-k8s.io/pod-group-name` label, else its trace's job."""
+    return spec.labels.get(GROUP_LABEL, trace_job)
+
+
 def gated(spec: PodSpec) -> PodSpec:
     return replace(spec, scheduling_gates=(*spec.scheduling_gates, ADMISSION_GATE))
 
 
 @dataclass(eq=False)
 class WorkloadRun:
-    """A workload's life: its pod now, when it was created and admitted, and how often evicted."""
+    """A workload's life: its pods now, when it was created and admitted, and how often evicted."""
 
     workload: Workload
-    pod: Pod
-    duration: int | None
+    pods: list[Pod]  # now: the pods its admission lets through (replaced after an eviction)
     created_at: int
     local_queue: str
     queued_at: int = 0  # when it last joined its queue (created, or evicted)
@@ -74,6 +79,12 @@ class WorkloadRun:
     assignment: Assignment | None = None
     reason: str = ""  # why its last cycle did not admit it, in Kueue's words
     waits: list[int] = field(default_factory=list)  # ns from each queueing to its admission
+    done: set[str] = field(default_factory=set)  # its pods that ran their course
+
+    @property
+    def pod(self) -> Pod:
+        """The first of its pods (a workload of one pod: that pod)."""
+        return self.pods[0]
 
 
 class KueueAdmission:
@@ -85,12 +96,16 @@ class KueueAdmission:
         controller: SchedulingController,
         env: Environment,
         queue_of: Callable[[Pod], str | None] = lambda pod: local_queue_of(pod.spec),
+        group_of: Callable[[Pod], tuple[str, int] | None] = lambda pod: None,
     ) -> None:
         self.config = config
         self.controller = controller
         self.env = env
         self.book = QuotaBook(config)
         self.queue_of = queue_of
+        self.group_of = group_of  # a pod group's name and size: its pods are one workload
+        self._forming: dict[str, list[Pod]] = {}  # pod groups not all arrived yet
+        self._origin: dict[str, str] = {}  # a replacement pod's first name
         self.runs: dict[str, WorkloadRun] = {}  # by workload name (the first pod's)
         self._by_pod: dict[str, WorkloadRun] = {}
         self.queued: dict[str, list[WorkloadRun]] = {name: [] for name in config.cluster_queues}
@@ -119,24 +134,52 @@ class KueueAdmission:
     # -- workloads coming and going --------------------------------------------------------------
 
     def _register(self, pod: Pod) -> None:
+        """A gated pod arrived: a workload of its own, or one more of its pod group's (queued once all are here)."""
+        group = self.group_of(pod)
+        if group is None:
+            self._queue_workload(pod.name, [pod])
+            return
+        name, size = group
+        forming = self._forming.setdefault(name, [])
+        forming.append(pod)
+        if len(forming) >= size:
+            del self._forming[name]
+            self._queue_workload(name, forming)
+
+    def _queue_workload(self, name: str, pods: list[Pod]) -> None:
         now = self.env.now()
-        local = self.queue_of(pod) or ""
-        cluster_queue = self.config.local_queues[(pod.spec.namespace, local)]
-        spec = pod.spec
+        first = pods[0]
+        local = self.queue_of(first) or ""
+        cluster_queue = self.config.local_queues[(first.spec.namespace, local)]
+        spec = first.spec
         priority = self.config.priority_classes.get(spec.labels.get(PRIORITY_LABEL, ""), spec.priority)
-        requests = {"cpu": spec.cpu_request, "memory": spec.memory_request, **spec.extended}
-        if self.config.cluster_queues[cluster_queue].group_of("pods") is not None:
-            requests["pods"] = 1
-        workload = Workload(pod.name, cluster_queue, priority, now, requests, spec.tolerations)
-        run = WorkloadRun(workload, pod, pod.duration, now, local, queued_at=now)
-        self.runs[workload.name] = run
-        self._by_pod[pod.name] = run
+        workload = Workload(name, cluster_queue, priority, now, self._requests(cluster_queue, pods), spec.tolerations)
+        run = WorkloadRun(workload, pods, now, local, queued_at=now)
+        self.runs[name] = run
+        for pod in pods:
+            self._by_pod[pod.name] = run
         self.queued[cluster_queue].append(run)
         self._want_cycle()
 
+    def _requests(self, cluster_queue: str, pods: list[Pod]) -> dict[str, int]:
+        """What the workload's pods ask for together (`pods` too, where the ClusterQueue counts them)."""
+        requests: dict[str, int] = {}
+        for pod in pods:
+            for resource, amount in (("cpu", pod.spec.cpu_request), ("memory", pod.spec.memory_request)):
+                requests[resource] = requests.get(resource, 0) + amount
+            for resource, amount in pod.spec.extended.items():
+                requests[resource] = requests.get(resource, 0) + amount
+        if self.config.cluster_queues[cluster_queue].group_of("pods") is not None:
+            requests["pods"] = len(pods)
+        return requests
+
     def _gone(self, pod: Pod) -> None:
+        """A pod ended: when the last of its workload's has, the workload is finished and frees its quota."""
         run = self._by_pod.get(pod.name)
-        if run is None or run.pod is not pod or pod.end is PodEnd.PREEMPTED:
+        if run is None or pod not in run.pods or pod.end is PodEnd.PREEMPTED:
+            return
+        run.done.add(pod.name)
+        if len(run.done) < len(run.pods):
             return
         if run.workload.name in self.admitted:
             del self.admitted[run.workload.name]
@@ -193,18 +236,20 @@ class KueueAdmission:
                     progress = True
                 else:
                     run.reason = f"{assignment.message}; no workloads the preemption policies allow would make room"
-                    self._set_aside(run, queue.strategy)
+                    progress = self._set_aside(run, queue.strategy) or progress
             else:
                 run.reason = assignment.message
-                self._set_aside(run, queue.strategy)
+                progress = self._set_aside(run, queue.strategy) or progress
         if progress:
             self._want_cycle()
 
-    def _set_aside(self, run: WorkloadRun, strategy: str) -> None:
-        if strategy == "BestEffortFIFO":
-            self.queued[run.workload.cluster_queue].remove(run)
-            self.inadmissible[run.workload.cluster_queue].append(run)
-        # StrictFIFO: it stays at the head, and its queue waits behind it
+    def _set_aside(self, run: WorkloadRun, strategy: str) -> bool:
+        """Under BestEffortFIFO the workload steps aside (True: its queue has a new head to try)."""
+        if strategy != "BestEffortFIFO":
+            return False  # StrictFIFO: it stays at the head, and its queue waits behind it
+        self.queued[run.workload.cluster_queue].remove(run)
+        self.inadmissible[run.workload.cluster_queue].append(run)
+        return bool(self.queued[run.workload.cluster_queue])
 
     def _admitted_workloads(self) -> list[Workload]:
         return [r.workload for r in self.admitted.values()]
@@ -226,12 +271,13 @@ class KueueAdmission:
         labels: dict[str, str] = {}
         for flavor in set(assignment.flavors.values()):
             labels.update(self.config.flavors[flavor].node_labels)
-        spec = run.pod.spec
-        affinity = spec.affinity
-        if labels:
-            affinity = NodeAffinity({**affinity.node_selector, **labels}, affinity.required, affinity.preferred)
-        gates = tuple(g for g in spec.scheduling_gates if g != ADMISSION_GATE)
-        self.controller.update_pod(run.pod, replace(spec, scheduling_gates=gates, affinity=affinity))
+        for pod in run.pods:
+            spec = pod.spec
+            affinity = spec.affinity
+            if labels:
+                affinity = NodeAffinity({**affinity.node_selector, **labels}, affinity.required, affinity.preferred)
+            gates = tuple(g for g in spec.scheduling_gates if g != ADMISSION_GATE)
+            self.controller.update_pod(pod, replace(spec, scheduling_gates=gates, affinity=affinity))
 
     def _evict(self, run: WorkloadRun) -> None:
         """Preempted: the quota returns now, the pod stops, and a new gated pod queues the workload again."""
@@ -242,15 +288,22 @@ class KueueAdmission:
         workload.admitted_at = None
         run.evictions += 1
         self.evicted += 1
-        old = run.pod
-        self.controller.delete(old, PodEnd.PREEMPTED)
-        name = f"{workload.name}-r{run.evictions}"
-        spec = gated(replace(old.spec, name=name, scheduling_gates=()))
-        pod = self.controller.create(spec, self.env.now(), run.duration)
-        run.pod = pod
-        self._by_pod[name] = run
+        now = self.env.now()
+        fresh = []
+        for old in run.pods:  # as a Job's: its pods stop, and those that had not finished start again
+            if old.name in run.done:
+                continue
+            self.controller.delete(old, PodEnd.PREEMPTED)
+            origin = self._origin.get(old.name, old.name)
+            name = f"{origin}-r{run.evictions}"
+            pod = self.controller.create(gated(replace(old.spec, name=name, scheduling_gates=())), now, old.duration)
+            self._by_pod[name] = run
+            self._origin[name] = origin
+            fresh.append(pod)
+        run.pods, run.done = fresh, set()
+        workload.requests = self._requests(workload.cluster_queue, fresh)
         self.queued[workload.cluster_queue].append(run)
-        run.queued_at = self.env.now()
+        run.queued_at = now
 
     # -- results ---------------------------------------------------------------------------------
 
