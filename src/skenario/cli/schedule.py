@@ -176,6 +176,11 @@ def schedule(
     )
     if capacity_file is not None and fair_file is not None:
         raise SkenarioError("give --capacity-scheduler or --fair-scheduler, not both", field="--fair-scheduler")
+    if (capacity_file is not None or fair_file is not None) and kueue_file is not None:
+        raise SkenarioError(
+            "--kueue admits pods for kube-scheduler; a YARN scheduler places jobs itself: give one of them",
+            field="--kueue",
+        )
     if capacity_file is not None or fair_file is not None:
         _yarn(trace, kind, nodes, capacity_file, fair_file, seed, until, heartbeat, jobs_file, queues_file, why, output)
         return
