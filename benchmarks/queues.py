@@ -9,7 +9,8 @@ sls --nodes NODES --json` in a fresh process: with `--capacity-scheduler` and wi
 (jobs, their AMs, heartbeats and queues; the same three queues, weighted as the capacities), and
 without either (each container a pod placed by kube-scheduler's default profile). Reported: wall
 time of each, the replay's own (`wallSeconds`), peak RSS, containers per second, and the ratios of
-the YARN replays to the pod replay.
+the YARN replays to the pod replay. A fourth run puts Kueue in front of kube-scheduler (`--kueue`:
+ClusterQueues in one cohort with the same shares, each job one workload).
 
     python benchmarks/queues.py                 # a month: 43,200 jobs on 100 nodes (a few minutes)
     python benchmarks/queues.py --quick --json  # a day on 20 nodes, for the tests
@@ -43,6 +44,37 @@ QUEUES = ("sls_queue_1", "sls_queue_2", "sls_queue_3")
 DAY_S = 86_400
 MONTH = {"days": 30, "nodes": 100, "gap_s": 60.0}
 QUICK = {"days": 1, "nodes": 20, "gap_s": 240.0}
+# The same three queues for Kueue: ClusterQueues in one cohort, quotas in the same proportions of the
+# cluster's CPUs and memory (nodes of 32 vcores and 128 GB), each SLS job one workload.
+KUEUE_QUEUE = """apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {{name: {name}}}
+spec:
+  namespaceSelector: {{}}
+  cohort: all
+  preemption: {{reclaimWithinCohort: Any}}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources:
+      - {{name: cpu, nominalQuota: {cpu}}}
+      - {{name: memory, nominalQuota: {memory}Gi}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {{name: {name}, namespace: default}}
+spec: {{clusterQueue: {name}}}
+"""
+
+
+def kueue_manifests(nodes: int) -> str:
+    shares = dict(zip(QUEUES, (0.25, 0.25, 0.5), strict=True))
+    flavor = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: default}\n"
+    queues = [
+        KUEUE_QUEUE.format(name=q, cpu=int(32 * nodes * f), memory=int(128 * nodes * f)) for q, f in shares.items()
+    ]
+    return "---\n".join([flavor, *queues])
 
 
 def generate(directory: Path, days: int, nodes: int, gap_s: float, seed: int = 0) -> Path:
@@ -100,26 +132,33 @@ def _child(command: list[str]) -> tuple[dict[str, Any], float, float]:
         return json.loads(stdout.read()), wall, usage.ru_maxrss / 1024
 
 
-def measure(trace: Path) -> dict[str, Any]:
+def measure(trace: Path, nodes: int) -> dict[str, Any]:
     base = [sys.executable, "-m", "skenario", "schedule", str(trace / "trace.json"), "--format", "sls"]
     base += ["--nodes", str(trace / "nodes.json"), "--json"]
     fair = trace / "fair-scheduler.xml"
     fair.write_text(FAIR, encoding="utf-8")
+    kueue = trace / "kueue.yaml"
+    kueue.write_text(kueue_manifests(nodes), encoding="utf-8")
     runs: dict[str, Any] = {}
-    choices = (("capacity", ["--capacity-scheduler", str(CAPACITY)]), ("fair", ["--fair-scheduler", str(fair)]))
+    choices = (
+        ("capacity", ["--capacity-scheduler", str(CAPACITY)]),
+        ("fair", ["--fair-scheduler", str(fair)]),
+        ("kueue", ["--kueue", str(kueue)]),
+    )
     for name, extra in (*choices, ("kube-scheduler", [])):
         summary, wall, rss = _child(base + extra)
-        containers = summary["pods"] if name == "kube-scheduler" else summary["containers"]
+        containers = summary["pods"] if name in ("kueue", "kube-scheduler") else summary["containers"]
         runs[name] = {
             "wall_s": wall,
             "replay_s": summary["wallSeconds"],
             "peak_rss_mib": rss,
             "containers": containers,
             "containers_per_s": containers / summary["wallSeconds"],
-            "summary": {k: v for k, v in summary.items() if k not in ("queues", "trace", "wallSeconds")},
+            "summary": {k: v for k, v in summary.items() if k not in ("queues", "trace", "wallSeconds", "kueue")},
         }
     runs["capacity_over_kube_scheduler"] = runs["capacity"]["wall_s"] / runs["kube-scheduler"]["wall_s"]
     runs["fair_over_kube_scheduler"] = runs["fair"]["wall_s"] / runs["kube-scheduler"]["wall_s"]
+    runs["kueue_over_kube_scheduler"] = runs["kueue"]["wall_s"] / runs["kube-scheduler"]["wall_s"]
     return runs
 
 
@@ -132,12 +171,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         trace = generate(Path(work), int(size["days"]), int(size["nodes"]), float(size["gap_s"]))
         jobs = sum(1 for _ in (trace / "trace.json").open(encoding="utf-8"))
-        result = {"days": size["days"], "nodes": size["nodes"], "jobs": jobs, **measure(trace)}
+        result = {"days": size["days"], "nodes": size["nodes"], "jobs": jobs, **measure(trace, int(size["nodes"]))}
     if args.json:
         print(json.dumps(result, indent=2))
         return
     print(f"{result['days']} days, {jobs:,} jobs on {size['nodes']} nodes")
-    for name in ("capacity", "fair", "kube-scheduler"):
+    for name in ("capacity", "fair", "kueue", "kube-scheduler"):
         run = result[name]
         print(
             f"  {name:15s} {run['wall_s']:7.1f} s (replay {run['replay_s']:.1f} s), {run['peak_rss_mib']:.0f} MiB, "
@@ -145,6 +184,7 @@ def main() -> None:
         )
     print(f"  Capacity Scheduler / kube-scheduler replay: {result['capacity_over_kube_scheduler']:.2f}x")
     print(f"  Fair Scheduler / kube-scheduler replay: {result['fair_over_kube_scheduler']:.2f}x")
+    print(f"  Kueue and kube-scheduler / kube-scheduler alone: {result['kueue_over_kube_scheduler']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -42,3 +42,4 @@ def test_quick_mode_runs_both_replays_on_the_same_trace() -> None:
     fair = result["fair"]
     assert fair["summary"]["scheduler"] == "FairScheduler" and fair["summary"]["finished"] == result["jobs"]
     assert fair["containers"] == capacity["containers"]
+    assert result["kueue"]["containers"] == kube["containers"]  # the same pods, admitted first
