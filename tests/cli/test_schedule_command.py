@@ -252,3 +252,9 @@ def test_queues_series_and_why_for_yarn_and_kueue(tmp_path: Path) -> None:
     )  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["why"] == {"b-0": "admitted to ClusterQueue team-b"}  # it runs 600 s to 1,201 s
+    code, _, err = invoke(
+        "schedule", str(kueue / "pods.csv"), "--nodes", str(kueue / "nodes.csv"),
+        "--kueue", str(kueue / "manifests.yaml"), "--queues", str(queues),
+    )  # fmt: skip
+    assert code == 0, err
+    assert {r["clusterQueue"] for r in csv.DictReader(queues.open())} == {"team-a", "team-b"}

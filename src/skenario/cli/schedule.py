@@ -11,6 +11,7 @@ import click
 
 from skenario.cli.common import check_output_dirs, out, output_option, plugin_options, print_json
 from skenario.cli.scheduling import (
+    KUEUE_QUEUE_COLUMNS,
     QUEUE_COLUMNS,
     capacity_table,
     kueue_rows,
@@ -126,7 +127,7 @@ from skenario.scheduling.traces.sls import SlsTrace
     "queues_file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="With a YARN scheduler: write each queue's allocation, pending demand and applications over time (CSV).",
+    help="With a queue scheduler: write each queue's allocation, pending demand and jobs over time (CSV).",
 )
 @click.option(
     "--why",
@@ -184,9 +185,9 @@ def schedule(
     if capacity_file is not None or fair_file is not None:
         _yarn(trace, kind, nodes, capacity_file, fair_file, seed, until, heartbeat, jobs_file, queues_file, why, output)
         return
-    if queues_file is not None:
+    if queues_file is not None and kueue_file is None:
         raise SkenarioError(
-            "--queues is written by a YARN scheduler's replay: give --capacity-scheduler or --fair-scheduler",
+            "--queues is written by a queue scheduler: give --capacity-scheduler, --fair-scheduler or --kueue",
             field="--queues",
         )
     if why and kueue_file is None:
@@ -224,6 +225,8 @@ def schedule(
         write_results(replay.controller, pods_file, results_file, spilled)
     kueue = replay.admission.summary() if replay.admission is not None else None
     reasons = _reasons(replay.admission.why, why) if replay.admission is not None else {}
+    if queues_file is not None and replay.admission is not None:
+        write_jobs_csv(replay.admission.queue_rows(), queues_file, KUEUE_QUEUE_COLUMNS)
     if output in ("json", "yaml"):
         document = summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}
         extra_document = ({"kueue": kueue} if kueue is not None else {}) | ({"why": reasons} if reasons else {})

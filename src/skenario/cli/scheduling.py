@@ -83,11 +83,17 @@ def kueue_rows(kueue: dict[str, Any]) -> list[tuple[str, str]]:
     """Kueue's admissions per ClusterQueue, as rows for the scheduling table."""
     rows = [("Kueue: workloads / evictions", f"{kueue['workloads']:,} / {kueue['evictions']:,}")]
     for name, q in kueue["clusterQueues"].items():
+        waits = f"{wait(q['meanAdmissionWaitSeconds'])} / {wait(q['maxAdmissionWaitSeconds'])}"
         rows.append(
             (
                 f"ClusterQueue {name}: admitted / never, wait mean / longest",
-                f"{q['admitted']:,} / {q['neverAdmitted']:,}, "
-                f"{wait(q['meanAdmissionWaitSeconds'])} / {wait(q['maxAdmissionWaitSeconds'])}",
+                f"{q['admitted']:,} / {q['neverAdmitted']:,}, {waits}",
+            )
+        )
+        rows.append(
+            (
+                f"ClusterQueue {name}: CPUs admitted, mean / peak",
+                f"{q['cpuAdmittedMean']:,.1f} / {q['cpuAdmittedPeak']:,.1f}",
             )
         )
     return rows
@@ -108,6 +114,7 @@ JOB_COLUMNS = (
     "rejected",
     "why",
 )
+KUEUE_QUEUE_COLUMNS = ("time", "clusterQueue", "cpu", "memory", "admitted.workloads", "pending.workloads")
 QUEUE_COLUMNS = (
     "time",
     "queue",

@@ -67,6 +67,12 @@ def test_the_example_two_teams_reclaim_their_quota(tmp_path: Path) -> None:
     assert sum(1 for e in ended.values() if e is not None and e.value == "preempted") == 4
     assert all(e is not None for e in ended.values())
     assert replay.controller.pods["unmanaged"].bound_at is not None  # no queue: kube-scheduler alone
+    # team-a admitted all 16 CPUs of the cohort at its peak (8 borrowed); team-b its own 8; both end at 0.
+    assert queues["team-a"]["cpuAdmittedPeak"] == 16 and queues["team-b"]["cpuAdmittedPeak"] == 8
+    rows = replay.admission.queue_rows()
+    last = {r["clusterQueue"]: r for r in rows}
+    assert last["team-a"]["cpu"] == last["team-b"]["cpu"] == 0 and last["team-a"]["pending.workloads"] == 0
+    assert max(r["cpu"] for r in rows if r["clusterQueue"] == "team-a") == 16
 
 
 def test_within_nominal_quota_then_waiting_for_freed_quota(tmp_path: Path) -> None:

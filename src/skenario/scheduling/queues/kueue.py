@@ -22,13 +22,16 @@ Cycles repeat within an instant while they admit or evict anything.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from skenario.core.environment import Environment
-from skenario.core.time import SECOND
+from skenario.core.time import MILLISECOND, SECOND
 from skenario.scheduling.affinity import NodeAffinity
 from skenario.scheduling.controller import SchedulingController
 from skenario.scheduling.objects import PodSpec
@@ -112,6 +115,10 @@ class KueueAdmission:
         self.inadmissible: dict[str, list[WorkloadRun]] = {name: [] for name in config.cluster_queues}
         self.admitted: dict[str, WorkloadRun] = {}
         self.evicted = 0
+        # Rows of 6: t, ClusterQueue, CPU (millicores) and memory (bytes) admitted, admitted and queued workloads.
+        self._series = array("q")
+        self._last: dict[int, tuple[int, int, int, int]] = {}
+        self._names = list(config.cluster_queues)
         self.cycles = 0
         self._cycle_due = False
         arrived = controller.pending.on_add
@@ -186,6 +193,7 @@ class KueueAdmission:
             self.book.add(run.workload.cluster_queue, run.workload.usage, -1)
             run.workload.usage = {}
         run.finished_at = self.env.now()
+        self._record()
         self._requeue_inadmissible()
 
     def _requeue_inadmissible(self) -> None:
@@ -240,6 +248,7 @@ class KueueAdmission:
             else:
                 run.reason = assignment.message
                 progress = self._set_aside(run, queue.strategy) or progress
+        self._record()
         if progress:
             self._want_cycle()
 
@@ -325,13 +334,54 @@ class KueueAdmission:
             return f"waiting in ClusterQueue {queue} behind {ahead} workload(s), the head {head.workload.name}"
         return f"at the head of ClusterQueue {queue}: {run.reason or 'not yet tried'}"
 
+    def _record(self) -> None:
+        now = self.env.now()
+        for k, name in enumerate(self._names):
+            usage = self.book.usage[name]
+            cpu = sum(amount for (_, resource), amount in usage.items() if resource == "cpu")
+            memory = sum(amount for (_, resource), amount in usage.items() if resource == "memory")
+            admitted = sum(1 for r in self.admitted.values() if r.workload.cluster_queue == name)
+            row = (cpu, memory, admitted, len(self.queued[name]) + len(self.inadmissible[name]))
+            if self._last.get(k) != row:
+                self._last[k] = row
+                self._series.extend((now, k, *row))
+
+    def queue_series(self) -> dict[str, npt.NDArray[np.int64]]:
+        """Per ClusterQueue, the step series: time (ns), CPU and memory admitted, admitted and queued workloads."""
+        rows = np.array(self._series, dtype=np.int64).reshape(-1, 6)
+        return {name: rows[rows[:, 1] == k] for k, name in enumerate(self._names)}
+
+    def queue_rows(self) -> list[dict[str, Any]]:
+        """Each ClusterQueue's admitted usage and workloads wherever one changed (cores, GiB)."""
+        out = []
+        for name, rows in self.queue_series().items():
+            for t, _, cpu, memory, admitted, queued in rows.tolist():
+                out.append(
+                    {
+                        "time": t // MILLISECOND,
+                        "clusterQueue": name,
+                        "cpu": cpu / 1000,
+                        "memory": memory / 1024**3,
+                        "admitted.workloads": admitted,
+                        "pending.workloads": queued,
+                    }
+                )
+        return sorted(out, key=lambda r: (r["time"], r["clusterQueue"]))
+
     def summary(self) -> dict[str, object]:
-        """Per ClusterQueue: workloads, admitted, evictions and waits for admission, in seconds."""
+        """Per ClusterQueue: workloads, admitted, evictions, waits for admission (s) and CPU admitted (cores)."""
         out: dict[str, object] = {}
+        end = max(self.env.now(), 1)
+        series = self.queue_series()
         for name in self.config.cluster_queues:
             runs = [r for r in self.runs.values() if r.workload.cluster_queue == name]
             waits = np.array([w for r in runs for w in r.waits], dtype=float) / SECOND
+            rows = series[name]
+            steps = np.append(rows[:, 0], end).astype(float)
+            cpu_mean = float((rows[:, 2] * np.diff(steps)).sum() / end / 1000) if len(rows) else 0.0
             out[name] = {
+                "cpuAdmittedMean": cpu_mean,
+                "cpuAdmittedPeak": float(rows[:, 2].max() / 1000) if len(rows) else 0.0,
                 "workloads": len(runs),
                 "admitted": sum(1 for r in runs if r.waits),
                 "neverAdmitted": sum(1 for r in runs if not r.waits),
