@@ -119,6 +119,7 @@ class KueueAdmission:
         self._series = array("q")
         self._last: dict[int, tuple[int, int, int, int]] = {}
         self._names = list(config.cluster_queues)
+        self._admitted_in: dict[str, int] = dict.fromkeys(config.cluster_queues, 0)
         self.cycles = 0
         self._cycle_due = False
         arrived = controller.pending.on_add
@@ -190,6 +191,7 @@ class KueueAdmission:
             return
         if run.workload.name in self.admitted:
             del self.admitted[run.workload.name]
+            self._admitted_in[run.workload.cluster_queue] -= 1
             self.book.add(run.workload.cluster_queue, run.workload.usage, -1)
             run.workload.usage = {}
         run.finished_at = self.env.now()
@@ -274,6 +276,7 @@ class KueueAdmission:
         workload.admitted_at = now
         self.book.add(workload.cluster_queue, workload.usage)
         self.admitted[workload.name] = run
+        self._admitted_in[workload.cluster_queue] += 1
         run.assignment = assignment
         run.waits.append(now - run.queued_at)
         run.admitted_at = now
@@ -292,6 +295,7 @@ class KueueAdmission:
         """Preempted: the quota returns now, the pod stops, and a new gated pod queues the workload again."""
         workload = run.workload
         del self.admitted[workload.name]
+        self._admitted_in[workload.cluster_queue] -= 1
         self.book.add(workload.cluster_queue, workload.usage, -1)
         workload.usage = {}
         workload.admitted_at = None
@@ -340,8 +344,7 @@ class KueueAdmission:
             usage = self.book.usage[name]
             cpu = sum(amount for (_, resource), amount in usage.items() if resource == "cpu")
             memory = sum(amount for (_, resource), amount in usage.items() if resource == "memory")
-            admitted = sum(1 for r in self.admitted.values() if r.workload.cluster_queue == name)
-            row = (cpu, memory, admitted, len(self.queued[name]) + len(self.inadmissible[name]))
+            row = (cpu, memory, self._admitted_in[name], len(self.queued[name]) + len(self.inadmissible[name]))
             if self._last.get(k) != row:
                 self._last[k] = row
                 self._series.extend((now, k, *row))
