@@ -258,3 +258,15 @@ def test_queues_series_and_why_for_yarn_and_kueue(tmp_path: Path) -> None:
     )  # fmt: skip
     assert code == 0, err
     assert {r["clusterQueue"] for r in csv.DictReader(queues.open())} == {"team-a", "team-b"}
+
+
+def test_yarn_site_switches_the_fair_schedulers_preemption_on(tmp_path: Path) -> None:
+    code, out, err = invoke(
+        "schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES),
+        "--fair-scheduler", str(TRACES / "sls" / "fair-scheduler.xml"),
+        "--yarn-site", str(TRACES / "sls" / "yarn-site.xml"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["finished"] == 2  # an idle cluster: nothing to preempt
+    code, _, err = invoke("schedule", str(SLS), "--format", "sls", "--yarn-site", str(TRACES / "sls" / "yarn-site.xml"))
+    assert code == 2 and "give --fair-scheduler" in err

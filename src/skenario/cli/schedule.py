@@ -26,7 +26,7 @@ from skenario.runs import TraceOptions, open_run
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scheduling.attempts import PLUGIN_RESULTS, PluginResults
 from skenario.scheduling.queues.capacity_config import CapacityConfig, read_capacity_config
-from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config
+from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config, with_site
 from skenario.scheduling.queues.yarn_replay import YarnReplay
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TRACE_KINDS
@@ -116,6 +116,13 @@ from skenario.scheduling.traces.sls import SlsTrace
     help="Replay an SLS trace (--format sls) through YARN's Fair Scheduler, read from this fair-scheduler.xml.",
 )
 @click.option(
+    "--yarn-site",
+    "site_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --fair-scheduler: yarn-site.xml's switches (yarn.scheduler.fair.preemption, assignmultiple).",
+)
+@click.option(
     "--kueue",
     "kueue_file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -162,6 +169,7 @@ def schedule(
     results_file: Path | None,
     capacity_file: Path | None,
     fair_file: Path | None,
+    site_file: Path | None,
     kueue_file: Path | None,
     queues_file: Path | None,
     why: tuple[str, ...],
@@ -182,8 +190,13 @@ def schedule(
             "--kueue admits pods for kube-scheduler; a YARN scheduler places jobs itself: give one of them",
             field="--kueue",
         )
+    if site_file is not None and fair_file is None:
+        raise SkenarioError(
+            "--yarn-site sets the Fair Scheduler's switches: give --fair-scheduler", field="--yarn-site"
+        )
     if capacity_file is not None or fair_file is not None:
-        _yarn(trace, kind, nodes, capacity_file, fair_file, seed, until, heartbeat, jobs_file, queues_file, why, output)
+        files = (capacity_file, fair_file, site_file)
+        _yarn(trace, kind, nodes, files, seed, until, heartbeat, jobs_file, queues_file, why, output)
         return
     if queues_file is not None and kueue_file is None:
         raise SkenarioError(
@@ -244,8 +257,7 @@ def _yarn(
     trace: Path,
     kind: str,
     nodes: Path | None,
-    capacity_file: Path | None,
-    fair_file: Path | None,
+    files: tuple[Path | None, Path | None, Path | None],
     seed: int,
     until: str | None,
     heartbeat: str | None,
@@ -254,7 +266,9 @@ def _yarn(
     why: tuple[str, ...],
     output: str,
 ) -> None:
-    """The SLS trace's jobs through YARN's Capacity or Fair Scheduler (`skenario.scheduling.queues`)."""
+    """The SLS trace's jobs through YARN's Capacity or Fair Scheduler (`skenario.scheduling.queues`);
+    `files`: capacity-scheduler.xml, fair-scheduler.xml and yarn-site.xml, as given."""
+    capacity_file, fair_file, site_file = files
     option = "--capacity-scheduler" if capacity_file is not None else "--fair-scheduler"
     if kind != "sls":
         message = f"{option} replays YARN jobs: give an SLS trace with --format sls"
@@ -265,6 +279,8 @@ def _yarn(
     else:
         assert fair_file is not None
         config = read_fair_config(fair_file)
+        if site_file is not None:
+            config = with_site(config, site_file)
     started = time.perf_counter()
     reader = SlsTrace(trace, nodes)
     interval = _duration(heartbeat, "--heartbeat")

@@ -4,7 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from skenario.scheduling.queues.fair_config import UNBOUNDED, FairConfigError, read_fair_config
+from skenario.scheduling.queues.fair_config import (
+    UNBOUNDED,
+    FairConfigError,
+    FairPreemption,
+    Starvation,
+    read_fair_config,
+    with_site,
+)
 from skenario.scheduling.queues.resources import Resource
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,3 +92,33 @@ def test_no_queues_and_a_job_naming_none(tmp_path: Path) -> None:
         config.leaf("nope")
     with pytest.raises(KeyError, match="parent queue"):
         config.leaf("prod")
+
+
+def test_preemption_timeouts_are_inherited_and_yarn_site_switches_preemption_on(tmp_path: Path) -> None:
+    body = (
+        "<defaultFairSharePreemptionTimeout>30</defaultFairSharePreemptionTimeout>"
+        '<queue name="prod"><minSharePreemptionTimeout>5</minSharePreemptionTimeout>'
+        '<queue name="etl"><fairSharePreemptionThreshold>0.8</fairSharePreemptionThreshold></queue></queue>'
+        '<queue name="dev"/>'
+    )
+    config = read_fair_config(write(tmp_path, body))
+    queues = {q.path: q.starvation for q in config.root.walk()}
+    assert queues["root.prod.etl"] == Starvation(30, 0.8, 5)  # its own threshold, prod's min-share timeout
+    assert queues["root.dev"] == Starvation(30, 0.5, None)
+    assert config.preemption is None
+    site = tmp_path / "yarn-site.xml"
+    site.write_text(
+        "<configuration><property><name>yarn.scheduler.fair.preemption</name><value>true</value></property>"
+        "<property><name>yarn.scheduler.fair.waitTimeBeforeKill</name><value>5000</value></property>"
+        "</configuration>",
+        encoding="utf-8",
+    )
+    switched = with_site(config, site)
+    assert switched.preemption == FairPreemption(wait_before_kill_ms=5000)
+    site.write_text(
+        "<configuration><property><name>yarn.scheduler.fair.preemption</name><value>maybe</value>"
+        "</property></configuration>",
+        encoding="utf-8",
+    )
+    with pytest.raises(FairConfigError, match="not true or false"):
+        with_site(config, site)

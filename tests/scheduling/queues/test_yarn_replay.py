@@ -1,5 +1,6 @@
 """SLS jobs through the Capacity Scheduler on the event clock: a hand-worked timeline and conservation."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ from skenario.core.time import SECOND
 from skenario.errors import SkenarioError
 from skenario.scheduling.objects import NodeSpec
 from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
-from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config
+from skenario.scheduling.queues.fair_config import FairConfig, FairPreemption, Starvation, read_fair_config
+from skenario.scheduling.queues.fair_preemption import starved_amount
 from skenario.scheduling.queues.preemption import PreemptionSettings
 from skenario.scheduling.queues.resources import ResourceCalculator
 from skenario.scheduling.queues.yarn_replay import YarnReplay
@@ -99,7 +101,12 @@ FAIR = """<allocations><queue name="a"><maxRunningApps>2</maxRunningApps></queue
 
 
 @settings(max_examples=30, deadline=None)
-@given(jobs_strategy, st.integers(1, 400), st.integers(0, 3), st.sampled_from(["capacity", "preempting", "fair"]))
+@given(
+    jobs_strategy,
+    st.integers(1, 400),
+    st.integers(0, 3),
+    st.sampled_from(["capacity", "preempting", "fair", "fair-preempting"]),
+)
 def test_every_job_is_in_one_state_and_every_container_on_a_node(
     tmp_path_factory: pytest.TempPathFactory, specs: list, stop_s: int, seed: int, kind: str
 ) -> None:
@@ -108,10 +115,17 @@ def test_every_job_is_in_one_state_and_every_container_on_a_node(
     cfg: CapacityConfig | FairConfig = config(("a", 30), ("b", 70))
     if kind == "preempting":
         cfg = CapacityConfig(cfg.root, cfg.calculator, preemption=PreemptionSettings(max_wait_before_kill_ms=3000))
-    elif kind == "fair":
+    elif kind.startswith("fair"):
         path = tmp_path_factory.mktemp("fair") / "fair-scheduler.xml"
-        path.write_text(FAIR, encoding="utf-8")
+        path.write_text(
+            FAIR.replace(
+                "<weight>2</weight>", "<weight>2</weight><fairSharePreemptionTimeout>1</fairSharePreemptionTimeout>"
+            ),
+            encoding="utf-8",
+        )
         cfg = read_fair_config(path)
+        if kind == "fair-preempting":
+            cfg = replace(cfg, preemption=FairPreemption(utilization_threshold=0.1, wait_before_kill_ms=2000))
     replay = YarnReplay(jobs, nodes, cfg, seed=seed, until=stop_s * SECOND)
     replay.run(stop_s * SECOND)
     states = [r["state"] for r in replay.jobs_table()]
@@ -119,7 +133,7 @@ def test_every_job_is_in_one_state_and_every_container_on_a_node(
     sched = replay.scheduler
     on_nodes = sum(n.allocated.memory for n in replay.nodes)
     reserved = sum(n.reservation.resource.memory for n in replay.nodes if n.reservation is not None)
-    counted = on_nodes + (reserved if kind != "fair" else 0)  # the Fair Scheduler keeps reservations apart
+    counted = on_nodes + (reserved if not kind.startswith("fair") else 0)  # the Fair Scheduler keeps them apart
     assert sched.root.used.memory == counted == sum(q.used.memory for q in sched.leaves.values())
     assert all(0 <= n.allocated.memory <= n.capability.memory for n in replay.nodes)
     # Run to the end: every job finishes (none is too big for a node), and nothing is left allocated.
@@ -194,3 +208,44 @@ def test_why_names_the_queues_maximum_capacity() -> None:
     assert replay.why("b1") == (
         "waiting for a container of 1024 MB: queue root.b uses 1024 MB of its maximum 1228 MB (maximum-capacity 15%)"
     )
+
+
+def fair_preempting(tmp_path: Path, enabled: bool) -> FairConfig:
+    path = tmp_path / "fair-scheduler.xml"
+    path.write_text(
+        "<allocations><queue name='a'/><queue name='b'><fairSharePreemptionTimeout>5</fairSharePreemptionTimeout>"
+        "</queue></allocations>",
+        encoding="utf-8",
+    )
+    config = read_fair_config(path)
+    return replace(config, preemption=FairPreemption() if enabled else None)
+
+
+def test_fair_share_preemption_feeds_a_starved_queue(tmp_path: Path) -> None:
+    """a fills the 8 GB node; b's job arrives at 100 s. b's fair share is 4 GB and it has less than half
+    of it from its arrival, seen at the 100 s check (checks every 10 s); at 110 s that has held for 5 s,
+    so a container of a's is selected, and killed once selected for 15 s (the 130 s check); b's AM starts
+    at the node's next heartbeat. Without preemption b waits for a's maps to end (1,000 s)."""
+    jobs = [job("long", 0, [("map", 1000)] * 20, queue="a"), job("short", 100, [("map", 10)] * 2, queue="b", user="v")]
+    off = YarnReplay(jobs, [GB_NODE], fair_preempting(tmp_path, False))
+    off.run()
+    on = YarnReplay(jobs, [GB_NODE], fair_preempting(tmp_path, True))
+    on.run()
+    off_rows = {row["job"]: row for row in off.jobs_table()}
+    on_rows = {row["job"]: row for row in on.jobs_table()}
+    assert off_rows["short"]["started_s"] > 1000 and sum(off.preempted.values()) == 0
+    assert 130 <= on_rows["short"]["started_s"] < 131
+    assert on.preempted["root.a"] > 0 and on.preempted["root.b"] == 0
+    assert on_rows["long"]["state"] == "finished" and on_rows["short"]["state"] == "finished"
+
+
+def test_starvation_amounts() -> None:
+    starvation = Starvation(fair_share_timeout_s=5, fair_share_threshold=0.5, min_share_timeout_s=10)
+    s = SECOND
+    # Below half its 4 GB fair share for 6 s: owed 2 GB less its use, at most what it asks.
+    assert starved_amount(512, 4096, 0, 10_000, starvation, 0, None, 6 * s) == 2048 - 512
+    assert starved_amount(512, 4096, 0, 1024, starvation, 0, None, 6 * s) == 1024
+    assert starved_amount(512, 4096, 0, 10_000, starvation, 2 * s, None, 6 * s) == 0  # only 4 s so far
+    # The minimum share counts after its own timeout, and the larger shortfall wins.
+    assert starved_amount(0, 4096, 3000, 10_000, starvation, 0, 0, 10 * s) == 3000
+    assert starved_amount(0, 4096, 3000, 10_000, Starvation(), 0, 0, 10**6 * s) == 0  # no timeouts: never

@@ -133,39 +133,41 @@ def leaf_named(queues: Mapping[str, Q], name: str, file: str, *, root: str = "")
 
 def read_capacity_config(path: str | Path) -> CapacityConfig:
     """Read a `capacity-scheduler.xml` (and the allocation sizes of `yarn-site.xml`, if given there)."""
+    return _Reader(str(path), read_properties(path, CapacityConfigError)).config()
+
+
+def read_properties(path: str | Path, error: type[SkenarioError]) -> dict[str, str]:
+    """A Hadoop configuration file's properties, by name (a mistake is `error`, naming the file)."""
     file = str(path)
     try:
         tree = ET.parse(path)
     except OSError as exc:
-        raise CapacityConfigError(
-            f"cannot open the Capacity Scheduler file: {exc.strerror or exc}", file=file
-        ) from None
+        raise error(f"cannot open the file: {exc.strerror or exc}", file=file) from None
     except ET.ParseError as exc:
         line = exc.position[0] if exc.position else None
-        raise CapacityConfigError(f"not well-formed XML: {exc}", file=file, line=line) from None
-    properties = _properties(tree.getroot(), file)
-    return _Reader(file, properties).config()
-
-
-def _properties(root: ET.Element, file: str) -> dict[str, str]:
+        raise error(f"not well-formed XML: {exc}", file=file, line=line) from None
+    root = tree.getroot()
     if root.tag != "configuration":
-        raise CapacityConfigError(f"the document is <{root.tag}>, not a Hadoop <configuration>", file=file)
+        raise error(f"the document is <{root.tag}>, not a Hadoop <configuration>", file=file)
     out: dict[str, str] = {}
     for k, prop in enumerate(root.iter("property")):
         name = (prop.findtext("name") or "").strip()
         if not name:
-            raise CapacityConfigError(f"property {k + 1} has no <name>", file=file)
+            raise error(f"property {k + 1} has no <name>", file=file)
         out[name] = (prop.findtext("value") or "").strip()
     return out
 
 
-class _Reader:
-    def __init__(self, file: str, properties: dict[str, str]) -> None:
+class PropertyReader:
+    """A Hadoop configuration's properties read as numbers, whole numbers and booleans; a bad one is `error`."""
+
+    def __init__(self, file: str, properties: dict[str, str], error: type[SkenarioError] = CapacityConfigError) -> None:
         self.file = file
         self.properties = properties
+        self._error = error
 
-    def error(self, key: str, message: str) -> CapacityConfigError:
-        return CapacityConfigError(message, file=self.file, field=key, value=self.properties.get(key))
+    def error(self, key: str, message: str) -> SkenarioError:
+        return self._error(message, file=self.file, field=key, value=self.properties.get(key))
 
     def number(self, key: str, default: float, low: float | None = None, high: float | None = None) -> float:
         text = self.properties.get(key)
@@ -200,6 +202,8 @@ class _Reader:
             raise self.error(key, f"{key} is {text!r}, not true or false")
         return text.lower() == "true"
 
+
+class _Reader(PropertyReader):
     def config(self) -> CapacityConfig:
         calculator_key = PREFIX + "resource-calculator"
         calculator_name = self.properties.get(calculator_key, "DefaultResourceCalculator").rsplit(".", 1)[-1]

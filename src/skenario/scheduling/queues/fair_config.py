@@ -19,11 +19,18 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from skenario.errors import SkenarioError
-from skenario.scheduling.queues.capacity_config import MAXIMUM_ALLOCATION, MINIMUM_ALLOCATION, QueueTree, leaf_named
+from skenario.scheduling.queues.capacity_config import (
+    MAXIMUM_ALLOCATION,
+    MINIMUM_ALLOCATION,
+    PropertyReader,
+    QueueTree,
+    leaf_named,
+    read_properties,
+)
 from skenario.scheduling.queues.resources import Resource
 
 POLICIES = ("fair", "drf", "fifo")
@@ -53,6 +60,24 @@ NO_LIMIT = Amount(UNBOUNDED, UNBOUNDED)
 
 
 @dataclass(frozen=True)
+class Starvation:
+    """When a queue counts as starved (`fairSharePreemptionTimeout` and kin, in seconds; None: never)."""
+
+    fair_share_timeout_s: float | None = None
+    fair_share_threshold: float = 0.5
+    min_share_timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class FairPreemption:
+    """The Fair Scheduler's preemption, as `yarn-site.xml` switches it on (`yarn.scheduler.fair.preemption`)."""
+
+    utilization_threshold: float = 0.8  # preemption.cluster-utilization-threshold
+    wait_before_kill_ms: int = 15_000  # waitTimeBeforeKill
+    check_interval_ms: int = 10_000  # waitTimeBeforeNextStarvationCheck
+
+
+@dataclass(frozen=True)
 class FairQueueConfig(QueueTree):
     path: str
     children: tuple[FairQueueConfig, ...] = ()
@@ -62,6 +87,7 @@ class FairQueueConfig(QueueTree):
     max_running_apps: int = UNBOUNDED
     max_am_share: float = 0.5  # -1: no limit
     policy: str = "fair"
+    starvation: Starvation = field(default_factory=lambda: Starvation())
 
 
 @dataclass(frozen=True)
@@ -74,6 +100,7 @@ class FairConfig:
     minimum_allocation: Resource = MINIMUM_ALLOCATION
     maximum_allocation: Resource = MAXIMUM_ALLOCATION
     assign_multiple: bool = False  # yarn.scheduler.fair.assignmultiple
+    preemption: FairPreemption | None = None  # None: off, YARN's default
     file: str = "fair-scheduler.xml"
 
     def leaves(self) -> list[FairQueueConfig]:
@@ -188,6 +215,11 @@ class _Reader:
         self.max_apps_default = self.integer(root, "queueMaxAppsDefault", where, UNBOUNDED)
         self.am_share_default = self.number(root, "queueMaxAMShareDefault", where, 0.5, low=-1)
         self.max_resources_default = self.amount(root, "queueMaxResourcesDefault", where, NO_LIMIT)
+        self.starvation = Starvation(
+            self.seconds(root, "defaultFairSharePreemptionTimeout", where, None),
+            self.number(root, "defaultFairSharePreemptionThreshold", where, 0.5),
+            self.seconds(root, "defaultMinSharePreemptionTimeout", where, None),
+        )
         users = {}
         for user in root.findall("user"):
             name = user.get("name")
@@ -198,9 +230,9 @@ class _Reader:
         if len(elements) == 1 and elements[0].get("name") == "root":
             top = elements[0]
             elements = top.findall("queue") + top.findall("pool")
-            root_queue = self.queue(top, "root", elements)
+            root_queue = self.queue(top, "root", elements, self.starvation)
         else:
-            root_queue = self.queue(None, "root", elements)
+            root_queue = self.queue(None, "root", elements, self.starvation)
         if root_queue.is_leaf:
             raise FairConfigError("the file defines no queues", file=self.file)
         return FairConfig(
@@ -210,7 +242,23 @@ class _Reader:
             file=self.file,
         )
 
-    def queue(self, element: ET.Element | None, path: str, children: list[ET.Element]) -> FairQueueConfig:
+    def seconds(self, element: ET.Element, tag: str, where: str, default: float | None) -> float | None:
+        return self.number(element, tag, where, 0.0) if element.find(tag) is not None else default
+
+    def queue(
+        self, element: ET.Element | None, path: str, children: list[ET.Element], inherited: Starvation
+    ) -> FairQueueConfig:
+        where = f"queue {path}"
+        starvation = inherited
+        if element is not None:  # a queue's timeouts and threshold are its parent's unless it sets them
+            threshold = self.number(element, "fairSharePreemptionThreshold", where, inherited.fair_share_threshold)
+            if threshold > 1:
+                raise self.error(f"{where}/fairSharePreemptionThreshold", threshold, "a threshold is at most 1")
+            starvation = Starvation(
+                self.seconds(element, "fairSharePreemptionTimeout", where, inherited.fair_share_timeout_s),
+                threshold,
+                self.seconds(element, "minSharePreemptionTimeout", where, inherited.min_share_timeout_s),
+            )
         names = []
         built = []
         for child in children:
@@ -220,10 +268,10 @@ class _Reader:
             if name in names:
                 raise self.error(f"{path}/queue", name, f"{path} has two queues named {name!r}")
             names.append(name)
-            built.append(self.queue(child, f"{path}.{name}", child.findall("queue") + child.findall("pool")))
+            grandchildren = child.findall("queue") + child.findall("pool")
+            built.append(self.queue(child, f"{path}.{name}", grandchildren, starvation))
         if element is None:
-            return FairQueueConfig(path, tuple(built), policy=self.default_policy)
-        where = f"queue {path}"
+            return FairQueueConfig(path, tuple(built), policy=self.default_policy, starvation=starvation)
         policy = self.text(element, "schedulingPolicy", where) or self.default_policy
         if policy not in POLICIES:
             raise self.error(
@@ -250,4 +298,36 @@ class _Reader:
             max_running_apps=self.integer(element, "maxRunningApps", where, self.max_apps_default),
             max_am_share=am_share,
             policy=policy,
+            starvation=starvation,
         )
+
+
+def with_site(config: FairConfig, path: str | Path) -> FairConfig:
+    """The Fair Scheduler's switches from `yarn-site.xml` (`yarn.scheduler.fair.*`): preemption and its
+    waits, `assignmultiple`, and the allocation sizes."""
+    file = str(path)
+    properties = read_properties(path, FairConfigError)
+    site = PropertyReader(file, properties, FairConfigError)
+    prefix = "yarn.scheduler.fair."
+    preemption = None
+    if site.boolean(prefix + "preemption", False):
+        preemption = FairPreemption(
+            site.number(prefix + "preemption.cluster-utilization-threshold", 0.8, 0, 1),
+            site.integer(prefix + "waitTimeBeforeKill", 15_000, 0),
+            site.integer(prefix + "waitTimeBeforeNextStarvationCheck", 10_000, 1),
+        )
+    minimum = Resource(
+        site.integer("yarn.scheduler.minimum-allocation-mb", config.minimum_allocation.memory, 0),
+        site.integer("yarn.scheduler.minimum-allocation-vcores", config.minimum_allocation.vcores, 0),
+    )
+    maximum = Resource(
+        site.integer("yarn.scheduler.maximum-allocation-mb", config.maximum_allocation.memory, 1),
+        site.integer("yarn.scheduler.maximum-allocation-vcores", config.maximum_allocation.vcores, 1),
+    )
+    return replace(
+        config,
+        preemption=preemption,
+        assign_multiple=site.boolean(prefix + "assignmultiple", config.assign_multiple),
+        minimum_allocation=minimum,
+        maximum_allocation=maximum,
+    )

@@ -42,8 +42,9 @@ from skenario.scheduling.queues.applications import Application, Container, Node
 from skenario.scheduling.queues.capacity import CapacityScheduler, LeafQueue, ParentQueue, Queue
 from skenario.scheduling.queues.capacity_config import CapacityConfig
 from skenario.scheduling.queues.fair import FairQueue, FairScheduler
-from skenario.scheduling.queues.fair_config import FairConfig
-from skenario.scheduling.queues.preemption import PreemptionQueue, to_obtain
+from skenario.scheduling.queues.fair_config import FairConfig, FairPreemption
+from skenario.scheduling.queues.fair_preemption import starved_amount
+from skenario.scheduling.queues.preemption import PreemptionQueue, PreemptionSettings, to_obtain
 from skenario.scheduling.queues.resources import Resource
 from skenario.scheduling.traces.sls import SlsJob, SlsTask
 
@@ -184,7 +185,7 @@ class YarnReplay:
             if isinstance(config, CapacityConfig)
             else FairScheduler(config, self.nodes)
         )
-        self.preemption = config.preemption if isinstance(config, CapacityConfig) else None
+        self.preemption = config.preemption  # the Capacity Scheduler's monitor, or the Fair Scheduler's
         rng = RandomStreams(seed).generator("heartbeats")
         self._phase = {node.name: int(rng.integers(nm_heartbeat)) for node in self.nodes}
         self.runs = [self._run_of(job, config, am_resource, trace_file) for job in sorted(jobs, key=_order)]
@@ -200,6 +201,7 @@ class YarnReplay:
         self._marked: dict[int, int] = {}  # container id: when preemption first selected it
         self._killed: set[int] = set()  # preempted containers whose trace end is still scheduled
         self._monitor_armed = False
+        self._below: dict[tuple[str, str], int] = {}  # (fair or min, leaf): since when it has been below that share
         self.end = 0
         self.phase = "Pending"
         self.message: str | None = "not started"
@@ -419,19 +421,30 @@ class YarnReplay:
     # -- preemption --------------------------------------------------------------------------------
 
     def _next_monitor(self) -> int:
-        assert self.preemption is not None
-        interval = self.preemption.monitoring_interval_ms * MILLISECOND
+        settings = self.preemption
+        assert settings is not None
+        every = (
+            settings.monitoring_interval_ms if isinstance(settings, PreemptionSettings) else settings.check_interval_ms
+        )
+        interval = every * MILLISECOND
         return (self.env.now() // interval + 1) * interval
 
     def _monitor(self) -> None:
-        """`ProportionalCapacityPreemptionPolicy.editSchedule`: select, and kill what stayed selected long enough."""
+        """Select containers to preempt, and kill those selected for long enough: the Capacity Scheduler's
+        `ProportionalCapacityPreemptionPolicy.editSchedule`, or the Fair Scheduler's `FSPreemptionThread`."""
         settings = self.preemption
         sched = self.scheduler
-        assert settings is not None and isinstance(sched, CapacityScheduler)
+        assert settings is not None
         now = self.env.now()
-        amounts = to_obtain(self._preemption_tree(sched.root), sched.cluster.memory, settings)
-        selected = [c for path, amount in amounts.items() for c in self._select(sched.leaves[path], amount)]
-        wait = settings.max_wait_before_kill_ms * MILLISECOND
+        if isinstance(settings, PreemptionSettings):
+            assert isinstance(sched, CapacityScheduler)
+            amounts = to_obtain(self._preemption_tree(sched.root), sched.cluster.memory, settings)
+            selected = [c for path, amount in amounts.items() for c in self._select(sched.leaves[path], amount)]
+            wait = settings.max_wait_before_kill_ms * MILLISECOND
+        else:
+            assert isinstance(sched, FairScheduler)
+            selected = self._starved_selection(sched, settings, now)
+            wait = settings.wait_before_kill_ms * MILLISECOND
         marked = {c.id: self._marked.get(c.id, now) for c in selected}
         self._marked = marked
         killed = False
@@ -445,6 +458,52 @@ class YarnReplay:
             self.env.call_at(self._next_monitor(), self._monitor)
         else:
             self._monitor_armed = False
+
+    def _starved_selection(self, sched: FairScheduler, settings: FairPreemption, now: int) -> list[Container]:
+        """The Fair Scheduler's starved queues and the containers that would feed them (`FSPreemptionThread`)."""
+        sched.update_fair_shares()
+        amounts = {}
+        for path, leaf in sched.leaves.items():
+            share = leaf.fair_share.memory
+            minimum = min(sched.minimum_share(leaf).memory, (leaf.used + leaf.asked).memory)
+            threshold = leaf.config.starvation.fair_share_threshold
+            amount = starved_amount(
+                leaf.used.memory,
+                share,
+                minimum,
+                leaf.asked.memory,
+                leaf.config.starvation,
+                self._below_since(("fair", path), leaf.used.memory < share * threshold),
+                self._below_since(("min", path), leaf.used.memory < minimum),
+                now,
+            )
+            if amount > 0:
+                amounts[path] = amount
+        if not amounts or sched.root.used.memory <= settings.utilization_threshold * sched.cluster.memory:
+            return []
+        taken: dict[str, int] = {}
+        chosen: list[Container] = []
+        for path, amount in amounts.items():
+            for container in sorted(self._live.values(), key=lambda c: -c.id):
+                if amount <= 0:
+                    break
+                victim = sched.leaves[container.app.queue]
+                if container.is_am or container.app.queue == path or container in chosen:
+                    continue
+                left = victim.used.memory - taken.get(victim.path, 0) - container.resource.memory
+                if left < victim.fair_share.memory:
+                    continue  # preemption never takes a queue below its fair share
+                chosen.append(container)
+                taken[victim.path] = taken.get(victim.path, 0) + container.resource.memory
+                amount -= container.resource.memory
+        return chosen
+
+    def _below_since(self, key: tuple[str, str], below: bool) -> int | None:
+        """Since when a queue has been below a share (None: it is not)."""
+        if not below:
+            self._below.pop(key, None)
+            return None
+        return self._below.setdefault(key, self.env.now())
 
     def _preemption_tree(self, queue: Queue) -> PreemptionQueue:
         cluster = self.scheduler.cluster
