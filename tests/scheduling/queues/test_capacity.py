@@ -1,5 +1,7 @@
 """The Capacity Scheduler's allocation, restated from YARN's TestLeafQueue and worked by hand."""
 
+import pytest
+
 from skenario.scheduling.queues.applications import Application, Node
 from skenario.scheduling.queues.capacity import CapacityScheduler
 from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
@@ -131,3 +133,21 @@ def test_a_container_too_big_for_the_free_room_reserves_the_node_until_it_fits()
     cs.release(held[0])
     got = cs.node_update(node, 2)
     assert [c.app.id for c in got] == ["big"] and node.reservation is None and big.used.memory == 4 * GB
+
+
+@pytest.mark.parametrize(
+    ("a_gb", "b_gb", "first"),
+    [(0, 1, "root.a"), (2, 2, "root.b"), (3, 4, "root.b"), (3, 8, "root.a")],
+)
+def test_single_level_queues_ordering(a_gb: int, b_gb: int, first: str) -> None:
+    """TestParentQueue.testSingleLevelQueues: a (30%) and b (70%) of two 10 GB nodes, 6 GB and 14 GB
+    guaranteed; the root offers a node first to the queue that uses less of its guarantee."""
+    a = QueueConfig("root.a", capacity=30, absolute_capacity=0.3)
+    b = QueueConfig("root.b", capacity=70, absolute_capacity=0.7)
+    cs = CapacityScheduler(
+        CapacityConfig(QueueConfig("root", children=(a, b)), ResourceCalculator()),
+        [Node("n0", Resource(10 * GB, 16)), Node("n1", Resource(10 * GB, 16))],
+    )
+    cs.leaves["root.a"].used = Resource(a_gb * GB, a_gb)
+    cs.leaves["root.b"].used = Resource(b_gb * GB, b_gb)
+    assert cs.children_in_order(cs.root)[0].path == first

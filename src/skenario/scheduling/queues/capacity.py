@@ -204,7 +204,7 @@ class CapacityScheduler(SchedulerBooks):
         rc, cluster = self.rc, self.cluster
         if rc.at_least(cluster, queue.used, limit):
             return None  # canAssignToThisQueue: this queue is at its limit
-        for child in self._children_in_order(queue):
+        for child in self.children_in_order(queue):
             # ParentQueue.getResourceLimitsOfChild: min(my limit - my used + child used, child max), rounded down.
             child_limit = (limit - queue.used + child.used).componentwise_min(child.maximum(cluster))
             child_limit = rc.round_down(child_limit, self.minimum)
@@ -213,7 +213,7 @@ class CapacityScheduler(SchedulerBooks):
                 return outcome
         return None
 
-    def _children_in_order(self, queue: ParentQueue) -> list[Queue]:
+    def children_in_order(self, queue: ParentQueue) -> list[Queue]:
         """`utilization` ordering: the smaller used capacity first, then the larger guarantee (stable)."""
         return sorted(queue.children, key=lambda q: (self.used_capacity(q), -q.config.absolute_capacity))
 
