@@ -136,17 +136,22 @@ def read_capacity_config(path: str | Path) -> CapacityConfig:
     return _Reader(str(path), read_properties(path, CapacityConfigError)).config()
 
 
-def read_properties(path: str | Path, error: type[SkenarioError]) -> dict[str, str]:
-    """A Hadoop configuration file's properties, by name (a mistake is `error`, naming the file)."""
+def parse_xml(path: str | Path, error: type[SkenarioError]) -> ET.Element:
+    """A YARN configuration file's document element; a file that cannot be read or parsed is `error`."""
     file = str(path)
     try:
-        tree = ET.parse(path)
+        return ET.parse(path).getroot()
     except OSError as exc:
         raise error(f"cannot open the file: {exc.strerror or exc}", file=file) from None
     except ET.ParseError as exc:
         line = exc.position[0] if exc.position else None
         raise error(f"not well-formed XML: {exc}", file=file, line=line) from None
-    root = tree.getroot()
+
+
+def read_properties(path: str | Path, error: type[SkenarioError]) -> dict[str, str]:
+    """A Hadoop configuration file's properties, by name (a mistake is `error`, naming the file)."""
+    file = str(path)
+    root = parse_xml(path, error)
     if root.tag != "configuration":
         raise error(f"the document is <{root.tag}>, not a Hadoop <configuration>", file=file)
     out: dict[str, str] = {}

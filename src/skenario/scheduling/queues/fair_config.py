@@ -29,6 +29,7 @@ from skenario.scheduling.queues.capacity_config import (
     PropertyReader,
     QueueTree,
     leaf_named,
+    parse_xml,
     read_properties,
 )
 from skenario.scheduling.queues.resources import Resource
@@ -116,15 +117,7 @@ _OLD = re.compile(r"^\s*([0-9.]+)\s*(mb|vcores)\s*$", re.I)
 
 
 def read_fair_config(path: str | Path) -> FairConfig:
-    file = str(path)
-    try:
-        tree = ET.parse(path)
-    except OSError as exc:
-        raise FairConfigError(f"cannot open the Fair Scheduler file: {exc.strerror or exc}", file=file) from None
-    except ET.ParseError as exc:
-        line = exc.position[0] if exc.position else None
-        raise FairConfigError(f"not well-formed XML: {exc}", file=file, line=line) from None
-    return _Reader(file).config(tree.getroot())
+    return _Reader(str(path)).config(parse_xml(path, FairConfigError))
 
 
 class _Reader:

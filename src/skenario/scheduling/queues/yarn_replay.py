@@ -483,8 +483,9 @@ class YarnReplay:
             return []
         taken: dict[str, int] = {}
         chosen: list[Container] = []
+        newest_first = sorted(self._live.values(), key=lambda c: -c.id)
         for path, amount in amounts.items():
-            for container in sorted(self._live.values(), key=lambda c: -c.id):
+            for container in newest_first:
                 if amount <= 0:
                     break
                 victim = sched.leaves[container.app.queue]
@@ -524,6 +525,10 @@ class YarnReplay:
         """`FifoCandidatesSelector`: the newest application first; its reservations, then its containers
         lowest priority and newest first; AM containers are not taken."""
         chosen: list[Container] = []
+        held: dict[str, list[Container]] = {}  # each application's live task containers, read once
+        for c in self._live.values():
+            if c.app.queue == leaf.path and not c.is_am:
+                held.setdefault(c.app.id, []).append(c)
         for app in sorted(leaf.active, key=lambda a: a.order, reverse=True):
             if amount <= 0:
                 break
@@ -532,8 +537,7 @@ class YarnReplay:
                     break
                 amount -= reserved.resource.memory
                 self.scheduler.unreserve(reserved)
-            mine = [c for c in self._live.values() if c.app is app and not c.is_am]
-            for container in sorted(mine, key=lambda c: (-c.priority, -c.id)):
+            for container in sorted(held.get(app.id, []), key=lambda c: (-c.priority, -c.id)):
                 if amount <= 0:
                     break
                 chosen.append(container)
