@@ -58,7 +58,7 @@ def commands(world: dict[str, Path]) -> dict[str, list[str]]:
         "explain": ["explain", "1", *store],
         "decisions": ["decisions", "1", *store],
         "compare": ["compare", "1", "2", *store],
-        "schedule": ["schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES)],
+        "schedule": ["schedule", str(SLS), "--format", "sls", "--nodes", str(SLS_NODES), "--no-store"],
         "solve": ["solve", str(EXAMPLES / "queueing" / "web-server.yaml")],
         "sweep": ["sweep", str(world["small"]), *SWEEP, "--no-store"],
         "sweeps": ["sweeps", *store],

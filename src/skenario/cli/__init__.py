@@ -55,12 +55,13 @@ COMMANDS: dict[str, Entry] = {
     ),
     "explain": Entry(
         "skenario.cli.explain:explain",
-        "Why RUN's autoscalers did what they did: conditions, inputs and the rule behind each decision.",
+        "Why RUN's autoscalers did what they did: conditions, inputs and the rule behind each decision. For a batch "
+        "replay, why its jobs or workloads wait.",
     ),
     "export": Entry(
         "skenario.cli.runs:export",
         "Export a stored RUN's tables (series, replica_series, replicas, timeline, summary; with a cluster also "
-        "pods, nodes, attempts and kep140.json) to a folder.",
+        "pods, nodes, attempts and kep140.json; a batch replay's jobs) to a folder.",
     ),
     "plot": Entry(
         "skenario.cli.runs:plot",

@@ -26,7 +26,7 @@ from skenario.cli.common import (
     store_option,
 )
 from skenario.cli.kep import announce, kep_checked, render_kep
-from skenario.cli.scheduling import scheduling_table, write_results
+from skenario.cli.scheduling import batch_table, scheduling_table, write_results
 from skenario.cli.store import run_store
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
 from skenario.core.time import SECOND, format_duration
@@ -35,6 +35,7 @@ from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
 from skenario.results.store import check_label
 from skenario.runs import (
+    BatchRun,
     Executed,
     KepRun,
     PluginFailed,
@@ -145,6 +146,15 @@ def run(
         raise Halt(stopped.exit_code) from None
     if isinstance(opened, KepRun):
         render_kep(opened, done, output=output, pods_file=pods_file, results_file=results_file)
+        return
+    if isinstance(opened, BatchRun) and output not in ("json", "yaml"):  # its scheduler's table, as `show` prints
+        batch = opened.batch_summary()
+        out.print(batch_table(batch, title=f"{opened.name} ({batch['scheduler']}, seed {opened.seed})"))
+        out.print(f"digest: [bold]{opened.digest()}[/]", highlight=False, markup=True)
+        if done.run_id is not None:
+            out.print(
+                f"stored as run [bold]{done.run_id}[/] in {escape(str(done.store))}", highlight=False, markup=True
+            )
         return
     if not isinstance(opened, Simulation):  # a kind with no table of its own: the shape every kind shares
         print_document(

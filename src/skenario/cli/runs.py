@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skenario.cli.common import err, out, output_option, print_csv, print_document, store_option, to_option
-from skenario.cli.scheduling import scheduling_table
+from skenario.cli.scheduling import batch_table, scheduling_table, waiting_table
 from skenario.cli.store import run_store
 from skenario.cli.tables import class_table, runs_rows, runs_table, summary_table, workloads_table
 from skenario.cli.terminal import Terminal
@@ -185,6 +185,9 @@ def show(
     runs_store = run_store(store)
     run_id = runs_store.resolve(run)
     data = load_run(runs_store, run_id)
+    if (batch := data.documents.get("batch")) is not None:  # a batch replay: its scheduler's figures
+        _show_batch(data, batch, runs_store.record(run_id), output)
+        return
     judged = objectives(data, slo_latency, slo_percentile, slo_error_rate)
     verdict = None if judged is None else analysis.slo_summary(data, **judged)
     spend = analysis.cost(data)
@@ -236,6 +239,22 @@ def show(
         out.print(table)
     if len(decisions):
         out.print("decisions: " + ", ".join(f"{name} {n:,}" for name, n in decisions.items()), highlight=False)
+
+
+def _show_batch(data: RunData, batch: dict[str, Any], record: dict[str, Any], output: str) -> None:
+    """A stored batch replay: its scheduler's summary, and the jobs or workloads left waiting, with why."""
+    jobs = data.documents.get("jobs", [])
+    if output in ("json", "yaml"):
+        waiting = {str(j.get("job", j.get("workload"))): j["why"] for j in jobs if j.get("why")}
+        print_document(record | {"batch": batch, "waiting": waiting}, output)
+        return
+    head = f"{data.name}, seed {data.seed}, {data.phase}: {data.message or ''}"
+    out.print(f"run [bold]{data.id}[/]: {escape(head)}", markup=True)
+    if output == "wide":
+        out.print(_wide_line(record), highlight=False, soft_wrap=True)
+    out.print(batch_table(batch, title=f"{batch['scheduler']} replay"))
+    if (left := waiting_table(jobs)) is not None:
+        out.print(left)
 
 
 def _wide_line(record: dict[str, Any]) -> str:
@@ -384,7 +403,7 @@ def _ms(ns: float | None) -> str:
 @store_option
 def export(run: str, fmt: str, to: Path | None, store: Path | None) -> None:
     """Export a stored RUN's tables (series, replica_series, replicas, timeline, summary; with a cluster
-    also pods, nodes, attempts and kep140.json) to a folder."""
+    also pods, nodes, attempts and kep140.json; a batch replay's jobs) to a folder."""
     data = load_run(run_store(store), run)
     folder = to or Path(f"run-{data.id}-{re.sub(r'[^A-Za-z0-9._-]+', '_', data.name).strip('.')}")
     if folder.exists():
@@ -400,6 +419,9 @@ def export(run: str, fmt: str, to: Path | None, store: Path | None) -> None:
     }
     # A run with a cluster: its pods, nodes and scheduling attempts, and KEP-140's per-pod results.
     tables.update({name: data.table(name) for name in ("pods", "nodes", "attempts") if name in data.documents})
+    # A batch replay: one row per job or workload (its series holds each queue's figures).
+    if "batch" in data.documents:
+        tables |= {"series": tables["series"].dropna(axis=1, how="all"), "jobs": data.table("jobs")}
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.resolve().parent))
     try:
         for name, frame in tables.items():
@@ -408,6 +430,7 @@ def export(run: str, fmt: str, to: Path | None, store: Path | None) -> None:
             else:
                 frame.to_parquet(staging / f"{name}.parquet", index=False)
         summary = {"run": data.id, "name": data.name, "seed": data.seed, "phase": data.phase, **data.summary}
+        summary |= {"batch": data.documents["batch"]} if "batch" in data.documents else {}
         (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         (staging / "scenario.yaml").write_text(data.scenario)
         if "kep140" in data.documents:

@@ -2,35 +2,44 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
 import click
+import yaml
+from rich.markup import escape
 
-from skenario.cli.common import check_output_dirs, out, output_option, plugin_options, print_json
+from skenario.cli.common import (
+    check_output_dirs,
+    err,
+    out,
+    output_option,
+    plugin_options,
+    print_json,
+    store_option,
+)
 from skenario.cli.scheduling import (
+    JOB_COLUMNS,
     KUEUE_QUEUE_COLUMNS,
     QUEUE_COLUMNS,
-    capacity_table,
-    kueue_rows,
-    scheduling_table,
+    WORKLOAD_COLUMNS,
+    batch_table,
     write_jobs_csv,
     write_results,
 )
+from skenario.cli.store import run_store
 from skenario.core.time import parse_duration
-from skenario.errors import SkenarioError
+from skenario.errors import Halt, SkenarioError
 from skenario.results.podresults import ResultsFile
-from skenario.runs import TraceOptions, open_run
+from skenario.results.store import check_label
+from skenario.runs import BatchRun, Executed, Stopped, execute
+from skenario.runs.batch import open_batch, replay_document
 from skenario.scenario.format.scenario import MAX_SEED
+from skenario.scenario.io import yaml_documents
 from skenario.scheduling.attempts import PLUGIN_RESULTS, PluginResults
-from skenario.scheduling.queues.capacity_config import CapacityConfig, read_capacity_config
-from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config, with_site
-from skenario.scheduling.queues.yarn_replay import YarnReplay
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TRACE_KINDS
-from skenario.scheduling.traces.sls import SlsTrace
 
 
 @click.command()
@@ -150,6 +159,10 @@ from skenario.scheduling.traces.sls import SlsTrace
     default=None,
     help="With --capacity-scheduler or --fair-scheduler: write one row per job (CSV).",
 )
+@click.option("--no-store", is_flag=True, help="Do not keep the replay in the run store.")
+@click.option("--name", default=None, help="A name to refer to the replay by in the store.")
+@click.option("--tag", "tags", multiple=True, help="A tag to find the replay by; may be given again.")
+@store_option
 @output_option("table", "wide", "json", "yaml")
 @plugin_options
 def schedule(
@@ -174,6 +187,10 @@ def schedule(
     queues_file: Path | None,
     why: tuple[str, ...],
     jobs_file: Path | None,
+    no_store: bool,
+    name: str | None,
+    tags: tuple[str, ...],
+    store: Path | None,
     output: str,
 ) -> None:
     """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's).
@@ -194,120 +211,99 @@ def schedule(
         raise SkenarioError(
             "--yarn-site sets the Fair Scheduler's switches: give --fair-scheduler", field="--yarn-site"
         )
-    if capacity_file is not None or fair_file is not None:
-        files = (capacity_file, fair_file, site_file)
-        _yarn(trace, kind, nodes, files, seed, until, heartbeat, jobs_file, queues_file, why, output)
-        return
-    if queues_file is not None and kueue_file is None:
+    yarn = capacity_file is not None or fair_file is not None
+    if yarn and kind != "sls":
+        option = "--capacity-scheduler" if capacity_file is not None else "--fair-scheduler"
+        raise SkenarioError(
+            f"{option} replays YARN jobs: give an SLS trace with --format sls", field="--format", value=kind
+        )
+    if queues_file is not None and not yarn and kueue_file is None:
         raise SkenarioError(
             "--queues is written by a queue scheduler: give --capacity-scheduler, --fair-scheduler or --kueue",
             field="--queues",
         )
-    if why and kueue_file is None:
+    if why and not yarn and kueue_file is None:
         raise SkenarioError("--why explains YARN jobs and Kueue workloads: give a scheduler or --kueue", field="--why")
-    if jobs_file is not None:
+    if jobs_file is not None and not yarn and kueue_file is None:
         raise SkenarioError(
-            "--jobs is written by a YARN scheduler's replay: give --capacity-scheduler or --fair-scheduler",
+            "--jobs is written by a queue scheduler's replay: give --capacity-scheduler, --fair-scheduler or --kueue",
             field="--jobs",
         )
     if no_plugin_results or results_file is None:
         plugin_results = "none"  # nothing would show them
     elif plugin_results is None:
         plugin_results = "unschedulable" if results_for else "all"
-    options = TraceOptions(
+    if yarn and (hold or any(o is not None for o in (scheduler_file, heartbeat_delay, pods_file, results_file))):
+        raise SkenarioError(
+            "--scheduler, --hold, --heartbeat-delay, --pods and --results are kube-scheduler's: a YARN scheduler "
+            "places the jobs (--jobs and --queues write what it did)",
+            field="--capacity-scheduler" if capacity_file is not None else "--fair-scheduler",
+        )
+    if name is not None:
+        check_label(name, "--name")
+    for tag in tags:
+        check_label(tag, "--tag")
+    document = replay_document(
+        trace,
         kind=kind,
         nodes=nodes,
-        scheduler_file=scheduler_file,
+        seed=seed,
+        until=_checked(until, "--until"),
+        heartbeat=_checked(heartbeat, "--heartbeat"),
+        heartbeat_delay=_checked(heartbeat_delay, "--heartbeat-delay", zero=True),
         hold=hold,
-        until=until,
-        heartbeat=heartbeat,
-        heartbeat_delay=heartbeat_delay,
-        plugin_results=plugin_results,
-        results_for=results_for,
-        keep_timeline=False,  # counted; with --results, spilled to disk as it happens
+        scheduler=scheduler_file,
+        capacity=capacity_file,
+        fair=fair_file,
+        site=site_file,
         kueue=kueue_file,
     )
-    started = time.perf_counter()
-    replay = open_run(trace, seed=seed, trace=options)
-    assert isinstance(replay, BatchReplay)
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    run = open_batch(
+        yaml_documents(text, str(trace)),
+        file=trace,
+        text=text,
+        base_dir=Path.cwd(),
+        plugin_results=plugin_results,
+        results_for=results_for,
+    )
+    kept = None if no_store else run_store(store)
+    replay = run.replay
     with ResultsFile(results_file) if results_file is not None else nullcontext() as spilled:
-        if spilled is not None:
+        if spilled is not None and isinstance(replay, BatchReplay):
             spilled.follow(replay.controller)
-        summary = replay.run()
-        wall = time.perf_counter() - started
-        write_results(replay.controller, pods_file, results_file, spilled)
-    kueue = replay.admission.summary() if replay.admission is not None else None
-    reasons = _reasons(replay.admission.why, why) if replay.admission is not None else {}
-    if queues_file is not None and replay.admission is not None:
-        write_jobs_csv(replay.admission.queue_rows(), queues_file, KUEUE_QUEUE_COLUMNS)
+        try:
+            done = execute(run, kept, scenario_file=None, name=name, tags=tags)
+        except Stopped as stopped:
+            err.print(f"[bold red]{escape(str(stopped))}[/]", highlight=False, soft_wrap=True, markup=True)
+            raise Halt(stopped.exit_code) from None
+        if isinstance(replay, BatchReplay):
+            write_results(replay.controller, pods_file, results_file, spilled)
+    reasons = _reasons(run.why, why)
+    if jobs_file is not None:
+        write_jobs_csv(run.jobs(), jobs_file, JOB_COLUMNS if run.yarn else WORKLOAD_COLUMNS)
+    if queues_file is not None:
+        columns = QUEUE_COLUMNS if run.yarn else KUEUE_QUEUE_COLUMNS
+        write_jobs_csv(run.queue_rows(), queues_file, columns)
+    _render(run, done, trace=trace, kind=kind, seed=seed, reasons=reasons, output=output)
+
+
+def _render(
+    run: BatchRun, done: Executed, *, trace: Path, kind: str, seed: int, reasons: dict[str, str], output: str
+) -> None:
+    """The replay's summary: a table, or one JSON or YAML document."""
+    batch = run.batch_summary()
     if output in ("json", "yaml"):
-        document = summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}
-        extra_document = ({"kueue": kueue} if kueue is not None else {}) | ({"why": reasons} if reasons else {})
+        document = batch["summary"] | {"wallSeconds": done.wall_s, "trace": str(trace), "run": done.run_id}
+        extra_document = ({"kueue": batch["kueue"]} if "kueue" in batch else {}) | ({"why": reasons} if reasons else {})
         print_json(document | extra_document, output)
         return
-    simulated = replay.end / 1e9
-    extra = [("simulated time", f"{simulated / 86400:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
-    if kueue is not None:
-        extra.extend(kueue_rows(kueue))
+    extra = [("simulated time", f"{run.simulated() / 86400e9:,.1f} days"), ("wall time", f"{done.wall_s:,.2f} s")]
     extra.extend((f"why {name}", reason) for name, reason in reasons.items())
-    out.print(scheduling_table(summary, title=f"{trace.name} ({kind}, seed {seed})", extra=extra))
-
-
-def _yarn(
-    trace: Path,
-    kind: str,
-    nodes: Path | None,
-    files: tuple[Path | None, Path | None, Path | None],
-    seed: int,
-    until: str | None,
-    heartbeat: str | None,
-    jobs_file: Path | None,
-    queues_file: Path | None,
-    why: tuple[str, ...],
-    output: str,
-) -> None:
-    """The SLS trace's jobs through YARN's Capacity or Fair Scheduler (`skenario.scheduling.queues`);
-    `files`: capacity-scheduler.xml, fair-scheduler.xml and yarn-site.xml, as given."""
-    capacity_file, fair_file, site_file = files
-    option = "--capacity-scheduler" if capacity_file is not None else "--fair-scheduler"
-    if kind != "sls":
-        message = f"{option} replays YARN jobs: give an SLS trace with --format sls"
-        raise SkenarioError(message, field="--format", value=kind)
-    config: CapacityConfig | FairConfig
-    if capacity_file is not None:
-        config = read_capacity_config(capacity_file)
-    else:
-        assert fair_file is not None
-        config = read_fair_config(fair_file)
-        if site_file is not None:
-            config = with_site(config, site_file)
-    started = time.perf_counter()
-    reader = SlsTrace(trace, nodes)
-    interval = _duration(heartbeat, "--heartbeat")
-    replay = YarnReplay(
-        reader.jobs,
-        reader.nodes(),
-        config,
-        seed=seed,
-        nm_heartbeat=interval if interval is not None else 1_000_000_000,
-        until=_duration(until, "--until"),
-        trace_file=str(trace),
-    )
-    summary = replay.run(replay.until)
-    wall = time.perf_counter() - started
-    reasons = _reasons(replay.why, why)
-    if jobs_file is not None:
-        write_jobs_csv(replay.jobs_table(), jobs_file)
-    if queues_file is not None:
-        write_jobs_csv(replay.queue_rows(), queues_file, QUEUE_COLUMNS)
-    if output in ("json", "yaml"):
-        document = summary.as_dict() | {"wallSeconds": wall, "trace": str(trace)}
-        print_json(document | ({"why": reasons} if reasons else {}), output)
-        return
-    extra = [("simulated time", f"{replay.end / 86400e9:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
-    extra.extend((f"why {name}", reason) for name, reason in reasons.items())
-    name = "Capacity Scheduler" if capacity_file is not None else "Fair Scheduler"
-    out.print(capacity_table(summary, title=f"{trace.name} ({name}, seed {seed})", extra=extra))
+    names = {"CapacityScheduler": "Capacity Scheduler", "FairScheduler": "Fair Scheduler"}
+    out.print(batch_table(batch, title=f"{trace.name} ({names.get(run.scheduler, kind)}, seed {seed})", extra=extra))
+    if done.run_id is not None:
+        out.print(f"stored as run [bold]{done.run_id}[/] in {escape(str(done.store))}", highlight=False, markup=True)
 
 
 def _reasons(explain: Callable[[str], str], names: tuple[str, ...]) -> dict[str, str]:
@@ -321,13 +317,14 @@ def _reasons(explain: Callable[[str], str], names: tuple[str, ...]) -> dict[str,
     return out
 
 
-def _duration(value: str | None, option: str) -> int | None:
+def _checked(value: str | None, option: str, *, zero: bool = False) -> str | None:
+    """A duration option as given, once it reads as one (a mistake names the option, not the document's field)."""
     if value is None:
         return None
     try:
         duration = parse_duration(value)
     except ValueError as exc:
         raise SkenarioError(str(exc), field=option, value=value) from None
-    if duration <= 0:
+    if duration < 0 or (duration == 0 and not zero):
         raise SkenarioError(f"{option} must be more than 0", field=option, value=value)
-    return duration
+    return value

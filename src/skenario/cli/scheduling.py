@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
+from skenario.core.time import format_duration
 from skenario.results.files import atomic_path
 from skenario.results.podresults import ResultsFile
 from skenario.results.readout import wait
@@ -46,6 +47,9 @@ def scheduling_table(
     return table
 
 
+YARN_SCHEDULERS = ("CapacityScheduler", "FairScheduler")
+
+
 def capacity_table(
     summary: YarnSummary, title: str = "Capacity Scheduler", extra: Iterable[tuple[str, str]] = ()
 ) -> Table:
@@ -76,6 +80,32 @@ def capacity_table(
     rows.extend(extra)
     for what, value in rows:
         table.add_row(what, value)
+    return table
+
+
+def batch_table(batch: dict[str, Any], title: str, extra: Iterable[tuple[str, str]] = ()) -> Table:
+    """A batch replay's summary as its `batch` document holds it (`skenario.runs.batch`): a YARN
+    scheduler's table, or kube-scheduler's with Kueue's admissions under it."""
+    summary = batch["summary"]
+    if batch["scheduler"] in YARN_SCHEDULERS:
+        return capacity_table(YarnSummary.from_dict(summary), title=title, extra=extra)
+    rows = kueue_rows(batch["kueue"]) if "kueue" in batch else []
+    return scheduling_table(SchedulingSummary.from_dict(summary), title=title, extra=[*extra, *rows])
+
+
+def waiting_table(jobs: list[dict[str, Any]], limit: int = 10) -> Table | None:
+    """The jobs or workloads not finished at the end, longest waiting first, with why; None if none."""
+    key = "job" if jobs and "job" in jobs[0] else "workload"
+    start = "submitted_s" if key == "job" else "created_s"
+    waiting = sorted((j for j in jobs if j.get("why")), key=lambda j: j[start])
+    if not waiting:
+        return None
+    table = Table(title=f"{key}s not finished at the end ({len(waiting):,}; the {min(limit, len(waiting))} oldest)")
+    for column in (key, "queue", "since", "why"):
+        table.add_column(column)
+    for j in waiting[:limit]:
+        queue = j.get("queue") or j.get("clusterQueue") or ""
+        table.add_row(str(j[key]), str(queue), format_duration(round(j[start] * 1e9)), str(j["why"]))
     return table
 
 
@@ -114,6 +144,19 @@ JOB_COLUMNS = (
     "rejected",
     "why",
 )
+WORKLOAD_COLUMNS = (
+    "workload",
+    "clusterQueue",
+    "localQueue",
+    "pods",
+    "created_s",
+    "admitted_s",
+    "finished_s",
+    "wait_s",
+    "evictions",
+    "why",
+)
+"""`--jobs` under Kueue: one row per workload (`KueueAdmission.workloads_table`)."""
 KUEUE_QUEUE_COLUMNS = ("time", "clusterQueue", "cpu", "memory", "admitted.workloads", "pending.workloads")
 QUEUE_COLUMNS = (
     "time",
@@ -127,7 +170,7 @@ QUEUE_COLUMNS = (
 
 
 def write_jobs_csv(rows: Iterable[dict[str, object]], path: Path, columns: tuple[str, ...] = JOB_COLUMNS) -> None:
-    """One row per job (or per queue and change) of a YARN replay, written whole or not at all."""
+    """One row per job or workload (or per queue and change) of a queue replay, written whole or not at all."""
     with atomic_path(path) as partial, partial.open("w", newline="", encoding="utf-8") as out:
         writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
         writer.writeheader()

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
+from skenario.sweeps.space import SweepError, parse_path
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -30,6 +32,10 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("at_max_replicas", "at max"),
     ("pods_pending", "pending"),
     ("cluster_full", "cluster full"),
+    ("wait_mean_s", "wait s"),
+    ("wait_p95_s", "p95 wait s"),
+    ("unfinished", "unfinished"),
+    ("preempted", "preempted"),
 )
 """Each figure's column and its heading, in the order the tables show them."""
 
@@ -126,9 +132,23 @@ def _family(metric: str) -> tuple[str, ...]:
     return tuple(f"{metric}{suffix}" for suffix in ("", "_low", "_high", "_diff", "_diff_low", "_diff_high"))
 
 
+HADOOP_PREFIX = "yarn.scheduler.capacity."
+
+
+def _last_key(path: str) -> str:
+    """The path's last key (`["a.b"]` is one key), or the whole path when it ends with an index."""
+    try:
+        parts = parse_path(path)
+    except SweepError:
+        return path
+    if not isinstance(parts[-1], str):
+        return path
+    return parts[-1].removeprefix(HADOOP_PREFIX)  # a Capacity Scheduler property: its queue path and name
+
+
 def headings(paths: Sequence[str]) -> dict[str, str]:
     """Each settings path's heading: its last key, or the whole path where two last keys would clash."""
-    last = {path: path.rpartition(".")[2].split("[")[0] or path for path in paths}
+    last = {path: _last_key(path) for path in paths}
     counts: dict[str, int] = {}
     for short in last.values():
         counts[short] = counts.get(short, 0) + 1

@@ -521,8 +521,137 @@ def charts(run: RunData, objectives: Mapping[str, Any] | None = None) -> list[tu
     return shown
 
 
+QUEUE_CHARTS = {
+    "queue": (
+        ("allocated.memory", "memory allocated per queue", "GB", True),
+        ("pending.memory", "memory asked for and not yet allocated per queue", "GB", False),
+        ("running.applications", "applications running per queue", "applications", False),
+        ("pending.applications", "applications waiting for their AM per queue", "applications", False),
+    ),
+    "clusterQueue": (
+        ("cpu", "CPUs admitted per ClusterQueue", "cores", True),
+        ("memory", "memory admitted per ClusterQueue", "GiB", True),
+        ("admitted.workloads", "workloads admitted per ClusterQueue", "workloads", False),
+        ("pending.workloads", "workloads waiting for admission per ClusterQueue", "workloads", False),
+    ),
+}
+"""A batch replay's charts: per queue (YARN's, with SLS's names) or per ClusterQueue (Kueue's), one
+line or stacked area per queue: (figure, title, unit, stacked)."""
+
+
+def batch_charts(run: RunData) -> list[tuple[str, go.Figure]]:
+    """A batch replay's charts: its queues over time, then the waits of its jobs or workloads."""
+    make = _Charts(run, analysis.events(run))
+    series = thin(run.series)
+    shown = []
+    for prefix, figures in QUEUE_CHARTS.items():
+        for index, (figure_name, title, unit, stacked) in enumerate(figures):
+            suffix = f".{figure_name}"
+            columns = [c for c in series.columns if c.startswith(f"{prefix}.") and c.endswith(suffix)]
+            if not columns:
+                continue
+            figure = make.figure(title, unit)
+            for column in columns:
+                queue = column[len(prefix) + 1 : -len(suffix)]
+                extra = {"stackgroup": "queues", "line": {"shape": "hv"}} if stacked else {"line": {"shape": "hv"}}
+                figure.add_trace(make.line(series, column, queue, **extra))
+            shown.append((f"chart-{prefix}-{index}", figure))
+    jobs = run.table("jobs")
+    if len(jobs) and "wait_s" in jobs:
+        shown.append(("chart-waits", _waits(jobs)))
+    return shown
+
+
+def _waits(jobs: pd.DataFrame) -> go.Figure:
+    """Each queue's waits (submit to start, or creation to first admission) as a distribution: the
+    share of its jobs that waited at most x; a job that never started is left out (the table lists it)."""
+    queue = "queue" if "queue" in jobs else "clusterQueue"
+    figure = go.Figure()
+    for name, group in jobs.groupby(queue, sort=True):
+        waits = np.sort(pd.to_numeric(group["wait_s"], errors="coerce").dropna().to_numpy())
+        if not len(waits):
+            continue
+        shares = np.arange(1, len(waits) + 1) / len(group)
+        figure.add_trace(go.Scatter(x=waits, y=shares, name=_label(str(name)), mode="lines", line={"shape": "hv"}))
+    figure.update_layout(
+        title={"text": "waits per queue: share of jobs started within x"},
+        xaxis={"title": {"text": "wait (s)"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": "share of the queue's jobs"}, "range": [0, 1.02], "tickformat": ".0%"},
+        template="plotly_white",
+        margin={"l": 70, "r": 30, "t": 60, "b": 50},
+        legend={"orientation": "h", "y": -0.22},
+    )
+    return figure
+
+
+def _batch_rows(batch: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The replay's figures as the summary holds them: scalars, then each queue's."""
+    summary = batch["summary"]
+    rows = [("scheduler", str(batch["scheduler"]))]
+    rows += [(key, _figure(value)) for key, value in summary.items() if not isinstance(value, Mapping | list)]
+    for queue, figures in summary.get("queues", {}).items():
+        rows += [(f"{queue}: {key}", _figure(value)) for key, value in figures.items()]
+    for queue, figures in batch.get("kueue", {}).get("clusterQueues", {}).items():
+        rows += [(f"ClusterQueue {queue}: {key}", _figure(value)) for key, value in figures.items()]
+    return rows
+
+
+def _figure(value: Any) -> str:
+    return f"{value:,.3g}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _waiting_html(jobs: pd.DataFrame, limit: int = 50) -> str:
+    """The jobs or workloads not finished at the end, oldest first, with why."""
+    if not len(jobs) or "why" not in jobs:
+        return ""
+    key, start = ("job", "submitted_s") if "job" in jobs else ("workload", "created_s")
+    waiting = jobs[jobs["why"].notna()].sort_values(start)
+    if not len(waiting):
+        return "<p>Every job finished.</p>"
+    queue = "queue" if "queue" in waiting else "clusterQueue"
+    rows = "".join(
+        f"<tr><td>{html.escape(str(row[key]))}</td><td>{html.escape(str(row[queue]))}</td>"
+        f"<td>{_clock(float(row[start]))}</td><td>{html.escape(str(row['why']))}</td></tr>"
+        for _, row in waiting.head(limit).iterrows()
+    )
+    head = f"<tr><th>{key}</th><th>queue</th><th>since</th><th>why</th></tr>"
+    return f"<p>{len(waiting):,} not finished; the {min(limit, len(waiting))} oldest:</p><table>{head}{rows}</table>"
+
+
+def render_batch_report(run: RunData) -> str:
+    """A batch replay's page: its queues over time, its waits, its figures and what was left waiting."""
+    batch = run.documents["batch"]
+    head = f"seed {run.seed} · {format_duration(run.simulated_ns)} simulated · {run.phase}"
+    if run.message:
+        head += f": {run.message}"
+    facts = [("run", "-" if run.id is None else str(run.id)), ("digest", run.digest or "-")]
+    name = html.escape(run.name)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>skenario: {name}</title>",
+        f"<style>{STYLE}</style>",
+        "<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>",
+        f'<script type="text/javascript">{get_plotlyjs()}</script>',
+        "</head><body>",
+        f"<h1>{name}</h1>",
+        f"<p>{html.escape(head)}</p>",
+        *(_chart_html(figure, div_id) for div_id, figure in batch_charts(run)),
+        "<h2>What happened</h2>",
+        _table([*_batch_rows(batch), *facts], "summary"),
+        "<h2>Left waiting at the end</h2>",
+        _waiting_html(run.table("jobs")),
+        "<h2>Replay</h2>",
+        f"<details><summary>YAML</summary><pre>{html.escape(run.scenario)}</pre></details>",
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part)
+
+
 def render_report(run: RunData, objectives: Mapping[str, Any] | None = None) -> str:
     """The page's HTML (write_report writes it)."""
+    if "batch" in run.documents:
+        return render_batch_report(run)
     objectives = stated_objectives(run) if objectives is None else objectives
     events = analysis.events(run)
     head = f"seed {run.seed} · {format_duration(run.simulated_ns)} simulated · {run.phase}"

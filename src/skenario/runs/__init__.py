@@ -10,14 +10,16 @@ A new kind of run is one `Runnable` and one line in `open_run`'s table: no front
 
 from __future__ import annotations
 
+from skenario.runs.batch import BatchRun, TraceOptions
 from skenario.runs.execute import STEPS, Executed, execute, keep_unbuilt
-from skenario.runs.inputs import KepRun, PluginFailed, Refused, TraceOptions, examine, open_run, read_kep, validated
+from skenario.runs.inputs import KepRun, PluginFailed, Refused, examine, open_run, read_kep, validated
 from skenario.runs.protocol import CORE, Runnable, Summarised, describe
 from skenario.runs.supervise import Interruption, MemoryGuard, Stopped, StopRequests, memory_budget, supervise
 
 __all__ = [
     "CORE",
     "STEPS",
+    "BatchRun",
     "Executed",
     "Interruption",
     "KepRun",

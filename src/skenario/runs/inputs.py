@@ -2,6 +2,7 @@
 
     input                                        told by                            opened as
     a batch trace and its node file              `trace=` given, or a .csv file     BatchReplay
+    a batch replay document                      `kind: BatchReplay`                BatchRun (runs.batch)
     a kube-scheduler-simulator recording (JSONL) `ksimrecord.is_recording`          KepRun (replayed)
     a kube-scheduler-simulator export            `ksim.is_export`                   KepRun (exported)
     a KEP-140 Scenario                           `faketime.kep_scenario`            KepRun
@@ -15,23 +16,21 @@ is opened (`validated`: everything it names built, plugins loaded or refused), s
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from skenario.core.time import parse_duration
 from skenario.errors import PluginError, ScenarioError, SkenarioError
 from skenario.results.store import FinishedRun
+from skenario.runs.batch import TraceOptions, is_batch, open_batch, open_trace
 from skenario.runs.protocol import Keeping, Runnable
 from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
 from skenario.scenario.format.kep import KepScenario
 from skenario.scenario.format.scenario import Scenario
-from skenario.scenario.format.scheduler import SchedulerSpec
-from skenario.scenario.io import Documents, load_document, located, read_text, yaml_documents
+from skenario.scenario.io import Documents, located, read_text, yaml_documents
 from skenario.scenario.ksim import is_export, ksim_annotations, read_export
 from skenario.scenario.ksimrecord import Replay, is_recording, parse_recording
 from skenario.scenario.loader import parse_scenario
@@ -39,11 +38,6 @@ from skenario.scenario.preflight import estimate
 from skenario.scenario.simulation import Simulation
 from skenario.scenario.wiring.plugins import refused, unloaded
 from skenario.scenario.wiring.prepare import Prepared, prepare
-from skenario.scenario.wiring.scheduler import build_profile
-from skenario.scheduling.attempts import PluginResults, name_matcher
-from skenario.scheduling.queues.kueue_config import read_kueue_config
-from skenario.scheduling.replay import BatchReplay
-from skenario.scheduling.traces import read_pod_trace
 
 Plugins = Literal["check", "load", "refuse"]
 TRACE_SUFFIXES = (".csv",)
@@ -178,25 +172,6 @@ class KepRun(FakeTimeRun):
         return {pod.name: ksim_annotations(pod.result()) for pod in self.pods()}
 
 
-@dataclass(frozen=True)
-class TraceOptions:
-    """How to read and replay a batch trace (`skenario schedule`'s options)."""
-
-    kind: str = "csv"
-    nodes: Path | None = None
-    scheduler_file: Path | None = None
-    hold: bool = False
-    until: str | None = None
-    heartbeat: str | None = None
-    heartbeat_delay: str | None = None
-    # Which attempts keep every plugin's results, and pods (name globs) whose attempts all do.
-    plugin_results: PluginResults = "unschedulable"
-    results_for: tuple[str, ...] = ()
-    keep_timeline: bool = True  # off: the timeline's events are counted, not kept (see SchedulerSettings)
-    kueue: Path | None = None  # Kueue's manifests: pods naming a LocalQueue wait for admission
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 def open_run(
     source: Path | str,
     *,
@@ -223,6 +198,9 @@ def open_run(
         return open_trace(file, trace or TraceOptions(), seed=seed or 0)
     text = read_text(file) if text is None else text
     documents = yaml_of(file, text)
+    if is_batch(documents):
+        assert documents is not None
+        return open_batch(documents, file=file, text=text, base_dir=base, seed=seed)
     kep = read_kep(file, text, documents)
     if kep is not None:
         return open_kep(kep, file=file, text=text, seed=seed, base_dir=base)
@@ -305,46 +283,3 @@ def validated(
             "the scenario never ends: give spec.duration or a `done` event", file=str(file), field="spec.duration"
         )
     return prepared
-
-
-def _duration(value: str | None, option: str) -> int | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise SkenarioError(str(exc), field=option, value=value) from None
-
-
-def open_trace(trace: Path, options: TraceOptions, *, seed: int = 0) -> BatchReplay:
-    """A batch trace's pods on its nodes, with kube-scheduler's default profile or the scheduler file's."""
-    scheduler_file = options.scheduler_file
-    shape = "a scheduler file is a mapping such as {percentageOfNodesToScore: 0, profiles: [...]}"
-    spec = (
-        load_document(scheduler_file, SchedulerSpec, shape)
-        if scheduler_file is not None
-        else SchedulerSpec.model_validate({})
-    )
-    base_dir = scheduler_file.parent if scheduler_file is not None else Path.cwd()
-    profile = build_profile(spec, base_dir, field=str(scheduler_file or "scheduler"))
-    settings = spec.settings()
-    interval = _duration(options.heartbeat, "--heartbeat")
-    delay = _duration(options.heartbeat_delay, "--heartbeat-delay")
-    settings = dataclasses.replace(
-        settings,
-        heartbeat_interval=settings.heartbeat_interval if interval is None else interval,
-        heartbeat_delay=settings.heartbeat_delay if delay is None else delay,
-        plugin_results="none" if settings.plugin_results == "none" else options.plugin_results,
-        results_for=name_matcher(options.results_for),
-        keep_timeline=options.keep_timeline,
-    )
-    reader = read_pod_trace(options.kind, trace, options.nodes, **options.extra)
-    pods = reader.pods()
-    if options.hold:
-        pods = [dataclasses.replace(p, duration=None) for p in pods]
-    node_list = reader.nodes()
-    if not node_list:
-        raise SkenarioError("the trace gives no nodes: name a node file with --nodes", file=str(trace))
-    kueue = read_kueue_config(options.kueue) if options.kueue is not None else None
-    until = _duration(options.until, "--until")
-    return BatchReplay(node_list, pods, profile, settings, seed=seed, until=until, kueue=kueue)

@@ -39,13 +39,14 @@ import pandas as pd
 
 from skenario.results.files import atomic_path
 from skenario.results.store import RunStore
+from skenario.scenario.format.scenario import Scenario
 from skenario.sweeps.calibrate import Calibration
 from skenario.sweeps.calibrate import calibrate as run_calibration
 from skenario.sweeps.design import points as design_points
 from skenario.sweeps.design import refuse_repeats
 from skenario.sweeps.plan import Plan, Template, plan, replication_seeds
 from skenario.sweeps.report import write_pareto_png, write_study_html
-from skenario.sweeps.runner import METRICS, Prices, Workers
+from skenario.sweeps.runner import BATCH_METRICS, METRICS, Prices, Workers
 from skenario.sweeps.runner import workers as open_workers
 from skenario.sweeps.space import Range, Setting, SweepError, parse_path, parse_range, parse_set, value_for
 from skenario.sweeps.stats import CONFIDENCE
@@ -352,11 +353,21 @@ def _check_figure(metric: str, template: Template, prices: Prices) -> None:
             "cost needs a price: give --price-per-replica-hour, --price-per-cpu-hour, --price-per-gib-hour "
             "or --price-per-node-hour"
         )
-    if metric in ("slo_met", "slo_compliance") and template.scenario.spec.slo is None:
+    scenario = template.scenario
+    if not isinstance(scenario, Scenario):
+        if metric not in BATCH_METRICS:
+            raise SweepError(
+                f"{metric} is a service run's figure: {template.source} is a batch replay, whose runs give "
+                + ", ".join(BATCH_METRICS)
+            )
+        return
+    if metric in BATCH_METRICS:
+        raise SweepError(f"{metric} is a batch replay's figure: {template.source} is a scenario")
+    if metric in ("slo_met", "slo_compliance") and scenario.spec.slo is None:
         raise SweepError(
             f"{metric} needs objectives: {template.source} has no spec.slo (latency, percentile, errorRate)"
         )
-    if metric in ("node_hours", "cluster_full", "pods_pending") and template.scenario.spec.cluster is None:
+    if metric in ("node_hours", "cluster_full", "pods_pending") and scenario.spec.cluster is None:
         raise SweepError(f"{metric} needs nodes: {template.source} has no spec.cluster")
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import optuna
 
 from skenario.results.replay import TRAJECTORY_FIGURES
+from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.wiring.plugins import current_policy
 from skenario.sweeps.plan import Point, Template
 from skenario.sweeps.runner import Job, Workers, run_jobs
@@ -79,7 +80,7 @@ def calibrate(
     if trials < 1:
         raise SweepError(f"--trials {trials}: give at least 1", value=trials)
     for template in (*training, *validation):
-        if template.scenario.spec.observed is None:
+        if not isinstance(template.scenario, Scenario) or template.scenario.spec.observed is None:
             raise SweepError(
                 f"{template.source}: spec.observed is missing; calibration compares with what the cluster recorded"
             )

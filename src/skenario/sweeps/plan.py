@@ -30,8 +30,10 @@ from typing import Any
 import yaml
 
 from skenario.errors import SkenarioError
+from skenario.runs.batch import is_batch, open_batch, read_batch
 from skenario.scenario.bundle import fold_manifests
-from skenario.scenario.format.scenario import MAX_SEED
+from skenario.scenario.format.batch import BatchReplayDocument
+from skenario.scenario.format.scenario import MAX_SEED, Scenario
 from skenario.scenario.io import located, read_text, yaml_documents
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.wiring.plugins import current_policy, unloaded
@@ -60,9 +62,17 @@ class Template:
         self.source = source
         self.base_dir = base_dir
         self.file = file
-        self.scenario = parse_scenario(text, source)  # the scenario as written must be valid first
         documents = yaml_documents(text, source)
+        # The scenario (or batch replay) as written must be valid first.
+        self.scenario: Scenario | BatchReplayDocument = (
+            read_batch(documents, source) if is_batch(documents) else parse_scenario(text, source, documents=documents)
+        )
         self.document: dict[str, Any] = (documents[0] if len(documents) == 1 else fold_manifests(documents, source))[0]
+
+    @property
+    def batch(self) -> bool:
+        """Whether the template is a batch replay (`kind: BatchReplay`), whose runs give BATCH_METRICS."""
+        return isinstance(self.scenario, BatchReplayDocument)
 
     @classmethod
     def from_file(cls, path: Path) -> Template:
@@ -77,8 +87,16 @@ class Template:
         (`--set 'PATH=...'`), for the error should the schema refuse a value."""
         if not settings:
             try:
-                with unloaded():  # plugins checked as `check` does (the scenario as written was parsed already)
-                    prepare(self.scenario, base_dir=self.base_dir)
+                if isinstance(self.scenario, BatchReplayDocument):  # its files read, as a run reads them
+                    open_batch(
+                        yaml_documents(self.text, self.source),
+                        file=Path(self.source),
+                        text=self.text,
+                        base_dir=self.base_dir,
+                    )
+                else:
+                    with unloaded():  # plugins checked as `check` does (the scenario as written was parsed already)
+                        prepare(self.scenario, base_dir=self.base_dir)
             except SkenarioError as exc:
                 raise located(exc, self.source, self.text) from None
             return Point(number, {}, self.text)  # the scenario exactly as written
@@ -97,9 +115,13 @@ class Template:
             # Prepared too, not only parsed: manifests and traces are read when a run is built, and a
             # value they refuse should stop the sweep here, not fail every run of the point (ms each).
             # No plugin code runs here (`unloaded`): only in the workers.
-            scenario = parse_scenario(text, f"{self.source} at point {number}")
-            with unloaded():
-                prepare(scenario, seed=scenario.spec.seed, base_dir=self.base_dir)
+            source = f"{self.source} at point {number}"
+            if self.batch:
+                open_batch(yaml_documents(text, source), file=Path(source), text=text, base_dir=self.base_dir)
+            else:
+                scenario = parse_scenario(text, source)
+                with unloaded():
+                    prepare(scenario, seed=scenario.spec.seed, base_dir=self.base_dir)
         except SkenarioError as exc:
             raise _blamed(exc, settings, options) from None
         return Point(number, dict(settings), text)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import yaml
 
 from skenario.core.time import MILLISECOND
@@ -30,7 +31,7 @@ from skenario.results.analysis import cost, limits, slo_summary
 from skenario.results.replay import trajectory_figures
 from skenario.results.rundata import RunData, stated_objectives
 from skenario.results.store import FinishedRun
-from skenario.runs import PluginFailed, open_run
+from skenario.runs import BatchRun, PluginFailed, open_run
 from skenario.runs.supervise import worker_signals
 from skenario.scenario.simulation import Simulation
 from skenario.scenario.wiring.observed import read_observed_run
@@ -49,10 +50,18 @@ METRICS = (
     "at_max_replicas",
     "pods_pending",
     "cluster_full",
+    "wait_mean_s",
+    "wait_p95_s",
+    "unfinished",
+    "preempted",
 )
 """The figures of every run, in the order tables show them: outcomes, costs, the SLO's verdict (1 met,
 0 missed) and compliant share, then what kept the autoscalers from acting, as shares of the run's time:
-at the autoscalers' maxReplicas, with the workload's pods Pending, with the cluster full."""
+at the autoscalers' maxReplicas, with the workload's pods Pending, with the cluster full. A batch
+replay's runs give the last four instead (BATCH_METRICS)."""
+BATCH_METRICS = ("wait_mean_s", "wait_p95_s", "unfinished", "preempted")
+"""A batch replay's figures: its jobs' (or workloads', or pods') mean and p95 wait to start, those not
+finished at the end, and the containers preempted (YARN), workloads evicted (Kueue) or pods preempted."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,8 @@ def run_job(job: Job) -> Outcome:
     try:
         with applied(job.plugins):
             run = open_run(Path(f"point {job.point}"), text=job.text, seed=job.seed, base_dir=Path(job.base_dir))
+        if isinstance(run, BatchRun):
+            return _batch_job(run, row, started)
         if not isinstance(run, Simulation):
             raise SweepError(f"point {job.point}: a sweep runs skenario's scenarios, not a {run.kind} input")
         simulation = run
@@ -118,6 +129,45 @@ def run_job(job: Job) -> Outcome:
             unbuilt = exc.record
     row["wall_s"] = time.perf_counter() - started
     return Outcome(row, FinishedRun.of(simulation, row["wall_s"]) if simulation is not None else unbuilt)
+
+
+def _batch_job(run: BatchRun, row: dict[str, Any], started: float) -> Outcome:
+    """A batch replay's job: its figures (BATCH_METRICS), or its error, and the run to keep."""
+    try:
+        run.run()
+        row["simulation_s"] = time.perf_counter() - started
+        row |= dict.fromkeys(METRICS) | batch_figures(run) | {"digest": run.digest(), "phase": run.phase, "error": None}
+    except Exception as exc:  # a failing point is reported, and the sweep goes on
+        error = f"{type(exc).__name__}: {exc}"
+        row |= dict.fromkeys(METRICS) | {"digest": None, "phase": "Failed", "error": error}
+        run.fail(error)
+    row["wall_s"] = run.wall_s = time.perf_counter() - started
+    return Outcome(row, run.record() if row["error"] is None else None)
+
+
+def batch_figures(run: BatchRun) -> dict[str, Any]:
+    """A batch replay's BATCH_METRICS: from its jobs or workloads, or for kube-scheduler alone its pods."""
+    rows = run.jobs()
+    if rows:
+        waits = np.array([r["wait_s"] for r in rows if r["wait_s"] is not None], dtype=float)
+        unfinished = sum(1 for r in rows if r["why"] is not None)  # a rejected job is not waiting
+    else:  # kube-scheduler alone: the pods are the jobs
+        pods = run.documents()["pods"]
+        waits = np.array([p["wait_s"] for p in pods if p["bound_s"] is not None], dtype=float)
+        unfinished = sum(1 for p in pods if p["finished_s"] is None)
+    summary = run.batch_summary()
+    if run.yarn:
+        preempted = summary["summary"]["preemptedContainers"]
+    elif "kueue" in summary:
+        preempted = summary["kueue"]["evictions"]
+    else:
+        preempted = summary["summary"]["preempted"]
+    return {
+        "wait_mean_s": float(waits.mean()) if len(waits) else None,
+        "wait_p95_s": float(np.percentile(waits, 95)) if len(waits) else None,
+        "unfinished": float(unfinished),
+        "preempted": float(preempted),
+    }
 
 
 def figures(run: RunData, prices: Prices, objectives: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -131,9 +131,10 @@ def leaf_named(queues: Mapping[str, Q], name: str, file: str, *, root: str = "")
     raise KeyError(f"no leaf queue {name!r} in {file} (leaf queues: {known})")
 
 
-def read_capacity_config(path: str | Path) -> CapacityConfig:
-    """Read a `capacity-scheduler.xml` (and the allocation sizes of `yarn-site.xml`, if given there)."""
-    return _Reader(str(path), read_properties(path, CapacityConfigError)).config()
+def read_capacity_config(path: str | Path, overrides: Mapping[str, str] | None = None) -> CapacityConfig:
+    """Read a `capacity-scheduler.xml` (and the allocation sizes of `yarn-site.xml`, if given there);
+    `overrides` set properties over the file's, as a later `<property>` of the same name would."""
+    return _Reader(str(path), read_properties(path, CapacityConfigError) | dict(overrides or {})).config()
 
 
 def parse_xml(path: str | Path, error: type[SkenarioError]) -> ET.Element:

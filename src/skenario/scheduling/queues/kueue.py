@@ -77,6 +77,7 @@ class WorkloadRun:
     local_queue: str
     queued_at: int = 0  # when it last joined its queue (created, or evicted)
     admitted_at: int | None = None
+    first_admitted_at: int | None = None
     finished_at: int | None = None
     evictions: int = 0
     assignment: Assignment | None = None
@@ -280,6 +281,8 @@ class KueueAdmission:
         run.assignment = assignment
         run.waits.append(now - run.queued_at)
         run.admitted_at = now
+        if run.first_admitted_at is None:
+            run.first_admitted_at = now
         labels: dict[str, str] = {}
         for flavor in set(assignment.flavors.values()):
             labels.update(self.config.flavors[flavor].node_labels)
@@ -370,6 +373,28 @@ class KueueAdmission:
                     }
                 )
         return sorted(out, key=lambda r: (r["time"], r["clusterQueue"]))
+
+    def workloads_table(self) -> list[dict[str, Any]]:
+        """One row per workload: its ClusterQueue, when it was created, first admitted and finished (s),
+        its wait from creation to its first admission, evictions, and why it is not admitted if it is not."""
+        out = []
+        for name, run in self.runs.items():
+            first = run.first_admitted_at
+            out.append(
+                {
+                    "workload": name,
+                    "clusterQueue": run.workload.cluster_queue,
+                    "localQueue": run.local_queue,
+                    "pods": len(run.pods),
+                    "created_s": run.created_at / SECOND,
+                    "admitted_s": None if first is None else first / SECOND,
+                    "finished_s": None if run.finished_at is None else run.finished_at / SECOND,
+                    "wait_s": None if first is None else (first - run.created_at) / SECOND,
+                    "evictions": run.evictions,
+                    "why": None if run.finished_at is not None else self.why(name),
+                }
+            )
+        return out
 
     def summary(self) -> dict[str, object]:
         """Per ClusterQueue: workloads, admitted, evictions, waits for admission (s) and CPU admitted (cores)."""

@@ -151,6 +151,40 @@ class YarnSummary:
             },
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> YarnSummary:
+        """Back from `as_dict` (a stored replay's summary)."""
+        queues = tuple(
+            QueueSummary(
+                queue,
+                int(q["jobs"]),
+                int(q["finished"]),
+                float(q["meanWaitSeconds"]),
+                float(q["maxWaitSeconds"]),
+                float(q["allocatedMemoryMean"]),
+                float(q["allocatedMemoryPeak"]),
+                float(q["pendingMemoryMeanMB"]),
+                int(q.get("preemptedContainers", 0)),
+            )
+            for queue, q in data.get("queues", {}).items()
+        )
+        return cls(
+            scheduler=str(data["scheduler"]),
+            jobs=int(data["jobs"]),
+            finished=int(data["finished"]),
+            rejected=int(data["rejected"]),
+            unfinished=int(data["unfinished"]),
+            containers=int(data["containers"]),
+            mean_wait_s=float(data["meanWaitSeconds"]),
+            p95_wait_s=float(data["p95WaitSeconds"]),
+            max_wait_s=float(data["maxWaitSeconds"]),
+            mean_runtime_s=float(data["meanRuntimeSeconds"]),
+            allocated_memory_mean=float(data["allocatedMemoryMean"]),
+            allocated_memory_peak=float(data["allocatedMemoryPeak"]),
+            queues=queues,
+            preempted=int(data.get("preemptedContainers", 0)),
+        )
+
 
 class YarnReplay:
     """SLS jobs on nodes under the Capacity Scheduler, run until every job is done (or `until`, in ns)."""
@@ -260,6 +294,14 @@ class YarnReplay:
 
     def simulated(self) -> int:
         return self.end
+
+    def pause_soon(self) -> None:
+        """Return from the kernel after the movement under way (a stop is then the caller's to make)."""
+        self.env.pause_soon()
+
+    def fail(self, message: str) -> None:
+        """Mark the replay Failed: it was stopped from outside."""
+        self.phase, self.message = "Failed", message
 
     def _submit_next(self) -> None:
         run = next(self._feed, None)
