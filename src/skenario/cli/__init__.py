@@ -85,7 +85,8 @@ COMMANDS: dict[str, Entry] = {
     ),
     "schedule": Entry(
         "skenario.cli.schedule:schedule",
-        "Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's).",
+        "Replay TRACE on its nodes: its pods with kube-scheduler (--scheduler's profile, Kueue's admission with "
+        "--kueue), or an SLS trace's jobs under YARN's Capacity or Fair Scheduler; keep it in the run store.",
     ),
     "schema": Entry(
         "skenario.cli.schema:schema",

@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from skenario.cli.common import out, output_option, plugin_options, print_document
 from skenario.cli.kep import kep_checked
-from skenario.runs import KepRun, examine
+from skenario.runs import BatchRun, KepRun, examine
 from skenario.scenario.preflight import LIMITS, estimate, pitfalls
 from skenario.scenario.wiring.prepare import Prepared
 
@@ -39,8 +39,20 @@ def check(file: Path, output: str) -> None:
     checked = examine(file)
     if isinstance(checked, KepRun):
         kep_checked(file, checked, output)
+    elif isinstance(checked, BatchRun):
+        batch_checked(file, checked, output)
     else:
         preflight(file, checked, output)
+
+
+def batch_checked(file: Path, run: BatchRun, output: str = "table") -> None:
+    """A batch replay read whole (its trace, nodes and scheduler configuration), not run: what it holds."""
+    document = {"file": str(file), "valid": True, "kind": "BatchReplay"} | run.contents()
+    if output in ("json", "yaml"):
+        print_document(document, output)
+        return
+    held = ", ".join(f"{value:,} {key}" for key, value in run.contents().items() if isinstance(value, int))
+    out.print(f"{file}: valid. A replay under {run.scheduler} of {held}.", highlight=False, soft_wrap=True)
 
 
 def preflight(file: Path, prepared: Prepared, output: str = "table") -> None:

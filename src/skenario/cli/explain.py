@@ -122,7 +122,7 @@ FUTURE = (None, "not submitted yet")
 def _explain_batch(data: RunData, when: int | None, jobs: tuple[str, ...], output: str) -> None:
     """Why a stored batch replay's jobs wait: at the end from what the store holds; at `when` by
     replaying the stored document to that moment with the run's seed (the same decisions up to it)."""
-    if when is None:
+    if when is None or when >= data.simulated_ns:  # the end: what the store holds
         rows = data.documents.get("jobs", [])
         at = data.simulated_ns
     else:

@@ -14,7 +14,7 @@ import click
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from skenario.cli.check import preflight
+from skenario.cli.check import batch_checked, preflight
 from skenario.cli.common import (
     check_output_dirs,
     err,
@@ -123,6 +123,8 @@ def run(
         checked = examine(file, seed=seed)
         if isinstance(checked, KepRun):
             kep_checked(file, checked, output)
+        elif isinstance(checked, BatchRun):
+            batch_checked(file, checked, output)
         else:
             preflight(file, checked, output)
         return

@@ -193,9 +193,12 @@ def schedule(
     store: Path | None,
     output: str,
 ) -> None:
-    """Replay the pods of TRACE on its nodes with kube-scheduler's default profile (or --scheduler's).
+    """Replay TRACE on its nodes: its pods with kube-scheduler (--scheduler's profile, Kueue's admission
+    with --kueue), or an SLS trace's jobs under YARN's Capacity or Fair Scheduler; keep it in the run store.
 
-    Attempts are written to --results as they happen, so memory does not grow with them.
+    The replay is kept as a `kind: BatchReplay` document of these options, so `skenario show`,
+    `export`, `report` and `explain --job` read it and `skenario run` can run it again. Attempts are
+    written to --results as they happen, so memory does not grow with them.
     """
     check_output_dirs(
         ("--pods", pods_file), ("--results", results_file), ("--jobs", jobs_file), ("--queues", queues_file)

@@ -231,6 +231,14 @@ class BatchRun:
             return self.replay.jobs_table()
         return [] if self.replay.admission is None else self.replay.admission.workloads_table()
 
+    def contents(self) -> dict[str, int]:
+        """What the replay holds before it runs: its jobs (YARN) or pods, its nodes, and its queues."""
+        replay = self.replay
+        if isinstance(replay, YarnReplay):
+            return {"jobs": len(replay.runs), "nodes": len(replay.nodes), "queues": len(replay.scheduler.leaves)}
+        held = {"pods": len(replay.pods), "nodes": len(replay.nodes)}
+        return held | ({} if replay.kueue is None else {"ClusterQueues": len(replay.kueue.cluster_queues)})
+
     def queue_rows(self) -> list[dict[str, Any]]:
         """Each queue wherever one of its figures changed: SLS's names for YARN, ClusterQueues' for Kueue."""
         if isinstance(self.replay, YarnReplay):

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 
 from skenario.errors import PluginError, ScenarioError, SkenarioError
 from skenario.results.store import FinishedRun
-from skenario.runs.batch import TraceOptions, is_batch, open_batch, open_trace
+from skenario.runs.batch import BatchRun, TraceOptions, is_batch, open_batch, open_trace
 from skenario.runs.protocol import Keeping, Runnable
 from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
 from skenario.scenario.format.kep import KepScenario
@@ -236,12 +236,16 @@ def open_kep(kep: KepInput, *, file: Path, text: str, seed: int | None, base_dir
         raise located(exc if kep.replay is None else kep.replay.locate(exc), str(file), text) from None
 
 
-def examine(file: Path, *, seed: int | None = None) -> Prepared | KepRun:
+def examine(file: Path, *, seed: int | None = None) -> Prepared | KepRun | BatchRun:
     """What `check` and `run --dry-run` look at: a scenario read and checked whole (plugins read, not
-    run), or a KEP-140 input to run in memory, nothing written (whether an object is there at a step
-    can hang on the scheduler, so only running the timeline finds every mistake the real run would)."""
+    run), a batch replay with every file it names read (not run), or a KEP-140 input to run in
+    memory, nothing written (whether an object is there at a step can hang on the scheduler, so only
+    running the timeline finds every mistake the real run would)."""
     text = read_text(file)
     documents = yaml_of(file, text)
+    if is_batch(documents):
+        assert documents is not None
+        return open_batch(documents, file=file, text=text, base_dir=file.parent, seed=seed)
     kep = read_kep(file, text, documents)
     if kep is None:
         return validated(file, text, seed=seed, documents=documents)

@@ -7,7 +7,10 @@ tables it produced, its timeline. The three runners meet it structurally, withou
     kind        runner                            summary()                              keeping
     scenario    scenario.simulation.Simulation    recording.summary.Summary              streamed
     kep140      runs.inputs.KepRun                scheduling.analysis.SchedulingSummary  whole
+    trace       runs.batch.BatchRun               queues.yarn_replay.YarnSummary, or     whole
+                                                  scheduling.analysis.SchedulingSummary
     trace       scheduling.replay.BatchReplay     scheduling.analysis.SchedulingSummary  none
+                (open_run with `trace=` options)
 
 Their summaries share one shape: `describe` gives the common core (kind, phase, message, simulated
 time) with what each kind adds under `summary`, as its own `as_dict()` writes it. How a run is
@@ -17,7 +20,8 @@ kept (`keeping`) is the run's to say, so `execute` and the store need no change 
   as Failed with what it recorded (a scenario: everything it names was checked before it ran);
 - `whole`: written once run, in one transaction; a run that fails is not kept, its mistake is
   its input's, found only by running (a KEP-140 step naming an object the scheduler removed);
-- `none`: not kept (a trace's replay writes its tables where the user says).
+- `none`: not kept (a trace opened with `trace=` options writes its tables where the caller says;
+  `skenario schedule` and a `kind: BatchReplay` document open a `BatchRun`, which is kept).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from skenario.scheduling.queues.fair_config import FairConfig, FairPreemption, S
 from skenario.scheduling.queues.fair_preemption import starved_amount
 from skenario.scheduling.queues.preemption import PreemptionSettings
 from skenario.scheduling.queues.resources import ResourceCalculator
-from skenario.scheduling.queues.yarn_replay import YarnReplay
+from skenario.scheduling.queues.yarn_replay import YarnReplay, YarnSummary
 from skenario.scheduling.traces.sls import SlsJob, SlsTask
 
 MIB = 1024 * 1024
@@ -249,3 +249,11 @@ def test_starvation_amounts() -> None:
     # The minimum share counts after its own timeout, and the larger shortfall wins.
     assert starved_amount(0, 4096, 3000, 10_000, starvation, 0, 0, 10 * s) == 3000
     assert starved_amount(0, 4096, 3000, 10_000, Starvation(), 0, 0, 10**6 * s) == 0  # no timeouts: never
+
+
+def test_a_summary_reads_back_as_it_was_written() -> None:
+    replay = YarnReplay(
+        [job("j1", 0, [("map", 5)]), job("j2", 1, [("map", 5)], queue="b")], [GB_NODE], config(("a", 50), ("b", 50))
+    )
+    summary = replay.run()
+    assert YarnSummary.from_dict(summary.as_dict()) == summary
