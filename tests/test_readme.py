@@ -18,7 +18,7 @@ import yaml
 from click.testing import CliRunner
 
 from skenario.cli import cli
-from skenario.scenario.format.jsonschema import scenario_json_schema
+from skenario.scenario.format.jsonschema import batch_json_schema, scenario_json_schema
 from tests.docs import PAGES, ROOT, blocks, page, section
 
 
@@ -244,6 +244,9 @@ def test_every_yaml_block_reads_and_a_scenarios_fields_are_the_schemas(where: st
     theirs = first.get("apiVersion", "skenario.dev/v1alpha1") != "skenario.dev/v1alpha1"
     if theirs or first.get("kind") == "QueueingModel":
         return  # KEP-140's and ksim's documents, a queueing model: read above, run by their own tests
+    if first.get("kind") == "BatchReplay":
+        jsonschema.validate(first, batch_json_schema())
+        return
     jsonschema.validate(_scenario(first), scenario_json_schema())
 
 

@@ -19,6 +19,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema, SchemaValidator, ValidationError, core_schema
 
 from skenario.core.time import format_duration
+from skenario.scenario.format.batch import BatchReplayDocument
 from skenario.scenario.format.distributions import ConstantBytes, ConstantDistribution, shorthand_constant
 from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.format.units import WRITTEN, write_bytes
@@ -177,3 +178,12 @@ def scenario_json_schema() -> dict[str, Any]:
     users write them."""
     schema = Scenario.model_json_schema(by_alias=True, mode="validation", schema_generator=WrittenDefaults)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
+
+
+BATCH_SCHEMA_ID = "https://skenario.dev/schemas/batchreplay-v1alpha1.json"
+
+
+def batch_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a `kind: BatchReplay` document (`skenario.scenario.format.batch`)."""
+    schema = BatchReplayDocument.model_json_schema(by_alias=True, mode="validation", schema_generator=WrittenDefaults)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BATCH_SCHEMA_ID, **schema}
