@@ -119,10 +119,16 @@ def generate(directory: Path, days: int, nodes: int, gap_s: float, seed: int = 0
 
 
 def _child(command: list[str]) -> tuple[dict[str, Any], float, float]:
-    """A command in a fresh process: its JSON output, wall time and peak RSS in MiB."""
+    """A command in a fresh process: its JSON output, wall time and peak RSS in MiB. Each replay is kept,
+    as a user's is, in a run store of its own that goes when the command is done."""
     started = time.perf_counter()
-    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen(command, stdout=stdout, stderr=stderr)
+    with (
+        tempfile.TemporaryDirectory() as store,
+        tempfile.TemporaryFile() as stdout,
+        tempfile.TemporaryFile() as stderr,
+    ):
+        env = dict(os.environ, SKENARIO_STORE=store)
+        process = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - started
         stdout.seek(0)

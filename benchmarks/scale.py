@@ -207,6 +207,8 @@ def run_schedule(trace: Path, out: Path, python_path: str | None, results_for: s
         str(trace / "nodes.csv"),
     ]
     command += ["--json", "--pods", str(out / "pods.csv")]
+    if python_path is None:  # the code before issue 32 keeps no replay; neither does this one, to compare
+        command.append("--no-store")
     if results_for is not None:
         command += ["--results", str(out / "results.json"), "--results-for", results_for]
     output, wall, rss = _child(command, python_path)

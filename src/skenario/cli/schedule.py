@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
@@ -262,6 +263,7 @@ def schedule(
         kueue=kueue_file,
     )
     text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    started = time.perf_counter()  # the trace read and the replay: what `wallSeconds` says
     run = open_batch(
         yaml_documents(text, str(trace)),
         file=trace,
@@ -282,26 +284,35 @@ def schedule(
             raise Halt(stopped.exit_code) from None
         if isinstance(replay, BatchReplay):
             write_results(replay.controller, pods_file, results_file, spilled)
+    wall = time.perf_counter() - started
     reasons = _reasons(run.why, why)
     if jobs_file is not None:
         write_jobs_csv(run.jobs(), jobs_file, JOB_COLUMNS if run.yarn else WORKLOAD_COLUMNS)
     if queues_file is not None:
         columns = QUEUE_COLUMNS if run.yarn else KUEUE_QUEUE_COLUMNS
         write_jobs_csv(run.queue_rows(), queues_file, columns)
-    _render(run, done, trace=trace, kind=kind, seed=seed, reasons=reasons, output=output)
+    _render(run, done, wall, trace=trace, kind=kind, seed=seed, reasons=reasons, output=output)
 
 
 def _render(
-    run: BatchRun, done: Executed, *, trace: Path, kind: str, seed: int, reasons: dict[str, str], output: str
+    run: BatchRun,
+    done: Executed,
+    wall: float,
+    *,
+    trace: Path,
+    kind: str,
+    seed: int,
+    reasons: dict[str, str],
+    output: str,
 ) -> None:
-    """The replay's summary: a table, or one JSON or YAML document."""
+    """The replay's summary: a table, or one JSON or YAML document; `wall`: seconds from reading the trace."""
     batch = run.batch_summary()
     if output in ("json", "yaml"):
-        document = batch["summary"] | {"wallSeconds": done.wall_s, "trace": str(trace), "run": done.run_id}
+        document = batch["summary"] | {"wallSeconds": wall, "trace": str(trace), "run": done.run_id}
         extra_document = ({"kueue": batch["kueue"]} if "kueue" in batch else {}) | ({"why": reasons} if reasons else {})
         print_json(document | extra_document, output)
         return
-    extra = [("simulated time", f"{run.simulated() / 86400e9:,.1f} days"), ("wall time", f"{done.wall_s:,.2f} s")]
+    extra = [("simulated time", f"{run.simulated() / 86400e9:,.1f} days"), ("wall time", f"{wall:,.2f} s")]
     extra.extend((f"why {name}", reason) for name, reason in reasons.items())
     names = {"CapacityScheduler": "Capacity Scheduler", "FairScheduler": "Fair Scheduler"}
     out.print(batch_table(batch, title=f"{trace.name} ({names.get(run.scheduler, kind)}, seed {seed})", extra=extra))

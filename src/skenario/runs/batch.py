@@ -54,6 +54,9 @@ MAX_SAMPLES = 2_000
 """Rows of a stored replay's queue series at most: the default grid is the first of GRID that keeps to it."""
 GRID = tuple(s * SECOND for s in (1, 5, 10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400, 7 * 86400))
 PATH_FIELDS = ("trace", "nodes", "scheduler")
+MAX_STORED_PODS = 50_000
+"""A kube-scheduler replay keeps its pods table in the store up to this many pods (a month's 500,000 would
+add half a gigabyte to the replay's peak); past it, `skenario schedule --pods FILE` writes them as they go."""
 
 
 def is_batch(documents: Documents | None) -> bool:
@@ -256,8 +259,11 @@ class BatchRun:
     def documents(self) -> dict[str, Any]:
         documents: dict[str, Any] = {"batch": self.batch_summary(), "jobs": self.jobs()}
         if isinstance(self.replay, BatchReplay):
+            pods = self.replay.controller.pods
             documents["scheduling"] = self.replay.summary().as_dict()
-            documents["pods"] = pod_records(self.replay.controller.pods.values())
+            documents["batch"]["podsKept"] = len(pods) <= MAX_STORED_PODS
+            if len(pods) <= MAX_STORED_PODS:
+                documents["pods"] = pod_records(pods.values())
         return documents
 
     def series_rows(self) -> list[dict[str, Any]]:

@@ -72,6 +72,7 @@ class BatchReplay:
         if self.kueue is not None:
             queues = {p.spec.name: local_queue_of(p.spec, p.queue) for p in self.pods}
             _check_local_queues(self.kueue, self.pods, queues)
+            _check_flavors(self.kueue, self.nodes)
             groups = {p.spec.name: pod_group_of(p.spec, p.job) for p in self.pods if queues[p.spec.name] is not None}
             sizes = Counter(g for g in groups.values() if g is not None)
             self.admission = KueueAdmission(
@@ -173,6 +174,22 @@ def _check_local_queues(config: KueueConfig, pods: Sequence[TracePod], queues: d
                 file=config.file,
                 field=QUEUE_LABEL,
                 value=local,
+            )
+
+
+def _check_flavors(config: KueueConfig, nodes: Sequence[NodeSpec]) -> None:
+    """A flavor a ClusterQueue names must be one some node offers: every node carries its `nodeLabels`
+    (a flavor without labels is every node's), or its workloads could be admitted and never placed."""
+    named = {flavor for cq in config.cluster_queues.values() for group in cq.groups for flavor, _ in group.flavors}
+    for name in sorted(named):
+        labels = config.flavors[name].node_labels
+        if labels and not any(all(node.labels.get(k) == v for k, v in labels.items()) for node in nodes):
+            wanted = ", ".join(f"{k}={v}" for k, v in labels.items())
+            raise SkenarioError(
+                f"ResourceFlavor {name} is offered by no node: none has the labels {wanted}",
+                file=config.file,
+                field=f"ResourceFlavor {name}: spec.nodeLabels",
+                value=wanted,
             )
 
 

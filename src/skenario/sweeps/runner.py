@@ -36,6 +36,8 @@ from skenario.runs.supervise import worker_signals
 from skenario.scenario.simulation import Simulation
 from skenario.scenario.wiring.observed import read_observed_run
 from skenario.scenario.wiring.plugins import PluginPolicy, applied
+from skenario.scheduling.analysis import pod_records
+from skenario.scheduling.replay import BatchReplay
 from skenario.sweeps.space import SweepError
 
 METRICS = (
@@ -152,7 +154,7 @@ def batch_figures(run: BatchRun) -> dict[str, Any]:
         waits = np.array([r["wait_s"] for r in rows if r["wait_s"] is not None], dtype=float)
         unfinished = sum(1 for r in rows if r["why"] is not None)  # a rejected job is not waiting
     else:  # kube-scheduler alone: the pods are the jobs
-        pods = run.documents()["pods"]
+        pods = pod_records(run.replay.controller.pods.values()) if isinstance(run.replay, BatchReplay) else []
         waits = np.array([p["wait_s"] for p in pods if p["bound_s"] is not None], dtype=float)
         unfinished = sum(1 for p in pods if p["finished_s"] is None)
     summary = run.batch_summary()

@@ -1,10 +1,12 @@
 """The Capacity Scheduler's allocation, restated from YARN's TestLeafQueue and worked by hand."""
 
+from pathlib import Path
+
 import pytest
 
 from skenario.scheduling.queues.applications import Application, Node
 from skenario.scheduling.queues.capacity import CapacityScheduler
-from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig
+from skenario.scheduling.queues.capacity_config import CapacityConfig, QueueConfig, read_capacity_config
 from skenario.scheduling.queues.resources import Resource, ResourceCalculator
 
 GB = 1024
@@ -151,3 +153,79 @@ def test_single_level_queues_ordering(a_gb: int, b_gb: int, first: str) -> None:
     cs.leaves["root.a"].used = Resource(a_gb * GB, a_gb)
     cs.leaves["root.b"].used = Resource(b_gb * GB, b_gb)
     assert cs.children_in_order(cs.root)[0].path == first
+
+
+MULTI_LEVEL = {
+    "root.queues": "a,b,c,d",
+    "root.a.capacity": "10",
+    "root.b.capacity": "50",
+    "root.c.capacity": "20",
+    "root.d.capacity": "20",
+    "root.a.queues": "a1,a2",
+    "root.a.a1.capacity": "50",
+    "root.a.a2.capacity": "50",
+    "root.b.queues": "b1,b2,b3",
+    "root.b.b1.capacity": "10",
+    "root.b.b2.capacity": "20",
+    "root.b.b3.capacity": "70",
+    "root.c.queues": "c1",
+    "root.c.c1.capacity": "100",
+    "root.c.c1.queues": "c11",
+    "root.c.c1.c11.capacity": "100",
+    "root.c.c1.c11.queues": "c111",
+    "root.c.c1.c11.c111.capacity": "100",
+    "root.c.c1.c11.c111.queues": "c1111",
+    "root.c.c1.c11.c111.c1111.capacity": "100",
+}
+"""TestParentQueue.setupMultiLevelQueues: four queues under the root, a and b with children, c four deep."""
+
+
+def multi_level(tmp_path: Path, **more: str) -> CapacityScheduler:
+    """The multi-level tree on three 10 GB nodes, every queue's applications unlimited by user (ULF -1),
+    and no cap on containers a heartbeat places off-switch (the test predates that cap)."""
+    properties = {f"yarn.scheduler.capacity.{key}": value for key, value in (MULTI_LEVEL | more).items()}
+    properties["yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments"] = "100"
+    for leaf in ("a.a1", "a.a2", "b.b1", "b.b2", "b.b3", "c.c1.c11.c111.c1111", "d"):
+        properties[f"yarn.scheduler.capacity.root.{leaf}.user-limit-factor"] = "-1"
+    xml = "".join(f"<property><name>{k}</name><value>{v}</value></property>" for k, v in properties.items())
+    (tmp_path / "capacity-scheduler.xml").write_text(f"<configuration>{xml}</configuration>")
+    config = read_capacity_config(tmp_path / "capacity-scheduler.xml")
+    return CapacityScheduler(config, [Node(f"host_{k}", Resource(10 * GB, 16)) for k in range(3)])
+
+
+def charged(cs: CapacityScheduler, usage: dict[str, int]) -> dict[str, Application]:
+    """An application in each leaf of `usage`, charged its GB as if it held containers."""
+    apps = {}
+    for leaf, gb in usage.items():
+        apps[leaf] = app(f"app_{leaf}", "user", cs.leaves[leaf].path)
+        cs.submit(apps[leaf])
+        cs._charge(apps[leaf], Resource(gb * GB, gb))
+    return apps
+
+
+def test_multi_level_queues_are_offered_a_node_by_their_use_of_their_guarantee(tmp_path: Path) -> None:
+    """testMultiLevelQueues: with A = 0/3 GB, B = 4/15, C = 1/6 and D = 0/6 used, the root offers the
+    node to A before C before B; with A = 1/3, B = 6/15, C = 3/6, to A (and D) before B before C."""
+    cs = multi_level(tmp_path)
+    charged(cs, {"root.b.b2": 4, "root.c.c1.c11.c111.c1111": 1})
+    order = [q.path for q in cs.children_in_order(cs.root)]
+    assert order.index("root.a") < order.index("root.c") < order.index("root.b")
+    charged(cs, {"root.a.a1": 1, "root.b.b3": 2, "root.c.c1.c11.c111.c1111": 2})
+    order = [q.path for q in cs.children_in_order(cs.root)]
+    assert order.index("root.a") < order.index("root.b") < order.index("root.c")
+
+
+def test_multi_level_maximum_capacity_holds_a_child_back(tmp_path: Path) -> None:
+    """testMultiLevelQueues, last step: A capped at 10% (3 of 30 GB) with 1 GB used in a1; on one
+    heartbeat a2 (less used than a1) gets its 2 GB first, which takes A to its cap, so a1's 1 GB is
+    refused, while b3, b1 and c get theirs: A = 3, B = 8, C = 4 GB."""
+    cs = multi_level(tmp_path, **{"root.a.maximum-capacity": "10"})
+    held = charged(cs, {"root.a.a1": 1, "root.b.b2": 4, "root.b.b3": 2, "root.c.c1.c11.c111.c1111": 3})
+    asks = {"root.a.a1": 1, "root.a.a2": 2, "root.b.b3": 1, "root.b.b1": 1, "root.c.c1.c11.c111.c1111": 1}
+    for leaf, gb in asks.items():
+        asker = held.get(leaf) or charged(cs, {leaf: 0})[leaf]
+        cs.ask(asker, 1, Resource(gb * GB, 1), 1)
+    cs.node_update(cs.nodes["host_2"], 0)
+    used = {q.path: q.used.memory // GB for q in cs.root.children if q.path != "root.d"}  # type: ignore[attr-defined]
+    assert used == {"root.a": 3, "root.b": 8, "root.c": 4}
+    assert cs.leaves["root.a.a1"].used.memory == 1 * GB and cs.leaves["root.a.a2"].used.memory == 2 * GB

@@ -104,6 +104,18 @@ def test_an_unknown_local_queue_is_one_clear_error(tmp_path: Path) -> None:
     assert caught.value.field == QUEUE_LABEL
 
 
+def test_a_flavor_no_node_offers_is_one_clear_error(tmp_path: Path) -> None:
+    path = manifests(tmp_path, cluster_queue("q", 4))
+    path.write_text(
+        path.read_text().replace("metadata: {name: f}", "metadata: {name: f}\nspec: {nodeLabels: {pool: gpu}}")
+    )
+    config = read_kueue_config(path)
+    with pytest.raises(SkenarioError, match="ResourceFlavor f is offered by no node: none has the labels pool=gpu"):
+        BatchReplay(NODES, [pod("p", 0, 1, "q")], kueue=config)
+    labelled = [NodeSpec("g0", cpu=8000, memory=64 * GIB, labels={"pool": "gpu"})]
+    BatchReplay(labelled, [pod("p", 0, 1, "q")], kueue=config)  # a node with the labels offers it
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [
