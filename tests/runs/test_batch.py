@@ -192,3 +192,14 @@ def test_properties_written_as_numbers_or_booleans_are_their_text(tmp_path: Path
     assert isinstance(config, CapacityConfig)
     dev = next(q for q in config.leaves() if q.path == "root.dev")
     assert dev.maximum_capacity == pytest.approx(40.0)
+
+
+def test_each_queues_preemptions_over_time_end_at_its_count(whole: BatchRun) -> None:
+    last: dict[str, int] = {}
+    for row in whole.queue_rows():  # in time order: the last row of a queue is its final state
+        last[row["queue"]] = row["preempted.containers"]
+    counts = {queue: q["preemptedContainers"] for queue, q in whole.batch_summary()["summary"]["queues"].items()}
+    assert last == counts and counts["root.dev"] > 0  # prod reclaims its guarantee from dev in the example
+    series = whole.series_rows()
+    dev = [row["queue.root.dev.preempted.containers"] for row in series]
+    assert dev == sorted(dev)  # a count so far never falls

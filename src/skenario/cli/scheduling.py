@@ -157,7 +157,15 @@ WORKLOAD_COLUMNS = (
     "why",
 )
 """`--jobs` under Kueue: one row per workload (`KueueAdmission.workloads_table`)."""
-KUEUE_QUEUE_COLUMNS = ("time", "clusterQueue", "cpu", "memory", "admitted.workloads", "pending.workloads")
+KUEUE_QUEUE_COLUMNS = (
+    "time",
+    "clusterQueue",
+    "cpu",
+    "memory",
+    "admitted.workloads",
+    "pending.workloads",
+    "evicted.workloads",
+)
 QUEUE_COLUMNS = (
     "time",
     "queue",
@@ -166,6 +174,7 @@ QUEUE_COLUMNS = (
     "pending.memory",
     "running.applications",
     "pending.applications",
+    "preempted.containers",
 )
 
 

@@ -527,12 +527,14 @@ QUEUE_CHARTS = {
         ("pending.memory", "memory asked for and not yet allocated per queue", "GB", False),
         ("running.applications", "applications running per queue", "applications", False),
         ("pending.applications", "applications waiting for their AM per queue", "applications", False),
+        ("preempted.containers", "containers preempted per queue, so far", "containers", False),
     ),
     "clusterQueue": (
         ("cpu", "CPUs admitted per ClusterQueue", "cores", True),
         ("memory", "memory admitted per ClusterQueue", "GiB", True),
         ("admitted.workloads", "workloads admitted per ClusterQueue", "workloads", False),
         ("pending.workloads", "workloads waiting for admission per ClusterQueue", "workloads", False),
+        ("evicted.workloads", "workloads evicted per ClusterQueue, so far", "workloads", False),
     ),
 }
 """A batch replay's charts: per queue (YARN's, with SLS's names) or per ClusterQueue (Kueue's), one

@@ -299,6 +299,7 @@ class BatchRun:
                 out[f"queue.{queue}.pending.memory"] = (times, rows[:, 4] / 1024)
                 out[f"queue.{queue}.running.applications"] = (times, rows[:, 5].astype(float))
                 out[f"queue.{queue}.pending.applications"] = (times, rows[:, 6].astype(float))
+                out[f"queue.{queue}.preempted.containers"] = (times, rows[:, 7].astype(float))
         elif replay.admission is not None:
             for queue, rows in replay.admission.queue_series().items():
                 times = rows[:, 0]
@@ -306,6 +307,7 @@ class BatchRun:
                 out[f"clusterQueue.{queue}.memory"] = (times, rows[:, 3] / 1024**3)
                 out[f"clusterQueue.{queue}.admitted.workloads"] = (times, rows[:, 4].astype(float))
                 out[f"clusterQueue.{queue}.pending.workloads"] = (times, rows[:, 5].astype(float))
+                out[f"clusterQueue.{queue}.evicted.workloads"] = (times, rows[:, 6].astype(float))
         return out
 
     def digest(self) -> str:

@@ -116,11 +116,13 @@ class KueueAdmission:
         self.inadmissible: dict[str, list[WorkloadRun]] = {name: [] for name in config.cluster_queues}
         self.admitted: dict[str, WorkloadRun] = {}
         self.evicted = 0
-        # Rows of 6: t, ClusterQueue, CPU (millicores) and memory (bytes) admitted, admitted and queued workloads.
+        # Rows of 7: t, ClusterQueue, CPU (millicores) and memory (bytes) admitted, admitted and queued workloads,
+        # and the evictions so far.
         self._series = array("q")
-        self._last: dict[int, tuple[int, int, int, int]] = {}
+        self._last: dict[int, tuple[int, int, int, int, int]] = {}
         self._names = list(config.cluster_queues)
         self._admitted_in: dict[str, int] = dict.fromkeys(config.cluster_queues, 0)
+        self._evicted_in: dict[str, int] = dict.fromkeys(config.cluster_queues, 0)
         self.cycles = 0
         self._cycle_due = False
         arrived = controller.pending.on_add
@@ -304,6 +306,7 @@ class KueueAdmission:
         workload.admitted_at = None
         run.evictions += 1
         self.evicted += 1
+        self._evicted_in[workload.cluster_queue] += 1
         now = self.env.now()
         fresh = []
         for old in run.pods:  # as a Job's: its pods stop, and those that had not finished start again
@@ -347,21 +350,23 @@ class KueueAdmission:
             usage = self.book.usage[name]
             cpu = sum(amount for (_, resource), amount in usage.items() if resource == "cpu")
             memory = sum(amount for (_, resource), amount in usage.items() if resource == "memory")
-            row = (cpu, memory, self._admitted_in[name], len(self.queued[name]) + len(self.inadmissible[name]))
+            queued = len(self.queued[name]) + len(self.inadmissible[name])
+            row = (cpu, memory, self._admitted_in[name], queued, self._evicted_in[name])
             if self._last.get(k) != row:
                 self._last[k] = row
                 self._series.extend((now, k, *row))
 
     def queue_series(self) -> dict[str, npt.NDArray[np.int64]]:
-        """Per ClusterQueue, the step series: time (ns), CPU and memory admitted, admitted and queued workloads."""
-        rows = np.array(self._series, dtype=np.int64).reshape(-1, 6)
+        """Per ClusterQueue, the step series: time (ns), CPU and memory admitted, admitted and queued workloads,
+        and the evictions so far."""
+        rows = np.array(self._series, dtype=np.int64).reshape(-1, 7)
         return {name: rows[rows[:, 1] == k] for k, name in enumerate(self._names)}
 
     def queue_rows(self) -> list[dict[str, Any]]:
         """Each ClusterQueue's admitted usage and workloads wherever one changed (cores, GiB)."""
         out = []
         for name, rows in self.queue_series().items():
-            for t, _, cpu, memory, admitted, queued in rows.tolist():
+            for t, _, cpu, memory, admitted, queued, evicted in rows.tolist():
                 out.append(
                     {
                         "time": t // MILLISECOND,
@@ -370,6 +375,7 @@ class KueueAdmission:
                         "memory": memory / 1024**3,
                         "admitted.workloads": admitted,
                         "pending.workloads": queued,
+                        "evicted.workloads": evicted,
                     }
                 )
         return sorted(out, key=lambda r: (r["time"], r["clusterQueue"]))

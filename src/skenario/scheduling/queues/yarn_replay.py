@@ -239,9 +239,10 @@ class YarnReplay:
         self.end = 0
         self.phase = "Pending"
         self.message: str | None = "not started"
-        # Rows of 7: t, queue, allocated MB, allocated vcores, pending MB, running and pending apps (8 bytes each).
+        # Rows of 8: t, queue, allocated MB and vcores, pending MB, running and pending apps, containers preempted so
+        # far (8 bytes each).
         self._series = array("q")
-        self._last: dict[int, tuple[int, int, int, int, int]] = {}
+        self._last: dict[int, tuple[int, int, int, int, int, int]] = {}
         self._queues = list(self.scheduler.leaves)
         self._job_of = {r.app.id: r for r in self.runs}
         self._feed = iter(self.runs)
@@ -614,14 +615,22 @@ class YarnReplay:
         for k, path in enumerate(self._queues):
             leaf = sched.leaves[path]
             pending = sched.pending_demand(leaf)
-            row = (leaf.used.memory, leaf.used.vcores, pending.memory, len(leaf.active), len(leaf.pending))
+            row = (
+                leaf.used.memory,
+                leaf.used.vcores,
+                pending.memory,
+                len(leaf.active),
+                len(leaf.pending),
+                self.preempted[path],
+            )
             if self._last.get(k) != row:
                 self._last[k] = row
                 self._series.extend((now, k, *row))
 
     def queue_series(self) -> dict[str, np.ndarray]:
-        """Per queue, the step series: time (s), allocated MB and vcores, pending MB, running and pending apps."""
-        rows = np.array(self._series, dtype=np.int64).reshape(-1, 7)
+        """Per queue, the step series: time (ns), allocated MB and vcores, pending MB, running and pending apps,
+        and the containers preempted so far."""
+        rows = np.array(self._series, dtype=np.int64).reshape(-1, 8)
         return {path: rows[rows[:, 1] == k] for k, path in enumerate(self._queues)}
 
     def queue_rows(self) -> list[dict[str, Any]]:
@@ -630,7 +639,7 @@ class YarnReplay:
         applications beside them; a row wherever one of a queue's figures changed."""
         out = []
         for path, rows in self.queue_series().items():
-            for t, _, memory, vcores, pending, running, waiting in rows.tolist():
+            for t, _, memory, vcores, pending, running, waiting, preempted in rows.tolist():
                 out.append(
                     {
                         "time": t // MILLISECOND,
@@ -640,6 +649,7 @@ class YarnReplay:
                         "pending.memory": pending / 1024,
                         "running.applications": running,
                         "pending.applications": waiting,
+                        "preempted.containers": preempted,
                     }
                 )
         return sorted(out, key=lambda r: (r["time"], r["queue"]))
