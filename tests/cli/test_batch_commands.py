@@ -163,3 +163,19 @@ def test_schedule_no_store_keeps_nothing(tmp_path: Path) -> None:
         "--capacity-scheduler", str(YARN / "capacity-scheduler.xml"), "--store", str(tmp_path), "--no-store",
     )  # fmt: skip
     assert not (tmp_path / "runs.sqlite").exists()
+
+
+def test_compare_holds_replays_side_by_side(store: Path) -> None:
+    rows = {
+        row[0]: row[1:] for row in csv.reader(ok("compare", "1", "2", "--store", str(store), "-o", "csv").splitlines())
+    }
+    assert rows["scheduler"] == ["CapacityScheduler", "CapacityScheduler"]
+    assert rows["jobs submitted / finished (YARN), or pods / bound"] == ["72 / 72", "72 / 72"]
+    assert rows["digest"][0] == rows["digest"][1]
+
+
+def test_compare_refuses_a_replay_beside_a_scenario(tmp_path: Path) -> None:
+    ok("run", str(DOCUMENT), "--store", str(tmp_path), "-o", "json")
+    ok("run", str(ROOT / "examples" / "quickstart.yaml"), "--store", str(tmp_path), "-o", "json")
+    code, _, err = invoke("compare", "1", "2", "--store", str(tmp_path))
+    assert code == 2 and "compare runs of one kind" in err

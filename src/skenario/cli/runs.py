@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skenario.cli.common import err, out, output_option, print_csv, print_document, store_option, to_option
-from skenario.cli.scheduling import batch_table, scheduling_table, waiting_table
+from skenario.cli.scheduling import BATCH_FIGURES, batch_figure, batch_table, scheduling_table, waiting_table
 from skenario.cli.store import run_store
 from skenario.cli.tables import class_table, runs_rows, runs_table, summary_table, workloads_table
 from skenario.cli.terminal import Terminal
@@ -311,6 +311,15 @@ def compare(
 
     runs_store = run_store(store)
     datas = [load_run(runs_store, run) for run in run_ids]
+    batches = ["batch" in data.documents for data in datas]
+    if any(batches):
+        if not all(batches):
+            kinds = ", ".join(
+                f"run {d.id} {'a batch replay' if b else 'a scenario'}" for d, b in zip(datas, batches, strict=True)
+            )
+            raise SkenarioError(f"compare runs of one kind: {kinds}")
+        _compare_batches(datas, output)
+        return
     table = Table(title="runs compared")
     table.add_column("")
     for data in datas:
@@ -377,6 +386,33 @@ def compare(
     if output == "csv":
         print_csv(["", *(f"run {data.id} {data.name}" for data in datas)], ([label, *values] for label, values in rows))
         return
+    for label, values in rows:
+        table.add_row(label, *values)
+    out.print(table)
+
+
+def _compare_batches(datas: list[RunData], output: str) -> None:
+    """Batch replays side by side: their jobs (or pods), waits, preemptions and allocation."""
+    if output in ("json", "yaml"):
+        print_document(
+            [
+                {"run": d.id, "name": d.name, "seed": d.seed, "phase": d.phase, "digest": d.digest}
+                | {"batch": d.documents["batch"]}
+                for d in datas
+            ],
+            output,
+        )
+        return
+    rows = [(label, [batch_figure(d.documents["batch"], key) for d in datas]) for key, label in BATCH_FIGURES]
+    rows.append(("digest", [d.digest or "-" for d in datas]))
+    rows.insert(1, ("seed / phase", [f"{d.seed} / {d.phase}" for d in datas]))
+    if output == "csv":
+        print_csv(["", *(f"run {data.id} {data.name}" for data in datas)], ([label, *values] for label, values in rows))
+        return
+    table = Table(title="batch replays compared")
+    table.add_column("")
+    for data in datas:
+        table.add_column(f"run {data.id}\n{data.name}", justify="right")
     for label, values in rows:
         table.add_row(label, *values)
     out.print(table)

@@ -93,6 +93,40 @@ def batch_table(batch: dict[str, Any], title: str, extra: Iterable[tuple[str, st
     return scheduling_table(SchedulingSummary.from_dict(summary), title=title, extra=[*extra, *rows])
 
 
+BATCH_FIGURES = (
+    ("scheduler", "scheduler"),
+    ("work", "jobs submitted / finished (YARN), or pods / bound"),
+    ("unfinished", "jobs not finished, or pods never bound"),
+    ("waits", "wait to start: mean / p95 (p99 for pods) / longest"),
+    ("preempted", "containers or pods preempted"),
+    ("evictions", "Kueue's evictions"),
+    ("allocated", "allocated, mean / peak (memory for YARN, CPU else)"),
+)
+"""What `skenario compare` holds batch replays side by side by (`batch_figure`)."""
+
+
+def batch_figure(batch: dict[str, Any], key: str) -> str:
+    """One of BATCH_FIGURES, from a replay's `batch` document, as the tables print it."""
+    s = batch["summary"]
+    yarn = batch["scheduler"] in YARN_SCHEDULERS
+    if key == "scheduler":
+        return str(batch["scheduler"])
+    if key == "work":
+        return f"{s['jobs']:,} / {s['finished']:,}" if yarn else f"{s['pods']:,} / {s['bound']:,}"
+    if key == "unfinished":
+        return f"{s['unfinished']:,}" if yarn else f"{s.get('neverBound', 0):,}"
+    if key == "waits":
+        tail = s["p95WaitSeconds"] if yarn else s["p99WaitSeconds"]
+        return " / ".join(map(wait, (s["meanWaitSeconds"], tail, s["maxWaitSeconds"])))
+    if key == "preempted":
+        return f"{s['preemptedContainers'] if yarn else s['preempted']:,}"
+    if key == "evictions":
+        return f"{batch['kueue']['evictions']:,}" if "kueue" in batch else "-"
+    if yarn:
+        return f"{s['allocatedMemoryMean']:.1%} / {s['allocatedMemoryPeak']:.1%}"
+    return f"{s['allocationMean'].get('cpu', 0.0):.1%} / {s['allocationPeak'].get('cpu', 0.0):.1%}"
+
+
 def waiting_table(jobs: list[dict[str, Any]], limit: int = 10) -> Table | None:
     """The jobs or workloads not finished at the end, longest waiting first, with why; None if none."""
     key = "job" if jobs and "job" in jobs[0] else "workload"

@@ -39,7 +39,7 @@ from skenario.scenario.format.scenario import API_VERSION
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.io import Documents, load_document, located, validate_node, yaml_documents
 from skenario.scenario.wiring.scheduler import build_profile
-from skenario.scheduling.analysis import pod_records
+from skenario.scheduling.analysis import SchedulingSummary, pod_records
 from skenario.scheduling.attempts import PluginResults, name_matcher
 from skenario.scheduling.queues.capacity_config import CapacityConfig, read_capacity_config
 from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config, with_site
@@ -217,7 +217,7 @@ class BatchRun:
     def simulated(self) -> int:
         return self.replay.simulated()
 
-    def summary(self) -> YarnSummary | Any:
+    def summary(self) -> YarnSummary | SchedulingSummary:
         return self.replay.summary()
 
     def why(self, name: str) -> str:
@@ -260,9 +260,9 @@ class BatchRun:
         documents: dict[str, Any] = {"batch": self.batch_summary(), "jobs": self.jobs()}
         if isinstance(self.replay, BatchReplay):
             pods = self.replay.controller.pods
-            documents["scheduling"] = self.replay.summary().as_dict()
-            documents["batch"]["podsKept"] = len(pods) <= MAX_STORED_PODS
-            if len(pods) <= MAX_STORED_PODS:
+            kept = len(pods) <= MAX_STORED_PODS
+            documents["scheduling"] = self.replay.summary().as_dict() | {"podsKept": kept}
+            if kept:
                 documents["pods"] = pod_records(pods.values())
         return documents
 
@@ -312,22 +312,27 @@ class BatchRun:
 
     def digest(self) -> str:
         """The replay's fingerprint: its summary and its jobs, as JSON."""
-        body = json.dumps([self.batch_summary(), self.jobs()], sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(body.encode()).hexdigest()[:16]
+        return _digest(self.batch_summary(), self.jobs())
 
     def record(self) -> FinishedRun:
+        documents = self.documents()  # a month's jobs table is made once, for the store and the digest
         return FinishedRun(
             name=self.name,
             scenario_text=yaml.safe_dump(self.stored, sort_keys=False, allow_unicode=True),
             seed=self.seed,
             phase=str(self.phase),
             message=self.message,
-            digest=self.digest(),
+            digest=_digest(documents["batch"], documents["jobs"]),
             simulated_ns=self.simulated(),
             wall_s=self.wall_s,
             series=self.series_rows(),
-            named_documents=self.documents(),
+            named_documents=documents,
         )
+
+
+def _digest(batch: dict[str, Any], jobs: list[dict[str, Any]]) -> str:
+    body = json.dumps([batch, jobs], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 def replay_to(text: str, source: str, *, seed: int, until: int | None) -> BatchRun:
