@@ -24,8 +24,11 @@ from skenario.workloads.patterns import (
     constant_arrivals,
     poisson_arrivals,
     ramp_arrivals,
+    ramp_rate,
     sinusoidal_arrivals,
+    sinusoidal_rate,
     step_arrivals,
+    step_rate,
     sum_arrivals,
     thinned_arrivals,
     uniform_arrivals,
@@ -194,3 +197,35 @@ def test_sum_is_lazy() -> None:
     # Merging two endless patterns must not try to exhaust them.
     merged = sum_arrivals(constant_arrivals(1.0, 0, 2**62), constant_arrivals(2.0, 0, 2**62))
     assert [next(merged) for _ in range(4)] == [SECOND // 2, SECOND, SECOND, 3 * SECOND // 2]
+
+
+@pytest.mark.parametrize(
+    ("rate", "integral", "arrivals"),
+    [
+        # A step from 20/s to 80/s at 100 s, over [0, 300 s): 20*100 + 80*200 requests expected.
+        (
+            step_rate(20.0, 80.0, 100 * SECOND),
+            20 * 100 + 80 * 200,
+            lambda rng: step_arrivals(20, 80, 100 * SECOND, 0, 300 * SECOND, rng),
+        ),
+        # A ramp from 10/s to 90/s over 300 s: the mean of its ends times the span.
+        (ramp_rate(10.0, 90.0, 0, 300 * SECOND), 50 * 300, lambda rng: ramp_arrivals(10, 90, 0, 300 * SECOND, rng)),
+        # Three whole periods of a sinusoid around 60/s: the mean times the span.
+        (
+            sinusoidal_rate(60.0, 40.0, 100 * SECOND, 0),
+            60 * 300,
+            lambda rng: sinusoidal_arrivals(60, 40, 100 * SECOND, 0, 300 * SECOND, rng),
+        ),
+    ],
+)
+def test_a_patterns_rate_is_what_its_arrivals_average(
+    rate: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float64]],
+    integral: float,
+    arrivals: Callable[[np.random.Generator], Iterator[int]],
+) -> None:
+    """The rate function a fluid run reads: its integral is the expected count (by hand above), both by
+    quadrature and, within 4 standard deviations of a Poisson count, by the arrivals drawn from it."""
+    grid = np.arange(0, 300 * SECOND, SECOND // 10, dtype=np.int64)
+    assert float(rate(grid).sum()) * 0.1 == pytest.approx(integral, rel=0.01)
+    counted = sum(1 for _ in arrivals(np.random.default_rng(34)))
+    assert abs(counted - integral) < 4 * math.sqrt(integral)

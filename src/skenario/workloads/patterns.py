@@ -138,22 +138,32 @@ def step_arrivals(
 ) -> Iterator[int]:
     """Poisson arrivals at `rate_before` until the absolute time `step_at`, then `rate_after`."""
     _check_rates(rate_before=rate_before, rate_after=rate_after)
+    return thinned_arrivals(step_rate(rate_before, rate_after, step_at), max(rate_before, rate_after), start, stop, rng)
+
+
+def step_rate(rate_before: float, rate_after: float, step_at: int) -> RateFunction:
+    """`step_arrivals`' intensity: `rate_before` until `step_at` (ns), then `rate_after` (a fluid run's input)."""
 
     def rate(t: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         return np.where(t < step_at, rate_before, rate_after).astype(np.float64)
 
-    return thinned_arrivals(rate, max(rate_before, rate_after), start, stop, rng)
+    return rate
 
 
 def ramp_arrivals(rate_from: float, rate_to: float, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
     """Poisson arrivals whose rate moves linearly from `rate_from` at `start` to `rate_to` at `stop`."""
     _check_rates(rate_from=rate_from, rate_to=rate_to)
+    return thinned_arrivals(ramp_rate(rate_from, rate_to, start, stop), max(rate_from, rate_to), start, stop, rng)
+
+
+def ramp_rate(rate_from: float, rate_to: float, start: int, stop: int) -> RateFunction:
+    """`ramp_arrivals`' intensity: linear from `rate_from` at `start` to `rate_to` at `stop` (ns)."""
     span = max(stop - start, 1)
 
     def rate(t: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         return np.asarray(rate_from + (rate_to - rate_from) * ((t - start) / span), dtype=np.float64)
 
-    return thinned_arrivals(rate, max(rate_from, rate_to), start, stop, rng)
+    return rate
 
 
 def sinusoidal_arrivals(
@@ -165,6 +175,12 @@ def sinusoidal_arrivals(
     amplitude falls first). Between 50 and 500 req/s is mean 275, amplitude 225. `period` is in ns.
     """
     _check_rates(mean_rate=mean_rate)
+    rate = sinusoidal_rate(mean_rate, amplitude, period, start)
+    return thinned_arrivals(rate, mean_rate + abs(amplitude), start, stop, rng)
+
+
+def sinusoidal_rate(mean_rate: float, amplitude: float, period: int, start: int) -> RateFunction:
+    """`sinusoidal_arrivals`' intensity: mean + amplitude·sin(2π(t - start)/period), clipped at 0."""
     if period <= 0:
         raise ValueError(f"period must be > 0 ns, got {period}")
     omega = 2 * np.pi / period
@@ -173,7 +189,7 @@ def sinusoidal_arrivals(
         phase = omega * ((t - start) % period)
         return np.asarray(np.maximum(mean_rate + amplitude * np.sin(phase), 0.0), dtype=np.float64)
 
-    return thinned_arrivals(rate, mean_rate + abs(amplitude), start, stop, rng)
+    return rate
 
 
 def sum_arrivals(*patterns: Iterable[int]) -> Iterator[int]:

@@ -1,0 +1,1 @@
+"""Fluid mode's plant: requests as levels and flows instead of entities (issue 34, in progress)."""
