@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,38 @@ def test_compare_refuses_a_replay_beside_a_scenario(tmp_path: Path) -> None:
     ok("run", str(ROOT / "examples" / "quickstart.yaml"), "--store", str(tmp_path), "-o", "json")
     code, _, err = invoke("compare", "1", "2", "--store", str(tmp_path))
     assert code == 2 and "compare runs of one kind" in err
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ({"trace": "/", "format": "sls", "capacityScheduler": {"file": "capacity-scheduler.xml"}}, "Is a directory"),
+        ({"trace": "jobs.json", "format": "sls", "nodes": "nowhere.json"}, "No such file"),
+        ({"trace": "jobs.json", "format": "sls", "sampleInterval": "0s"}, "spec.sampleInterval"),
+        ({"trace": "jobs.json", "format": "sls", "until": "-5s"}, "spec.until"),
+        ({"trace": "jobs.json", "format": "sls", "fairScheduler": {"file": "capacity-scheduler.xml"}}, "<allocations>"),
+        (
+            {
+                "trace": "jobs.json",
+                "format": "sls",
+                "nodes": "nodes.json",
+                "capacityScheduler": {
+                    "file": "capacity-scheduler.xml",
+                    "properties": {"yarn.scheduler.capacity.root.dev.capacity": "abc"},
+                },
+            },
+            "not a number",
+        ),
+    ],
+)
+def test_a_bad_replay_document_is_one_line_and_keeps_nothing(
+    tmp_path: Path, spec: dict[str, object], words: str
+) -> None:
+    document = {"apiVersion": "skenario.dev/v1alpha1", "kind": "BatchReplay", "metadata": {"name": "bad"}, "spec": spec}
+    for name in ("jobs.json", "nodes.json", "capacity-scheduler.xml"):  # the files the spec names, beside it
+        shutil.copy(YARN / name, tmp_path / name)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    code, _, err = invoke("run", str(path), "--store", str(tmp_path / "store"))
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "store" / "runs.sqlite").exists()
