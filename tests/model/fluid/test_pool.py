@@ -16,27 +16,35 @@ thetas = st.sampled_from([0.0, 0.1, 1.0, 5.0])
 spans = st.floats(min_value=0, max_value=30)
 
 
-def rk4(x: float, lam: float, mu: float, k: float, theta: float, seconds: float, steps: int = 20_000) -> float:
-    """x' = lam - mu min(x, k) - theta (x - k)+ by classical Runge-Kutta, step by small step."""
+def rk4(
+    x: float, lam: float, mu: float, k: float, theta: float, seconds: float, steps: int = 20_000
+) -> tuple[float, float]:
+    """x' = lam - mu min(x, k) - theta (x - k)+ by classical Runge-Kutta, step by small step; the end
+    level and the integral of the level (by the trapezoid rule on the same steps)."""
 
     def slope(v: float) -> float:
         return lam - mu * min(v, k) - theta * max(v - k, 0.0)
 
     h = seconds / steps
+    area = 0.0
     for _ in range(steps):
         a = slope(x)
         b = slope(x + h * a / 2)
         c = slope(x + h * b / 2)
         d = slope(x + h * c)
-        x += h * (a + 2 * b + 2 * c + d) / 6
-    return x
+        after = x + h * (a + 2 * b + 2 * c + d) / 6
+        area += h * (x + after) / 2
+        x = after
+    return x, area
 
 
 @settings(max_examples=60, deadline=None)
 @given(x=levels, lam=rates, mu=mus, k=cores, theta=thetas, seconds=st.floats(min_value=0.01, max_value=5))
 def test_the_closed_form_is_the_ode(x: float, lam: float, mu: float, k: float, theta: float, seconds: float) -> None:
-    level, _ = FluidPool(mu, theta).advance(x, lam, k, seconds)
-    assert level == pytest.approx(rk4(x, lam, mu, k, theta, seconds), rel=1e-6, abs=1e-6)
+    level, flows = FluidPool(mu, theta).advance(x, lam, k, seconds)
+    end, area = rk4(x, lam, mu, k, theta, seconds)
+    assert level == pytest.approx(end, rel=1e-6, abs=1e-6)
+    assert flows.level_s == pytest.approx(area, rel=1e-5, abs=1e-5)
 
 
 @settings(max_examples=200, deadline=None)

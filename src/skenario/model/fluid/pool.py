@@ -25,11 +25,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Flows:
-    """What a step moved: requests completed and abandoned, and core-seconds of CPU used."""
+    """What a step moved: requests completed and abandoned, core-seconds of CPU used, and the integral
+    of the level (request-seconds: what queue-proxy's concurrency and Little's law read)."""
 
     completed: float
     abandoned: float
     busy_core_s: float
+    level_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ class FluidPool:
         if x < 0 or lam < 0 or cores < 0 or seconds < 0:
             raise ValueError(f"negative input: x={x}, lam={lam}, cores={cores}, seconds={seconds}")
         mu, theta = self.mu, self.theta
-        left, busy, abandoned = seconds, 0.0, 0.0
+        left, busy, abandoned, held = seconds, 0.0, 0.0, 0.0
         for _ in range(3):  # at most two crossings: one side, then the other, where it stays
             if left <= 0.0:
                 break
@@ -111,6 +113,7 @@ class FluidPool:
             cross = _crossing(segment, cores)
             span = left if cross is None or cross >= left else cross
             area = segment.integral(span)
+            held += max(area, 0.0)
             if waiting:
                 busy += cores * span
                 abandoned += theta * max(area - cores * span, 0.0)  # float rounding aside, x >= cores here
@@ -119,4 +122,4 @@ class FluidPool:
             x = cores if span == cross else max(segment.at(span), 0.0)
             left -= span
         completed = mu * busy
-        return x, Flows(completed=completed, abandoned=abandoned, busy_core_s=busy)
+        return x, Flows(completed=completed, abandoned=abandoned, busy_core_s=busy, level_s=held)

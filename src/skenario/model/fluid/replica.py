@@ -1,0 +1,97 @@
+"""One replica's requests as a fluid, read at any instant as the metrics pipeline reads a replica.
+
+The fluid plant changes a replica's inputs only at its steps and at lifecycle events: the arrival
+rate it routes there (`flow`) and the replica's CPU (`resize`). Between two changes the inputs are
+constant, so `FluidPool.advance` from the last change gives the exact state at any later instant.
+Readings (`count`, `in_flight_area`, `busy_core_ns`, ...) advance a copy that way and change
+nothing: a reading taken at an odd instant (a housekeeping scrape, the KPA's 1 s scrape, the
+recorder) cannot change the run, which keeps a seed's run the same whoever reads it.
+
+The figures are those `model/metrics.py` takes from a discrete replica's `RequestsProcessing`:
+requests held now, the integral of requests held (queue-proxy's concurrency, in request-ns), the
+requests that arrived, and the integral of cores in use (cAdvisor's CPU usage, in core-ns).
+"""
+
+from __future__ import annotations
+
+from skenario.core.time import SECOND
+from skenario.model.fluid.pool import Flows, FluidPool
+
+
+class FluidReplica:
+    """A replica's requests in their CPU phase as a level; its totals kept at each change of inputs."""
+
+    def __init__(self, pool: FluidPool, millicores: int, now: int) -> None:
+        if millicores <= 0:
+            raise ValueError(f"a replica needs CPU: millicores must be > 0, got {millicores}")
+        self.pool = pool
+        self.millicores = millicores
+        self._since = now  # the last change of inputs (ns)
+        self._level = 0.0
+        self._rate = 0.0  # requests per second arriving since `_since`
+        # Totals up to `_since`: arrived, completed and abandoned requests, core-seconds and request-seconds.
+        self._arrived = 0.0
+        self._completed = 0.0
+        self._abandoned = 0.0
+        self._busy_core_s = 0.0
+        self._level_s = 0.0
+
+    @property
+    def rate(self) -> float:
+        """Requests per second arriving now."""
+        return self._rate
+
+    def _since_change(self, now: int) -> tuple[float, Flows]:
+        if now < self._since:
+            raise ValueError(f"read at {now} ns, before the last change at {self._since} ns")
+        return self.pool.advance(self._level, self._rate, self.millicores / 1000, (now - self._since) / SECOND)
+
+    def _commit(self, now: int) -> None:
+        level, flows = self._since_change(now)
+        self._arrived += self._rate * (now - self._since) / SECOND
+        self._completed += flows.completed
+        self._abandoned += flows.abandoned
+        self._busy_core_s += flows.busy_core_s
+        self._level_s += flows.level_s
+        self._since, self._level = now, level
+
+    def flow(self, now: int, rate: float) -> None:
+        """From `now` on, `rate` requests per second arrive here."""
+        if not rate >= 0:
+            raise ValueError(f"an arrival rate must be >= 0 requests per second, got {rate}")
+        self._commit(now)
+        self._rate = rate
+
+    def resize(self, now: int, millicores: int) -> None:
+        """From `now` on, the replica has `millicores` of CPU (an in-place resize, a node's share)."""
+        if millicores <= 0:
+            raise ValueError(f"millicores must be > 0, got {millicores}")
+        self._commit(now)
+        self.millicores = millicores
+
+    # -- readings: each advances a copy from the last change, and changes nothing ------------------
+
+    def level(self, now: int) -> float:
+        """Requests held now (a real number: the fluid's level)."""
+        return self._since_change(now)[0]
+
+    def count(self, now: int) -> int:
+        """Requests held now, as a whole number (what a discrete replica's `count()` says)."""
+        return round(self.level(now))
+
+    def arrived(self, now: int) -> float:
+        return self._arrived + self._rate * (now - self._since) / SECOND
+
+    def completed(self, now: int) -> float:
+        return self._completed + self._since_change(now)[1].completed
+
+    def abandoned(self, now: int) -> float:
+        return self._abandoned + self._since_change(now)[1].abandoned
+
+    def busy_core_ns(self, now: int) -> float:
+        """The integral of cores in use up to now, in core-ns (`CPUDiscipline.busy_core_ns`)."""
+        return (self._busy_core_s + self._since_change(now)[1].busy_core_s) * SECOND
+
+    def in_flight_area(self, now: int) -> float:
+        """The integral of requests held up to now, in request-ns (`RequestsProcessing.in_flight_area`)."""
+        return (self._level_s + self._since_change(now)[1].level_s) * SECOND
