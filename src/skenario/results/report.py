@@ -620,15 +620,13 @@ def _waiting_html(jobs: pd.DataFrame, limit: int = 50) -> str:
     return f"<p>{len(waiting):,} not finished; the {min(limit, len(waiting))} oldest:</p><table>{head}{rows}</table>"
 
 
-def render_batch_report(run: RunData) -> str:
-    """A batch replay's page: its queues over time, its waits, its figures and what was left waiting."""
-    batch = run.documents["batch"]
+def _page_head(run: RunData) -> list[str]:
+    """A page's head, plotly inlined, and its title and line of facts: seed, simulated time, phase."""
     head = f"seed {run.seed} · {format_duration(run.simulated_ns)} simulated · {run.phase}"
     if run.message:
         head += f": {run.message}"
-    facts = [("run", "-" if run.id is None else str(run.id)), ("digest", run.digest or "-")]
     name = html.escape(run.name)
-    parts = [
+    return [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>skenario: {name}</title>",
@@ -638,9 +636,21 @@ def render_batch_report(run: RunData) -> str:
         "</head><body>",
         f"<h1>{name}</h1>",
         f"<p>{html.escape(head)}</p>",
+    ]
+
+
+def _facts(run: RunData) -> list[tuple[str, str]]:
+    return [("run", "-" if run.id is None else str(run.id)), ("digest", run.digest or "-")]
+
+
+def render_batch_report(run: RunData) -> str:
+    """A batch replay's page: its queues over time, its waits, its figures and what was left waiting."""
+    batch = run.documents["batch"]
+    parts = [
+        *_page_head(run),
         *(_chart_html(figure, div_id) for div_id, figure in batch_charts(run)),
         "<h2>What happened</h2>",
-        _table([*_batch_rows(batch), *facts], "summary"),
+        _table([*_batch_rows(batch), *_facts(run)], "summary"),
         "<h2>Left waiting at the end</h2>",
         _waiting_html(run.table("jobs")),
         "<h2>Replay</h2>",
@@ -656,31 +666,18 @@ def render_report(run: RunData, objectives: Mapping[str, Any] | None = None) -> 
         return render_batch_report(run)
     objectives = stated_objectives(run) if objectives is None else objectives
     events = analysis.events(run)
-    head = f"seed {run.seed} · {format_duration(run.simulated_ns)} simulated · {run.phase}"
-    if run.message:
-        head += f": {run.message}"
-    facts = [("run", "-" if run.id is None else str(run.id)), ("digest", run.digest or "-")]
     summary = (
         summary_rows(Summary.from_dict(run.summary)) if run.summary else [("summary", "none: the run did not start")]
     )
     spend = analysis.cost(run)
     cluster = node_cpu_rows(node.get("cpu_utilisation") for node in run.documents.get("nodes", []))
-    name = html.escape(run.name)
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>skenario: {name}</title>",
-        f"<style>{STYLE}</style>",
-        "<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>",
-        f'<script type="text/javascript">{get_plotlyjs()}</script>',
-        "</head><body>",
-        f"<h1>{name}</h1>",
-        f"<p>{html.escape(head)}</p>",
+        *_page_head(run),
         _verdict_html(run, objectives),
         *(_chart_html(figure, div_id) for div_id, figure in charts(run, objectives)),
         '<div class="tables">',
         "<div><h2>What happened</h2>",
-        _table([*summary, *cluster, *facts], "summary"),
+        _table([*summary, *cluster, *_facts(run)], "summary"),
         "</div><div><h2>Objectives</h2>",
         _objectives_html(run, objectives),
         "<h2>Cost and limits</h2>",
