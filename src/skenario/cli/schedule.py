@@ -158,7 +158,7 @@ from skenario.scheduling.traces import TRACE_KINDS
     "jobs_file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="With --capacity-scheduler or --fair-scheduler: write one row per job (CSV).",
+    help="With a queue scheduler: write one row per job (YARN) or workload (Kueue), with its wait and why (CSV).",
 )
 @click.option("--no-store", is_flag=True, help="Do not keep the replay in the run store.")
 @click.option("--name", default=None, help="A name to refer to the replay by in the store.")
