@@ -25,6 +25,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from skenario.core.random import RandomStreams
 from skenario.core.time import MILLISECOND, MINUTE, SECOND, UNITS
+from skenario.errors import ScenarioError
 from skenario.scenario.format.traffic import (
     AzureLlmTraffic,
     ConstantTraffic,
@@ -41,7 +42,7 @@ from skenario.scenario.format.traffic import (
     TrafficSpec,
     UniformTraffic,
 )
-from skenario.scenario.wiring.traffic import arrivals, build_arrivals
+from skenario.scenario.wiring.traffic import arrivals, build_arrivals, build_rate
 from skenario.workloads.patterns import poisson_arrivals
 
 SECTION: TypeAdapter[Any] = TypeAdapter(TrafficSpec)
@@ -289,3 +290,35 @@ def test_adding_an_item_keeps_the_others_draws() -> None:
 def test_the_tests_cover_every_type() -> None:
     members = [get_args(member)[0] for member in get_args(get_args(TrafficItem)[0])]
     assert members == ALL_TYPES and all(issubclass(cls, BaseModel) for cls in members)
+
+
+FLUID_TRAFFIC = """
+- {type: sinusoidal, mean: 70/s, amplitude: 50/s, period: 10m}
+- {type: poisson, rate: 10/s, start: 5m, stop: 15m}
+- {type: step, rate: 5/s, stepTo: 25/s, stepAt: 10m}
+- {type: ramp, from: 0/s, to: 30/s, start: 10m}
+- {type: uniform, count: 600, start: 2m, stop: 12m}
+- {type: constant, rate: 2/s, stop: 10m}
+"""
+
+
+def test_the_fluid_rate_integrates_to_the_arrivals_expected_and_drawn() -> None:
+    """Twenty minutes of six items, by hand: the sinusoid's two whole periods 70 x 1200; Poisson 10 x 600;
+    the step 5 x 600 + 25 x 600; the ramp from 0 to 30 over its 10 minutes, 15 x 600; uniform's 600;
+    constant 2 x 600. The rate's integral is that sum, and the discrete run's arrivals within 4 sigma."""
+    traffic = parse(FLUID_TRAFFIC)
+    duration = 20 * MINUTE
+    expected = 70 * 1200 + 10 * 600 + 5 * 600 + 25 * 600 + 15 * 600 + 600 + 2 * 600
+    rate = build_rate(traffic, duration=duration)
+    step = SECOND // 20
+    grid = np.arange(step // 2, duration, step, dtype=np.int64)  # midpoints
+    assert float(rate(grid).sum()) * step / SECOND == pytest.approx(expected, rel=1e-3)
+    drawn = len(build(traffic, duration))
+    assert abs(drawn - expected) < 4 * math.sqrt(expected)
+
+
+def test_a_trace_is_not_read_as_a_rate_yet() -> None:
+    traffic = parse("- {type: poisson, rate: 1/s}\n- {type: trace, file: x.csv, column: t}")
+    with pytest.raises(ScenarioError, match="not read as one yet") as caught:
+        build_rate(traffic, duration=MINUTE)
+    assert caught.value.field == "spec.traffic.1.type"

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from skenario.core.random import RandomStreams
-from skenario.core.time import DAY
+from skenario.core.time import DAY, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.format.traffic import (
     AzureLlmTraffic,
@@ -41,11 +42,15 @@ from skenario.workloads.archives import check_archive_trace, nasa_arrivals
 from skenario.workloads.counts import check_count_trace, count_arrivals
 from skenario.workloads.observed import GapPolicy, Series, fill, named_series, observed_arrivals, read_observed
 from skenario.workloads.patterns import (
+    RateFunction,
     constant_arrivals,
     poisson_arrivals,
     ramp_arrivals,
+    ramp_rate,
     sinusoidal_arrivals,
+    sinusoidal_rate,
     step_arrivals,
+    step_rate,
     sum_arrivals,
     uniform_arrivals,
 )
@@ -77,6 +82,56 @@ PATTERNS: dict[type[TrafficBase], Pattern] = {
     SinusoidalTraffic: lambda t, start, stop, rng: sinusoidal_arrivals(t.mean, t.amplitude, t.period, start, stop, rng),
 }
 """Each generated traffic type's arrivals."""
+
+
+RateOf = Callable[[Any, int, int], RateFunction]
+"""A pattern's intensity in its window [start, stop): (its spec, start, stop)."""
+
+
+def _flat(rate: float) -> RateFunction:
+    def flat(t: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        return np.full(t.shape, rate, dtype=np.float64)
+
+    return flat
+
+
+RATES: dict[type[TrafficBase], RateOf] = {
+    ConstantTraffic: lambda t, start, stop: _flat(t.rate),
+    PoissonTraffic: lambda t, start, stop: _flat(t.rate),
+    UniformTraffic: lambda t, start, stop: _flat(t.count * SECOND / (stop - start)),
+    StepTraffic: lambda t, start, stop: step_rate(t.rate, t.step_to, t.step_at),
+    RampTraffic: lambda t, start, stop: ramp_rate(t.rate_from, t.rate_to, start, stop),
+    SinusoidalTraffic: lambda t, start, stop: sinusoidal_rate(t.mean, t.amplitude, t.period, start),
+}
+"""Each generated traffic type's intensity: what a fluid run reads where a discrete run draws `PATTERNS`."""
+
+
+def build_rate(traffic: TrafficSpec, *, duration: int) -> RateFunction:
+    """The scenario traffic's intensity, requests per second at absolute times (ns): each item's rate in its
+    window, summed; the expected number of arrivals in a span is its integral. Trace files are not read as
+    rates yet: one is a ScenarioError at its type."""
+    single = isinstance(traffic, TrafficBase)
+    items = [traffic] if isinstance(traffic, TrafficBase) else list(traffic)
+    parts = []
+    for index, item in enumerate(items):
+        rate_of = RATES.get(type(item))
+        if rate_of is None:
+            field = "spec.traffic" if single else f"spec.traffic.{index}"
+            raise ScenarioError(
+                f"a fluid run reads traffic as a rate, and a {item.type} trace is not read as one yet",
+                field=f"{field}.type",
+                value=item.type,
+            )
+        start, stop = item.window(duration)
+        parts.append((start, stop, rate_of(item, start, stop)))
+
+    def rate(t: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        total = np.zeros(t.shape, dtype=np.float64)
+        for start, stop, of in parts:
+            total += np.where((t >= start) & (t < stop), of(t), 0.0)
+        return total
+
+    return rate
 
 
 def _check_trace(t: TraceTraffic, path: Path, start: int, stop: int) -> None:
