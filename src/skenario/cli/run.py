@@ -45,6 +45,7 @@ from skenario.runs import (
     execute,
     keep_unbuilt,
     open_run,
+    with_mode,
 )
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, loading, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
@@ -54,6 +55,12 @@ from skenario.scenario.simulation import Phase, Simulation
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Override the scenario's seed.")
+@click.option(
+    "--mode",
+    type=click.Choice(["discrete", "fluid"]),
+    default=None,
+    help="Override spec.mode: every request simulated (discrete), or requests as flows (fluid).",
+)
 @click.option("--show-ignored", is_flag=True, help="Also print the ignored movements and why they were ignored.")
 @output_option("table", "wide", "json", "yaml")
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
@@ -98,6 +105,7 @@ from skenario.scenario.simulation import Phase, Simulation
 def run(
     file: Path,
     seed: int | None,
+    mode: str | None,
     show_ignored: bool,
     output: str,
     no_progress: bool,
@@ -132,7 +140,8 @@ def run(
     try:
         with loading(budget):  # signals and the memory budget hold from the first byte read
             try:
-                opened = open_run(file, seed=seed, force=force)
+                text = None if mode is None else with_mode(file, mode)
+                opened = open_run(file, text=text, seed=seed, force=force)
             except PluginFailed as failed:  # the user's code failed, not the input: the run is kept, Failed
                 keep_unbuilt(failed, kept, scenario_file=str(file), name=name, tags=tags)
                 raise

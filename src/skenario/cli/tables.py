@@ -17,7 +17,8 @@ from skenario.results.readout import ms, summary_rows
 
 
 def summary_table(summary: Summary, wall: float | None) -> Table:
-    table = Table(title=f"scenario {summary.scenario} (seed {summary.seed})", show_header=False)
+    fluid = ", fluid" if summary.mode == "fluid" else ""
+    table = Table(title=f"scenario {summary.scenario} (seed {summary.seed}{fluid})", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")
     rows = summary_rows(summary)

@@ -43,6 +43,8 @@ from skenario.model.cpu.quota import CfsQuota
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget, budget_status
 from skenario.model.endpoints import StaleEndpoints
+from skenario.model.fluid.plant import FluidInputs, FluidPlant
+from skenario.model.fluid.processing import FluidProcessing
 from skenario.model.kubelet import Kubelet, ReplicaStocks
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.metrics_server import MetricsServer
@@ -312,9 +314,14 @@ class ClusterModel:
         arrivals: Iterator[int],
         streams: RandomStreams,
         placement: Placement | None = None,
+        fluid: FluidInputs | None = None,
     ) -> None:
         self.env = env
         self.spec = spec
+        # Fluid mode: requests as rates (`model/fluid/`); the request path stays, empty, for what reads it.
+        self.plant: FluidPlant | None = None
+        if fluid is not None:
+            arrivals = iter(())
         self._work: Sequence[ClassWork] = class_work(spec.requests, streams)
         self.replicas: dict[int, Replica] = {}  # live ones: not yet terminated
         self._addresses = PodAddresses(streams.generator("pod-addresses"))
@@ -367,6 +374,13 @@ class ClusterModel:
         self.timeouts = requests.timeouts
         self.traffic_source = requests.traffic
 
+        if fluid is not None:
+            self.plant = FluidPlant(
+                env, fluid, self.requests_complete, self.requests_failed, self.replicas_active, self.replicas.values
+            )
+            self.replicas_active.on_activate.append(lambda replica: self._replanted())
+            self.replicas_active.on_deactivate.append(lambda replica: self._replanted())
+
         metrics = build_metrics_path(env, spec, streams, self._running)
         self.metrics_sink = metrics.sink
         self.metrics_source = metrics.source
@@ -379,6 +393,8 @@ class ClusterModel:
         else:  # with a placement, initial replicas that start ready still need nodes (`instant` once bound)
             self.replica_set.scale_to(spec.initial_replicas)
         self.traffic_source.start()
+        if self.plant is not None:
+            self.plant.start()
 
     # -- wiring --------------------------------------------------------------------------------
 
@@ -389,6 +405,10 @@ class ClusterModel:
         capacity = pod_capacity(self.cpu_limit, node)
         activator = self.activator
         puller = _puller(activator, self.stream)  # hears who leaves, to fill the slot
+        processing: RequestsProcessing | FluidProcessing
+        if self.plant is not None:
+            processing = self.plant.replica(f"FluidProcessing[replica-{id}]", capacity)
+            return self._made(id, processing)
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
             self.env,
@@ -407,6 +427,10 @@ class ClusterModel:
             # The limit is a quota per period, not a smooth cap: the quota owns the CPU's capacity.
             assert isinstance(processing.cpu, ProcessorSharingCPU), "a CFS quota drives processor sharing"
             CfsQuota(self.env, processing.cpu, self.cpu_limit, node, spec.cfs_quota_period)
+        return self._made(id, processing)
+
+    def _made(self, id: int, processing: RequestsProcessing | FluidProcessing) -> Replica:
+        """A new replica around its requests, with its address and memory."""
         replica = Replica(
             id, processing, self.env.now(), self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit
         )
@@ -443,7 +467,14 @@ class ClusterModel:
             request.stage = ROUTING
             env.schedule("route_buffered", env.now(), self.requests_buffered, self.requests_routing, request)
 
+    def _replanted(self) -> None:
+        """A replica became active or stopped being: the plant shares the traffic among those active now."""
+        if self.plant is not None:
+            self.plant.route()
+
     def _terminated(self, replica: Replica) -> None:
+        if self.plant is not None:
+            self.plant.retire(replica)
         self.kubelet.terminated(replica)
         self._addresses.release(replica.address)
         del self.replicas[replica.id]
@@ -645,7 +676,7 @@ class ClusterModel:
         status = budget_status(budget, pods=pods, scale=self.desired, healthy=self.replicas_active.count())
         return EvictionBudget(status, always_allow_unhealthy=budget.always_allow_unhealthy)
 
-    def processing_stocks(self) -> list[RequestsProcessing]:
+    def processing_stocks(self) -> list[RequestsProcessing | FluidProcessing]:
         return [r.processing for r in self.replicas.values()]
 
     def stocks(self) -> list[Stock]:
@@ -693,7 +724,7 @@ class ClusterModel:
 
     @property
     def requests_arrived(self) -> int:
-        return self.traffic_source.emitted
+        return self.traffic_source.emitted if self.plant is None else self.plant.arrived()
 
     @property
     def requests_processing(self) -> int:

@@ -20,6 +20,7 @@ from skenario.core.clock import Timer
 from skenario.core.entity import Entity
 from skenario.core.environment import Environment
 from skenario.core.stocks import FifoStock, KeyedStock, Sink, Source
+from skenario.model.fluid.processing import FluidProcessing
 from skenario.model.memory import PodMemory
 from skenario.model.probes import ReadinessProbe, StartupProbe, ready_at, startup_outcome
 from skenario.model.processing import RequestsProcessing
@@ -108,7 +109,7 @@ class Replica(Entity):
     def __init__(
         self,
         id: int,
-        processing: RequestsProcessing,
+        processing: RequestsProcessing | FluidProcessing,
         created_at: int,
         cpu_request: int,
         cpu_limit: int | None = None,

@@ -107,6 +107,11 @@ class RequestsComplete(Sink[Request]):
         if self.by_class is not None:
             self.by_class[entity.cls].record(latency)
 
+    def add_many(self, latency: int, count: int) -> None:
+        """`count` requests completed now, each after `latency` ns: a fluid run's completions (no entities)."""
+        self._count += count
+        self.window.record_many(latency, count)
+
     def take_window(self) -> LatencyHistogram:
         """The latencies since the last call; they stay counted in `latency`."""
         window = self.window
@@ -146,6 +151,12 @@ class RequestsFailed(Sink[Request]):
         self._count += 1
         self.reasons[entity.failure or "unknown"] += 1
         self.by_class[entity.cls] += 1
+
+    def add_many(self, reason: str, count: int) -> None:
+        """`count` requests failed now for `reason`: a fluid run's failures (no entities)."""
+        if count:
+            self._count += count
+            self.reasons[reason] += count
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

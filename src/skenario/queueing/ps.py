@@ -17,7 +17,10 @@ the median is less close (14% low at rho 0.8).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
+
+from skenario.queueing.erlang import erlang_c
 
 
 def mm1_ps_moments(arrival_rate: float, mu: float) -> tuple[float, float]:
@@ -52,3 +55,73 @@ def mm1_ps_quantile(arrival_rate: float, mu: float, p: float) -> float:
     """The p-quantile of M/M/1-PS's sojourn time (seconds), by the two-moment gamma fit."""
     mean, second = mm1_ps_moments(arrival_rate, mu)
     return gamma_quantile(mean, second, p)
+
+
+def erlang_arrivals_sigma(arrival_rate: float, mu: float, phases: int) -> float:
+    """GI/M/1's sigma for Erlang-`phases` interarrival times (a replica's share of a Poisson stream sent
+    round robin among `phases` replicas): the root in (0, 1) of sigma = A*(mu (1 - sigma)), with A*(s) =
+    (k lam / (k lam + s))^k the interarrival times' Laplace transform; rho itself for Poisson (k = 1).
+    The number present is GI/M/1's under any discipline that ignores sizes, processor sharing too, so the
+    mean sojourn is 1 / (mu (1 - sigma)) (Kleinrock, Queueing Systems I, section 6.4)."""
+    rho = arrival_rate / mu
+    if not 0 <= rho < 1:
+        raise ValueError(f"GI/M/1 at rho = {rho:.4g} has no steady state")
+    if phases <= 1 or rho == 0:
+        return rho
+    rate = phases * arrival_rate
+
+    def excess(sigma: float) -> float:
+        return sigma - (rate / (rate + mu * (1.0 - sigma))) ** phases
+
+    low, high = 0.0, 1.0 - 1e-12
+    for _ in range(100):
+        middle = (low + high) / 2
+        if excess(middle) < 0:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def replica_quantiles(
+    arrival_rate: float, mu: float, cores: float, probabilities: Sequence[float], phases: int = 1
+) -> list[float] | None:
+    """Sojourn-time quantiles (seconds) of one replica with `cores` cores shared by processor sharing,
+    each request using at most one core (skenario's CPU model), exponential CPU times of rate `mu`;
+    None when the replica is saturated (rho >= 1).
+
+    Up to one core it is M/M/1-PS at `cores * mu`. With more, the number of requests present is that
+    of M/M/c (c = the whole cores, each running at the cores' share of the rest), so the mean is
+    M/M/c's; the spread interpolates between the service time's (c large, nobody waits: CV^2 = 1)
+    and M/M/1-PS's, by the chance of waiting: CV^2 = 1 + ((2 + rho) / (2 - rho) - 1) C(c, a) / rho, exact
+    at c = 1. Against skenario's discrete run of Poisson arrivals this is within 7% at p95 and p99 up to
+    rho 0.8 on 2 and 4 cores except p95 at 4 cores and rho 0.8 (13% high).
+
+    `phases`: the replica's arrivals are every `phases`-th of a Poisson stream (round robin among that
+    many replicas; 1: random routing). Up to one core, GI/M/1's sigma replaces rho; with more, the
+    chance of waiting is scaled by Allen and Cunneen's (1 / phases + 1) / 2.
+    """
+    if arrival_rate <= 0:
+        service = 1.0 / (mu * min(cores, 1.0))
+        return [gamma_quantile(service, 2 * service * service, p) for p in probabilities]
+    if cores <= 1.0:
+        rate = mu * cores
+        if arrival_rate >= rate:
+            return None
+        # Round robin among `phases` replicas: GI/M/1's sigma in M/M/1-PS's moments in place of rho.
+        sigma = erlang_arrivals_sigma(arrival_rate, rate, phases)
+        mean = 1.0 / (rate * (1.0 - sigma))
+        second = 4.0 / ((2.0 - sigma) * (1.0 - sigma) ** 2 * rate**2)
+        return [gamma_quantile(mean, second, p) for p in probabilities]
+    servers = int(cores)
+    rate = mu * cores / servers  # each of the whole cores, sharing the fraction left over
+    rho = arrival_rate / (servers * rate)
+    if rho >= 1.0:
+        return None
+    offered = arrival_rate / rate
+    # Allen-Cunneen: waiting scales with (ca^2 + cs^2) / 2; Erlang-`phases` arrivals have ca^2 = 1 / phases.
+    waits = erlang_c(servers, offered) * (1.0 / max(phases, 1) + 1.0) / 2.0
+    mean = 1.0 / rate + waits / (servers * rate - arrival_rate)
+    spread = 1.0 + ((2.0 + rho) / (2.0 - rho) - 1.0) * waits / rho
+    second = mean * mean * (1.0 + spread)
+    return [gamma_quantile(mean, second, p) for p in probabilities]

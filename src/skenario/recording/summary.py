@@ -55,6 +55,8 @@ class Summary:
     clients: dict[str, int] = field(default_factory=dict)
     # With several workloads (spec.workloads): each other one's summary, by name.
     workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # discrete (every request simulated) or fluid (requests as flows: `spec.mode`).
+    mode: str = "discrete"
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -119,8 +121,13 @@ def summarize(
     workloads = {other: summary.as_dict() for other, summary in (others or {}).items()}
     if workloads:  # likewise for runs of one workload
         material["workloads"] = {other: summary["digest"] for other, summary in workloads.items()}
+    mode = "discrete" if model.plant is None else "fluid"
+    if mode != "discrete":  # absent otherwise, so discrete runs keep their digests
+        material["mode"] = mode
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
-    return Summary(**facts, digest=digest, classes=classes, memory=memory, clients=clients, workloads=workloads)
+    return Summary(
+        **facts, digest=digest, classes=classes, memory=memory, clients=clients, workloads=workloads, mode=mode
+    )
 
 
 def client_figures(model: ClusterModel) -> dict[str, int]:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+import yaml
+
 from skenario.errors import PluginError, ScenarioError, SkenarioError
 from skenario.results.store import FinishedRun
 from skenario.runs.batch import BatchRun, TraceOptions, is_batch, open_batch, open_trace
@@ -216,6 +218,20 @@ def open_run(
         return Simulation(prepared.scenario, scenario_text=text, prepared=prepared)
     except PluginError as exc:  # an autoscaler plugin's start
         raise PluginFailed(exc, _unbuilt(prepared.scenario, prepared.seed, text, exc)) from exc
+
+
+def with_mode(file: Path, mode: str) -> str:
+    """The scenario in `file` as text, its `spec.mode` set to `mode` (`skenario run --mode`); a file that is
+    not skenario's own scenario is a SkenarioError (its mode is its kind's)."""
+    text = read_text(file)
+    documents = yaml_of(file, text)
+    first = documents[0][0] if documents else None
+    if not isinstance(first, dict) or first.get("kind") != "Scenario" or not isinstance(first.get("spec"), dict):
+        raise SkenarioError("--mode sets a scenario's spec.mode: give a kind: Scenario file", file=str(file))
+    if first["spec"].get("mode", "discrete") == mode:
+        return text
+    first["spec"]["mode"] = mode
+    return "---\n".join(yaml.safe_dump(data, sort_keys=False, allow_unicode=True) for data, _ in documents or [])
 
 
 def open_kep(kep: KepInput, *, file: Path, text: str, seed: int | None, base_dir: Path | None = None) -> KepRun:

@@ -46,10 +46,11 @@ def test_reading_changes_nothing(steps: list[tuple[int, float, int]], theta: flo
 
 @settings(max_examples=80, deadline=None)
 @given(steps=changes, theta=st.sampled_from([0.0, 0.5]))
-def test_every_request_is_held_completed_or_abandoned(steps: list[tuple[int, float, int]], theta: float) -> None:
+def test_every_request_is_held_completed_abandoned_or_taken(steps: list[tuple[int, float, int]], theta: float) -> None:
     replica = FluidReplica(FluidPool(20.0, theta), 1000, 0)
     end = driven(replica, steps) + SECOND
-    total = replica.level(end) + replica.completed(end) + replica.abandoned(end)
+    replica.take(end - SECOND // 2, replica.level(end - SECOND // 2) / 3)  # a third failed half a second before
+    total = replica.level(end) + replica.completed(end) + replica.abandoned(end) + replica.taken()
     assert replica.arrived(end) == pytest.approx(total, rel=1e-9, abs=1e-6)
 
 

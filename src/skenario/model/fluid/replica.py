@@ -35,6 +35,7 @@ class FluidReplica:
         self._abandoned = 0.0
         self._busy_core_s = 0.0
         self._level_s = 0.0
+        self._taken = 0.0
 
     @property
     def rate(self) -> float:
@@ -69,6 +70,23 @@ class FluidReplica:
         self._commit(now)
         self.millicores = millicores
 
+    def take(self, now: int, requests: float | None = None) -> float:
+        """Take `requests` out of the level now (None: all of them): requests failed when the replica is
+        killed or its grace runs out; the amount taken (`taken` counts them: not completed, not abandoned)."""
+        self._commit(now)
+        amount = self._level if requests is None else min(max(requests, 0.0), self._level)
+        self._level -= amount
+        self._taken += amount
+        return amount
+
+    def give(self, now: int, requests: float) -> None:
+        """Add `requests` to the level now (a buffer's flushed to this replica): they count as arrivals."""
+        if not requests >= 0:
+            raise ValueError(f"requests must be >= 0, got {requests}")
+        self._commit(now)
+        self._level += requests
+        self._arrived += requests
+
     # -- readings: each advances a copy from the last change, and changes nothing ------------------
 
     def level(self, now: int) -> float:
@@ -87,6 +105,10 @@ class FluidReplica:
 
     def abandoned(self, now: int) -> float:
         return self._abandoned + self._since_change(now)[1].abandoned
+
+    def taken(self) -> float:
+        """Requests taken out of the level so far (`take`)."""
+        return self._taken
 
     def busy_core_ns(self, now: int) -> float:
         """The integral of cores in use up to now, in core-ns (`CPUDiscipline.busy_core_ns`)."""

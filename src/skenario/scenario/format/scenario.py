@@ -52,7 +52,7 @@ from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
 from skenario.model.disruption import DisruptionBudget
 from skenario.model.memory import IMPLICIT_NODE_MEMORY
 from skenario.model.probes import ReadinessProbe, StartupProbe
-from skenario.scenario.format.autoscalers import AutoscalerSpec, KpaAutoscaler
+from skenario.scenario.format.autoscalers import AutoscalerSpec, HpaAutoscaler, KpaAutoscaler
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.clients import Client
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
@@ -626,7 +626,57 @@ class ColocatedWorkload(_Spec):
         )
 
 
+class FluidSettings(_Spec):
+    """How a fluid run steps (`spec.mode: fluid`)."""
+
+    step: Duration = Field(
+        SECOND,
+        gt=0,
+        le=15 * SECOND,
+        description="How often the traffic is shared out among the replicas again; no longer than the autoscalers' "
+        "ticks.",
+    )
+
+
+def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
+    """What in `spec` a fluid run does not model yet: (field, why); empty when it runs as written."""
+    out: list[tuple[str, str]] = []
+    workload = spec.workload
+    if spec.cluster is not None:
+        out.append(("spec.cluster", "nodes and their scheduling"))
+    if spec.workloads:
+        out.append(("spec.workloads", "workloads side by side"))
+    if any(event.operation != "done" for event in spec.events):
+        out.append(("spec.events", "events other than done"))
+    if spec.client.retries is not None:
+        out.append(("spec.client.retries", "client retries"))
+    if spec.routing.endpoint_propagation is not None:
+        out.append(("spec.routing.endpointPropagation", "stale endpoints"))
+    for index, autoscaler in enumerate(spec.autoscalers):
+        if not isinstance(autoscaler, HpaAutoscaler):
+            out.append((f"spec.autoscalers.{index}", "autoscalers other than HPA (KPA's activator, VPA's resizes)"))
+    for name, value, why in (
+        ("requestClasses", workload.request_classes, "request classes"),
+        ("concurrency", workload.concurrency, "a concurrency limit per replica"),
+        ("queueCapacity", workload.queue_capacity, "a queue capacity per replica"),
+        ("warmUp", workload.warm_up, "warm-up"),
+        ("cfsQuotaPeriod", workload.cfs_quota_period, "CFS quota periods"),
+        ("memory", workload.memory, "memory"),
+        ("stream", workload.stream, "a stream's consumers"),
+    ):
+        if value:
+            out.append((f"spec.workload.{name}", why))
+    if workload.cpu_scheduling is not CpuScheduling.PROCESSOR_SHARING:
+        out.append(("spec.workload.cpuScheduling", "priority CPU scheduling"))
+    return out
+
+
 class ScenarioSpec(_Spec):
+    mode: Literal["discrete", "fluid"] = Field(
+        "discrete",
+        description="discrete: every request simulated; fluid: requests as flows, for weeks of traffic in seconds.",
+    )
+    fluid: FluidSettings = Field(default_factory=lambda: FluidSettings.model_validate({}))
     duration: RunLength | None = Field(
         None, gt=0, description="Simulated time to run, such as '10m'; a `done` event may end the run sooner."
     )
@@ -733,6 +783,14 @@ class Scenario(_Spec):
         if isinstance(data, dict) and isinstance(scenario, Scenario):
             scenario._document = copy.deepcopy(data)
         return scenario
+
+    @model_validator(mode="after")
+    def _fluid_runs_what_it_models(self) -> Scenario:
+        if self.spec.mode == "fluid" and (refused := fluid_refusals(self.spec)):
+            field, why = refused[0]
+            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+            raise ValueError(f"{field}: a fluid run does not model {why} yet; run it with mode: discrete{more}")
+        return self
 
     @model_validator(mode="after")
     def _workload_names(self) -> Scenario:

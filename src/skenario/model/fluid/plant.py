@@ -1,0 +1,278 @@
+"""Fluid mode's plant: traffic as a rate, split among the active replicas step by step.
+
+At every step (and whenever a replica becomes active or stops being so) the plant takes the
+traffic's mean rate over the next step and shares it equally among the active replicas, as round
+robin and random routing do on average; while none is active the requests wait in the plant's own
+buffer and go to the first replicas that are. At each step it settles what the replicas did since
+the last: the requests completed go to the run's `RequestsComplete` with the latencies of the
+latency model (`LatencyModel`, quantiles of the replica's queue at its arrival rate that step),
+the requests that gave up go to `RequestsFailed` as timeouts. Counts are whole requests, carried
+over between steps, so the run's tables have the discrete run's shape.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from skenario.core.environment import Environment
+from skenario.core.time import SECOND
+from skenario.model.fluid.pool import FluidPool
+from skenario.model.fluid.processing import FluidProcessing
+from skenario.model.fluid.replica import FluidReplica
+from skenario.model.replicas import Replica, ReplicasActive, ReplicaState
+from skenario.model.requests import RequestsComplete, RequestsFailed
+
+EDGES = (
+    *(k * 0.05 for k in range(10)),  # 0 to 0.45
+    0.475,
+    0.525,  # a band centred on the median
+    *(0.55 + k * 0.05 for k in range(8)),  # 0.55 to 0.9
+    0.92,
+    0.935,
+    0.945,
+    0.955,  # ... on p95
+    0.965,
+    0.975,
+    0.9825,
+    0.9875,
+    0.9925,  # ... on p99
+    0.996,
+    0.9985,
+    0.9995,
+    1.0,
+)
+"""Probability bands a step's latency distribution is cut into: finer towards the tail, and centred on
+the percentiles the tables print (p50, p95, p99), so that each lands inside a band, not on an edge."""
+
+
+def _bands() -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Each band's midpoint and its width (its share of a step's completions)."""
+    return tuple((a + b) / 2 for a, b in pairwise(EDGES)), tuple(b - a for a, b in pairwise(EDGES))
+
+
+QUANTILES, SHARES = _bands()
+"""The probabilities at which a step's latency distribution is recorded, and each one's share."""
+SAMPLES_PER_STEP = 8
+"""Points per step at which the traffic's rate is averaged (the midpoints of equal parts)."""
+
+RateFunction = Callable[[np.ndarray], np.ndarray]
+LatencyModel = Callable[[float, float, float, Sequence[float], int], "list[float] | None"]
+"""(arrival rate per replica, mu, cores, probabilities, phases) -> sojourn quantiles in seconds, None when
+saturated; `phases`: a replica gets every phases-th request (round robin among that many; 1: random)."""
+
+
+@dataclass(frozen=True)
+class FluidInputs:
+    """What a fluid run needs beyond the scenario's replicas: the traffic's intensity (requests/s at ns),
+    the step (ns), the latency model, the requests' mean CPU and IO times (s) and their timeout (s)."""
+
+    rate: RateFunction
+    step: int
+    latency: LatencyModel
+    cpu_mean_s: float
+    io_mean_s: float = 0.0
+    timeout_s: float | None = None
+    round_robin: bool = True  # routing sends each replica every k-th request; else at random (Poisson)
+
+    def pool(self) -> FluidPool:
+        theta = 1.0 / self.timeout_s if self.timeout_s else 0.0  # Erlang-A: patience of mean `timeout`
+        return FluidPool(1.0 / self.cpu_mean_s, theta)
+
+
+class _Band:
+    """A band of a latency distribution: completions (a real amount) not yet recorded, and their latency sum."""
+
+    def __init__(self) -> None:
+        self.count = 0.0
+        self.seconds = 0.0  # the sum of their latencies
+
+    def add(self, count: float, latency: float) -> None:
+        self.count += count
+        self.seconds += count * latency
+
+    def mean(self) -> float:
+        return self.seconds / self.count if self.count > 0 else 0.0
+
+    def take(self, n: int) -> None:
+        mean = self.mean()
+        self.count -= n
+        self.seconds -= n * mean
+
+
+class _Carry:
+    """Real amounts counted out as whole ones: what is left over waits for the next."""
+
+    def __init__(self) -> None:
+        self.left = 0.0
+
+    def whole(self, amount: float) -> int:
+        self.left += amount
+        n = math.floor(self.left + 1e-9)
+        self.left -= n
+        return n
+
+
+class FluidPlant:
+    """The traffic, the buffer and the settling of completions for one workload's fluid replicas."""
+
+    def __init__(
+        self,
+        env: Environment,
+        inputs: FluidInputs,
+        complete: RequestsComplete,
+        failed: RequestsFailed,
+        active: ReplicasActive,
+        live: Callable[[], Iterable[Replica]],
+    ) -> None:
+        self.env = env
+        self.inputs = inputs
+        self.pool = inputs.pool()
+        self.complete = complete
+        self.failed = failed
+        self.active = active
+        self.live = live
+        self.rate = 0.0  # requests/s over the current step
+        self._since = env.now()
+        self.buffered = 0.0  # requests waiting for an active replica
+        self._buffer_in = 0.0  # requests/s into the buffer now (the whole rate while none is active)
+        self._buffered_total = 0.0  # every request that arrived to the buffer (they count as arrivals there)
+        self._retired_arrived = 0.0  # arrivals counted on replicas gone
+        self._seen: dict[int, tuple[float, float]] = {}  # per replica: completed and abandoned settled so far
+        self._gave_up = _Carry()
+        self._failures: dict[str, _Carry] = {}
+        self._bands = [_Band() for _ in QUANTILES]
+        self._serving = 0  # replicas sharing the traffic now
+        self._completed = 0.0  # requests completed, as a real amount
+
+    def replica(self, name: str, millicores: int) -> FluidProcessing:
+        """A new replica's requests, with `millicores` of CPU."""
+        return FluidProcessing(name, self.env, FluidReplica(self.pool, millicores, self.env.now()), self.fail)
+
+    def start(self) -> None:
+        env = self.env
+        env.call_at(env.now(), self._step)
+        if env.halt_at - 1 > env.now():  # the last step's completions, counted before the run's last readings
+            env.call_at(env.halt_at - 1, self._last)
+
+    # -- the flow --------------------------------------------------------------------------------
+
+    def _step(self) -> None:
+        env, step = self.env, self.inputs.step
+        now = env.now()
+        self.settle(now)
+        times = now + (np.arange(SAMPLES_PER_STEP, dtype=np.int64) * 2 + 1) * step // (2 * SAMPLES_PER_STEP)
+        self.rate = float(np.mean(self.inputs.rate(times)))
+        self.route()
+        for replica in self.live():
+            processing = replica.processing
+            if isinstance(processing, FluidProcessing):
+                processing.drained()
+        if now + step < env.halt_at:
+            env.call_at(now + step, self._step)
+
+    def route(self) -> None:
+        """Share the current rate among the active replicas from now (and hand them what the buffer holds)."""
+        now = self.env.now()
+        self._fill_buffer(now)
+        serving = [
+            r for r in self.live() if r.state is ReplicaState.ACTIVE and isinstance(r.processing, FluidProcessing)
+        ]
+        self._serving = len(serving)
+        share = self.rate / len(serving) if serving else 0.0
+        self._buffer_in = 0.0 if serving else self.rate
+        waiting, self.buffered = self.buffered, (self.buffered if not serving else 0.0)
+        for replica in self.live():
+            processing = replica.processing
+            if not isinstance(processing, FluidProcessing):
+                continue
+            if serving and replica in serving:
+                if waiting:
+                    processing.replica.give(now, waiting / len(serving))
+                processing.replica.flow(now, share)
+            else:
+                processing.replica.flow(now, 0.0)
+
+    def _fill_buffer(self, now: int) -> None:
+        arrived = self._buffer_in * (now - self._since) / SECOND
+        self.buffered += arrived
+        self._buffered_total += arrived
+        self._since = now
+
+    # -- what happened ---------------------------------------------------------------------------
+
+    def settle(self, now: int) -> None:
+        """Count out what every live replica completed and gave up since the last settling."""
+        for replica in self.live():
+            self._settle_one(replica, now)
+
+    def _settle_one(self, replica: Replica, now: int) -> None:
+        processing = replica.processing
+        if not isinstance(processing, FluidProcessing):
+            return
+        fluid = processing.replica
+        done_before, gave_before = self._seen.get(replica.id, (0.0, 0.0))
+        done, gave = fluid.completed(now), fluid.abandoned(now)
+        self._seen[replica.id] = (done, gave)
+        if done > done_before:
+            self._completed += done - done_before
+            self._record(done - done_before, fluid, now)
+        self.failed.add_many("timeout", self._gave_up.whole(gave - gave_before))
+
+    def _record(self, count: float, fluid: FluidReplica, now: int) -> None:
+        """`count` completions (a real amount) at the latencies of the replica's queue this step: each band's
+        share is added to the band, which records its whole requests at their mean latency so far."""
+        inputs = self.inputs
+        mu = self.pool.mu
+        cores = fluid.millicores / 1000
+        phases = max(self._serving, 1) if inputs.round_robin else 1
+        quantiles = inputs.latency(fluid.rate, mu, cores, QUANTILES, phases)
+        if quantiles is None:  # saturated: Little's law on the fluid's level, spread as an exponential
+            throughput = min(fluid.rate, mu * cores) or mu
+            quantiles = [-max(fluid.level(now) / throughput, 1.0 / mu) * math.log1p(-p) for p in QUANTILES]
+        timeout = inputs.timeout_s if inputs.timeout_s else math.inf
+        for band, seconds, share in zip(self._bands, quantiles, SHARES, strict=True):
+            band.add(share * count, min(seconds + inputs.io_mean_s, timeout))
+            self._flush(band, math.floor)
+
+    def _flush(self, band: _Band, whole: Callable[[float], int]) -> None:
+        n = whole(band.count + 1e-9)
+        if n > 0:
+            self.complete.add_many(round(band.mean() * SECOND), n)
+            band.take(n)
+
+    def _last(self) -> None:
+        """Just before the halt: settle, and record what the bands still hold, so that the requests recorded
+        are the whole ones completed (the bands' largest remainders get the last few)."""
+        self.settle(self.env.now())
+        owed = round(self._completed) - self.complete.count()
+        for band in sorted(self._bands, key=lambda b: b.count, reverse=True)[: max(owed, 0)]:
+            self._flush(band, lambda left: 1)
+
+    def retire(self, replica: Replica) -> None:
+        """A replica terminated: settle it a last time and keep its arrivals in the total."""
+        now = self.env.now()
+        self._settle_one(replica, now)
+        processing = replica.processing
+        if isinstance(processing, FluidProcessing):
+            self._retired_arrived += processing.replica.arrived(now)
+        self._seen.pop(replica.id, None)
+
+    def fail(self, reason: str, amount: float) -> None:
+        """`amount` requests failed now for `reason` (a replica killed, its grace period over)."""
+        self.failed.add_many(reason, self._failures.setdefault(reason, _Carry()).whole(amount))
+
+    def arrived(self) -> int:
+        """Requests arrived so far, whole: at the replicas, gone ones too, and at the buffer."""
+        now = self.env.now()
+        at_replicas = 0.0
+        for replica in self.live():
+            processing = replica.processing
+            if isinstance(processing, FluidProcessing):
+                at_replicas += processing.replica.arrived(now)
+        buffer = self._buffered_total + self._buffer_in * (now - self._since) / SECOND
+        return math.floor(self._retired_arrived + at_replicas + buffer + 1e-9)

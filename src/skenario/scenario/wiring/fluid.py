@@ -1,0 +1,25 @@
+"""What a fluid run reads of its scenario (`spec.mode: fluid`): the traffic as a rate, the requests' mean
+work, their timeout, and the latency model of a replica's queue (`queueing.ps.replica_quantiles`)."""
+
+from __future__ import annotations
+
+from skenario.core.time import SECOND
+from skenario.model.fluid.plant import FluidInputs
+from skenario.queueing.ps import replica_quantiles
+from skenario.scenario.format.scenario import ScenarioSpec
+from skenario.scenario.wiring.traffic import build_rate
+
+
+def fluid_inputs(spec: ScenarioSpec, horizon: int) -> FluidInputs:
+    """The fluid plant's inputs for `spec`, its traffic made up to `horizon` (ns)."""
+    request = spec.workload.request
+    io_time = request.io_time.build().mean() / SECOND if request.io_time is not None else 0.0
+    return FluidInputs(
+        rate=build_rate(spec.traffic, duration=horizon),
+        step=spec.fluid.step,
+        latency=replica_quantiles,
+        cpu_mean_s=request.cpu_time.build().mean() / SECOND,
+        io_mean_s=io_time,
+        timeout_s=request.timeout / SECOND if request.timeout is not None else None,
+        round_robin=spec.routing.policy != "random",
+    )

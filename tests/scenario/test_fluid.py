@@ -1,0 +1,98 @@
+"""Fluid mode end to end: the same scenario with requests as flows, held against its discrete run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skenario.errors import ScenarioError
+from skenario.recording.summary import Summary
+from skenario.runs import open_run
+from skenario.scenario.simulation import Simulation
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STEADY = """
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {{name: steady}}
+spec:
+  mode: {mode}
+  duration: 2h
+  seed: 5
+  routing: {{policy: {policy}}}
+  workload:
+    replicas: 4
+    resources: {{requests: {{cpu: 1000m}}, limits: {{cpu: 1000m}}}}
+    request: {{cpuTime: {{distribution: exponential, mean: 50ms}}, timeout: null}}
+  traffic: {{type: poisson, rate: 64/s}}
+"""
+
+
+def ran(text: str, base_dir: Path = ROOT) -> tuple[Simulation, Summary]:
+    run = open_run(Path("scenario.yaml"), text=text, base_dir=base_dir)
+    assert isinstance(run, Simulation)
+    summary = run.run()
+    return run, summary
+
+
+@pytest.fixture(scope="module")
+def steady() -> dict[str, Summary]:
+    """Four replicas of one core each at 80% (64/s, 50 ms of CPU): both modes, round robin and at random."""
+    return {
+        f"{mode}/{policy}": ran(STEADY.format(mode=mode, policy=policy))[1]
+        for mode in ("discrete", "fluid")
+        for policy in ("roundRobin", "random")
+    }
+
+
+@pytest.mark.parametrize("policy", ["roundRobin", "random"])
+def test_a_steady_fluid_run_agrees_with_the_discrete_one(steady: dict[str, Summary], policy: str) -> None:
+    """Issue 34's bounds at high load: throughput and CPU within 1%, mean latency within 5%, p95 within 10%."""
+    fluid, discrete = steady[f"fluid/{policy}"], steady[f"discrete/{policy}"]
+    assert fluid.mode == "fluid" and discrete.mode == "discrete"
+    assert fluid.requests_completed == pytest.approx(discrete.requests_completed, rel=0.01)
+    assert fluid.cpu_request_utilisation == pytest.approx(discrete.cpu_request_utilisation, rel=0.01)
+    assert fluid.latency_mean_ns == pytest.approx(discrete.latency_mean_ns, rel=0.05)
+    assert fluid.latency_p95_ns == pytest.approx(discrete.latency_p95_ns, rel=0.10)
+
+
+def test_a_fluid_run_accounts_for_every_request(steady: dict[str, Summary]) -> None:
+    """What arrived (the traffic's integral, 64/s for two hours) completed, failed or is held, to within
+    a request per replica (each replica's level is counted as a whole number)."""
+    summary = steady["fluid/roundRobin"]
+    assert summary.requests_arrived == pytest.approx(64 * 7200, abs=1)
+    held = summary.requests_completed + summary.requests_failed + summary.requests_in_flight
+    assert abs(summary.requests_arrived - held) <= 4
+
+
+def test_the_same_seed_gives_the_same_fluid_run() -> None:
+    text = STEADY.format(mode="fluid", policy="roundRobin").replace("duration: 2h", "duration: 10m")
+    assert ran(text)[1].digest == ran(text)[1].digest
+
+
+def test_the_hpa_scales_a_fluid_workload_through_a_step() -> None:
+    """examples/hpa-step.yaml as a fluid run: the HPA reads the fluid replicas' CPU through the same metrics
+    pipeline, scales out for the step (10 -> 60/s from 5m to 20m) and back in after it."""
+    text = (ROOT / "examples" / "hpa-step.yaml").read_text().replace("spec:\n", "spec:\n  mode: fluid\n", 1)
+    simulation, _ = ran(text, ROOT / "examples")
+    series = simulation.series().set_index("time_ns")
+    during = series.loc[15 * 60 * 10**9 : 20 * 60 * 10**9, "replicas_desired"]
+    after = series.loc[38 * 60 * 10**9 :, "replicas_desired"]
+    assert during.max() > 2 * series["replicas_desired"].iloc[0]
+    assert after.iloc[-1] < during.max()
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ("  cluster: {nodes: [{name: n, cpu: 8, memory: 32Gi}]}\n", "spec.cluster"),
+        ("  client: {retries: {attempts: 2}}\n", "spec.client.retries"),
+        ("  autoscalers: [{type: kpa, name: k}]\n", "spec.autoscalers.0"),
+    ],
+)
+def test_a_fluid_run_refuses_what_it_does_not_model(patch: str, field: str) -> None:
+    text = STEADY.format(mode="fluid", policy="roundRobin") + patch
+    with pytest.raises(ScenarioError, match=f"{field}: a fluid run does not model"):
+        ran(text)
