@@ -18,9 +18,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from statistics import NormalDist
 
 from skenario.queueing.erlang import erlang_c
+
+
+@lru_cache(maxsize=1024)
+def _normal_quantile(p: float) -> float:
+    """The standard normal's p-quantile, kept: a fluid run asks the same few probabilities every step."""
+    return NormalDist().inv_cdf(p)
 
 
 def mm1_ps_moments(arrival_rate: float, mu: float) -> tuple[float, float]:
@@ -46,7 +53,7 @@ def gamma_quantile(mean: float, second_moment: float, p: float) -> float:
     if mean <= 0 or variance <= 0:
         return max(mean, 0.0)  # no spread: every sojourn is the mean
     shape = mean * mean / variance
-    z = NormalDist().inv_cdf(p)
+    z = _normal_quantile(p)
     root = 1.0 - 1.0 / (9.0 * shape) + z / math.sqrt(9.0 * shape)
     return mean * max(root, 0.0) ** 3
 

@@ -148,6 +148,8 @@ class FluidPlant:
         self._bands = [_Band() for _ in QUANTILES]
         self._serving = 0  # replicas sharing the traffic now
         self._completed = 0.0  # requests completed, as a real amount
+        self._latency_key: tuple[float, float, int] | None = None
+        self._latency: list[float] | None = None
 
     def replica(self, name: str, millicores: int) -> FluidProcessing:
         """A new replica's requests, with `millicores` of CPU."""
@@ -206,22 +208,30 @@ class FluidPlant:
     # -- what happened ---------------------------------------------------------------------------
 
     def settle(self, now: int) -> None:
-        """Count out what every live replica completed and gave up since the last settling."""
+        """Count out what every live replica completed and gave up since the last settling; replicas alike
+        (the same rate and cores) are recorded together, at their queue's latencies."""
+        alike: dict[tuple[float, int], tuple[float, FluidReplica]] = {}
         for replica in self.live():
-            self._settle_one(replica, now)
+            done = self._settle_one(replica, now)
+            if done:
+                fluid = replica.processing.replica  # type: ignore[union-attr]  # settled: a fluid replica
+                key = (fluid.rate, fluid.millicores)
+                alike[key] = (alike.get(key, (0.0, fluid))[0] + done, fluid)
+        for done, fluid in alike.values():
+            self._record(done, fluid, now)
 
-    def _settle_one(self, replica: Replica, now: int) -> None:
+    def _settle_one(self, replica: Replica, now: int) -> float:
+        """Count the replica's requests given up since the last settling; its completions since then."""
         processing = replica.processing
         if not isinstance(processing, FluidProcessing):
-            return
+            return 0.0
         fluid = processing.replica
         done_before, gave_before = self._seen.get(replica.id, (0.0, 0.0))
-        done, gave = fluid.completed(now), fluid.abandoned(now)
+        done, gave = fluid.outcomes(now)
         self._seen[replica.id] = (done, gave)
-        if done > done_before:
-            self._completed += done - done_before
-            self._record(done - done_before, fluid, now)
         self.failed.add_many("timeout", self._gave_up.whole(gave - gave_before))
+        self._completed += done - done_before
+        return done - done_before
 
     def _record(self, count: float, fluid: FluidReplica, now: int) -> None:
         """`count` completions (a real amount) at the latencies of the replica's queue this step: each band's
@@ -230,7 +240,10 @@ class FluidPlant:
         mu = self.pool.mu
         cores = fluid.millicores / 1000
         phases = max(self._serving, 1) if inputs.round_robin else 1
-        quantiles = inputs.latency(fluid.rate, mu, cores, QUANTILES, phases)
+        key = (fluid.rate, cores, phases)
+        if key != self._latency_key:  # replicas alike in a step share their queue's quantiles
+            self._latency_key, self._latency = key, inputs.latency(fluid.rate, mu, cores, QUANTILES, phases)
+        quantiles = self._latency
         if quantiles is None:  # saturated: Little's law on the fluid's level, spread as an exponential
             throughput = min(fluid.rate, mu * cores) or mu
             quantiles = [-max(fluid.level(now) / throughput, 1.0 / mu) * math.log1p(-p) for p in QUANTILES]
@@ -256,8 +269,10 @@ class FluidPlant:
     def retire(self, replica: Replica) -> None:
         """A replica terminated: settle it a last time and keep its arrivals in the total."""
         now = self.env.now()
-        self._settle_one(replica, now)
+        done = self._settle_one(replica, now)
         processing = replica.processing
+        if done and isinstance(processing, FluidProcessing):
+            self._record(done, processing.replica, now)
         if isinstance(processing, FluidProcessing):
             self._retired_arrived += processing.replica.arrived(now)
         self._seen.pop(replica.id, None)

@@ -100,6 +100,11 @@ class FluidReplica:
     def arrived(self, now: int) -> float:
         return self._arrived + self._rate * (now - self._since) / SECOND
 
+    def outcomes(self, now: int) -> tuple[float, float]:
+        """Requests completed and abandoned so far, read in one advance."""
+        flows = self._since_change(now)[1]
+        return self._completed + flows.completed, self._abandoned + flows.abandoned
+
     def completed(self, now: int) -> float:
         return self._completed + self._since_change(now)[1].completed
 
