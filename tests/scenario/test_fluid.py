@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from skenario.cli import cli
 from skenario.errors import ScenarioError
 from skenario.recording.summary import Summary
 from skenario.runs import open_run
 from skenario.scenario.simulation import Simulation
+from skenario.scenario.wiring.fluid import fluid_warnings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,3 +100,27 @@ def test_a_fluid_run_refuses_what_it_does_not_model(patch: str, field: str) -> N
     text = STEADY.format(mode="fluid", policy="roundRobin") + patch
     with pytest.raises(ScenarioError, match=f"{field}: a fluid run does not model"):
         ran(text)
+
+
+def test_a_fluid_run_says_when_it_is_below_its_regime() -> None:
+    """Below 50 requests/s per serving replica (issue 34's regime) the figures are the model's: said once."""
+    assert fluid_warnings(arrived=100 * 3600, replica_seconds=2 * 3600) == []  # 50/s per replica
+    (warning,) = fluid_warnings(arrived=10 * 3600, replica_seconds=2 * 3600)
+    assert "about 5.0 requests/s per serving replica" in warning
+    assert fluid_warnings(arrived=0, replica_seconds=0)
+
+
+def test_run_mode_fluid_overrides_the_scenario_and_warns_at_low_load(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["run", str(ROOT / "examples" / "hpa-step.yaml"), "--mode", "fluid", "--store", str(tmp_path), "-o", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["mode"] == "fluid" and "requests/s per serving replica" in document["warnings"][0]
+
+
+def test_mode_is_for_skenarios_own_scenarios(tmp_path: Path) -> None:
+    kep = next((ROOT / "examples" / "kep140").glob("*.yaml"))
+    result = CliRunner().invoke(cli, ["run", str(kep), "--mode", "fluid", "--store", str(tmp_path)])
+    assert result.exit_code == 2 and "--mode sets a scenario's spec.mode" in result.stderr

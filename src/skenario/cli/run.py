@@ -50,6 +50,7 @@ from skenario.runs import (
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, loading, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.simulation import Phase, Simulation
+from skenario.scenario.wiring.fluid import fluid_warnings
 
 
 @click.command()
@@ -186,14 +187,18 @@ def _render(simulation: Simulation, done: Executed, *, output: str, show_ignored
     wall = done.wall_s
     summary = simulation.summary()
     placement = simulation.placement
+    warnings = _fluid_warnings(simulation) if summary.mode == "fluid" else []
     if output in ("json", "yaml"):
         document = summary.as_dict() | {"wall_s": wall, "speedup": summary.simulated_ns / SECOND / wall}
+        document |= {"warnings": warnings} if warnings else {}
         if placement is not None:
             document["scheduling"] = placement.summary().as_dict() | placement.autoscaler_figures()
         document |= {"phase": simulation.phase.value, "run": done.run_id}
         print_json(document, output)
         return
     out.print(summary_table(summary, wall))
+    for warning in warnings:
+        err.print(f"[bold yellow]warning:[/] {escape(warning)}", highlight=False, markup=True, soft_wrap=True)
     if (workloads := workloads_table(summary)) is not None:
         out.print(workloads)
     if (classes := class_table(summary)) is not None:
@@ -209,6 +214,16 @@ def _render(simulation: Simulation, done: Executed, *, output: str, show_ignored
         out.print(f"stored as run [bold]{done.run_id}[/] in {escape(str(done.store))}", highlight=False, markup=True)
     if show_ignored:
         out.print(ignored_table(simulation.env))
+
+
+def _fluid_warnings(simulation: Simulation) -> list[str]:
+    """A fluid run's regime: the requests per serving replica, from its series' replica-seconds."""
+    series = simulation.series()
+    if series.empty:
+        return []
+    seconds = series["time_ns"].diff().fillna(series["time_ns"]) / SECOND
+    replica_seconds = float((series["replicas_active"] * seconds).sum())
+    return fluid_warnings(simulation.summary().requests_arrived, replica_seconds)
 
 
 @contextmanager

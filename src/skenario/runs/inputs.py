@@ -31,7 +31,7 @@ from skenario.runs.batch import BatchRun, TraceOptions, is_batch, open_batch, op
 from skenario.runs.protocol import Keeping, Runnable
 from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
 from skenario.scenario.format.kep import KepScenario
-from skenario.scenario.format.scenario import Scenario
+from skenario.scenario.format.scenario import API_VERSION, Scenario
 from skenario.scenario.io import Documents, located, read_text, yaml_documents
 from skenario.scenario.ksim import is_export, ksim_annotations, read_export
 from skenario.scenario.ksimrecord import Replay, is_recording, parse_recording
@@ -226,7 +226,8 @@ def with_mode(file: Path, mode: str) -> str:
     text = read_text(file)
     documents = yaml_of(file, text)
     first = documents[0][0] if documents else None
-    if not isinstance(first, dict) or first.get("kind") != "Scenario" or not isinstance(first.get("spec"), dict):
+    ours = isinstance(first, dict) and first.get("apiVersion") == API_VERSION and first.get("kind") == "Scenario"
+    if not ours or not isinstance(first, dict) or not isinstance(first.get("spec"), dict):
         raise SkenarioError("--mode sets a scenario's spec.mode: give a kind: Scenario file", file=str(file))
     if first["spec"].get("mode", "discrete") == mode:
         return text

@@ -23,3 +23,22 @@ def fluid_inputs(spec: ScenarioSpec, horizon: int) -> FluidInputs:
         timeout_s=request.timeout / SECOND if request.timeout is not None else None,
         round_robin=spec.routing.policy != "random",
     )
+
+
+FLUID_RATE = 50.0
+"""Requests per second per serving replica from which a fluid run's figures are checked against the
+discrete run's (issue 34's regime); below it, they are the model's."""
+
+
+def fluid_warnings(arrived: int, replica_seconds: float) -> list[str]:
+    """Why a fluid run's figures may be far from its discrete run's: too few requests per replica."""
+    if replica_seconds <= 0:
+        return ["no replica served: a fluid run has nothing to say of latency; run it discrete"]
+    per_replica = arrived / replica_seconds
+    if per_replica < FLUID_RATE:
+        return [
+            f"about {per_replica:,.1f} requests/s per serving replica, below the {FLUID_RATE:g}/s where a fluid "
+            "run is held against the discrete one: its latency and failures are the model's; check them "
+            "with --mode discrete"
+        ]
+    return []
