@@ -124,3 +124,17 @@ def test_mode_is_for_skenarios_own_scenarios(tmp_path: Path) -> None:
     kep = next((ROOT / "examples" / "kep140").glob("*.yaml"))
     result = CliRunner().invoke(cli, ["run", str(kep), "--mode", "fluid", "--store", str(tmp_path)])
     assert result.exit_code == 2 and "--mode sets a scenario's spec.mode" in result.stderr
+
+
+def test_mode_both_runs_the_two_and_says_how_far_apart(tmp_path: Path) -> None:
+    scenario = tmp_path / "steady.yaml"
+    scenario.write_text(STEADY.format(mode="discrete", policy="roundRobin").replace("duration: 2h", "duration: 20m"))
+    result = CliRunner().invoke(cli, ["run", str(scenario), "--mode", "both", "--store", str(tmp_path), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    discrete, fluid = document["discrete"], document["fluid"]
+    assert (discrete["mode"], fluid["mode"]) == ("discrete", "fluid")
+    completed = (fluid["requests_completed"] - discrete["requests_completed"]) / discrete["requests_completed"]
+    assert document["differences"]["requests_completed"] == pytest.approx(completed)
+    runs = json.loads(CliRunner().invoke(cli, ["runs", "--store", str(tmp_path), "-o", "json"]).stdout)
+    assert sorted(tag for run in runs for tag in run["tags"]) == ["discrete", "fluid"]

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from skenario.cli.check import batch_checked, preflight
 from skenario.cli.common import (
@@ -33,7 +34,7 @@ from skenario.core.time import SECOND, format_duration
 from skenario.errors import Halt
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
-from skenario.results.store import check_label
+from skenario.results.store import RunStore, check_label
 from skenario.runs import (
     BatchRun,
     Executed,
@@ -58,9 +59,10 @@ from skenario.scenario.wiring.fluid import fluid_warnings
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Override the scenario's seed.")
 @click.option(
     "--mode",
-    type=click.Choice(["discrete", "fluid"]),
+    type=click.Choice(["discrete", "fluid", "both"]),
     default=None,
-    help="Override spec.mode: every request simulated (discrete), or requests as flows (fluid).",
+    help="Override spec.mode: every request simulated (discrete), requests as flows (fluid), or both, side by "
+    "side with their differences.",
 )
 @click.option("--show-ignored", is_flag=True, help="Also print the ignored movements and why they were ignored.")
 @output_option("table", "wide", "json", "yaml")
@@ -138,6 +140,9 @@ def run(
             preflight(file, checked, output)
         return
     kept = None if no_store else run_store(store)
+    if mode == "both":
+        _both(file, seed=seed, kept=kept, name=name, tags=tags, budget=budget, output=output)
+        return
     try:
         with loading(budget):  # signals and the memory budget hold from the first byte read
             try:
@@ -214,6 +219,79 @@ def _render(simulation: Simulation, done: Executed, *, output: str, show_ignored
         out.print(f"stored as run [bold]{done.run_id}[/] in {escape(str(done.store))}", highlight=False, markup=True)
     if show_ignored:
         out.print(ignored_table(simulation.env))
+
+
+BOTH_FIGURES = (
+    ("requests_completed", "requests completed"),
+    ("requests_failed", "requests failed"),
+    ("latency_mean_ns", "latency mean (ms)"),
+    ("latency_p50_ns", "latency p50 (ms)"),
+    ("latency_p95_ns", "latency p95 (ms)"),
+    ("latency_p99_ns", "latency p99 (ms)"),
+    ("cpu_request_utilisation", "CPU of request"),
+    ("replicas_started", "replicas started"),
+)
+"""What `--mode both` holds side by side."""
+
+
+def _both(
+    file: Path,
+    *,
+    seed: int | None,
+    kept: RunStore | None,
+    name: str | None,
+    tags: tuple[str, ...],
+    budget: int | None,
+    output: str,
+) -> None:
+    """The scenario run discrete, then fluid (each kept, tagged with its mode), and their differences."""
+    summaries, walls, ids = {}, {}, {}
+    for mode in ("discrete", "fluid"):
+        try:
+            with loading(budget):
+                simulation = open_run(file, text=with_mode(file, mode), seed=seed)
+            assert isinstance(simulation, Simulation), "with_mode gives skenario's own scenarios only"
+            done = execute(simulation, kept, scenario_file=str(file), name=name, tags=(*tags, mode), budget=budget)
+        except Stopped as stopped:
+            err.print(f"[bold red]{escape(str(stopped))}[/]", highlight=False, soft_wrap=True, markup=True)
+            raise Halt(stopped.exit_code) from None
+        summaries[mode], walls[mode], ids[mode] = simulation.summary().as_dict(), done.wall_s, done.run_id
+    rows = []
+    for key, label in BOTH_FIGURES:
+        discrete, fluid = summaries["discrete"].get(key), summaries["fluid"].get(key)
+        difference = None if not discrete or fluid is None else (fluid - discrete) / discrete
+        rows.append((key, label, discrete, fluid, difference))
+    if output in ("json", "yaml"):
+        print_json(
+            {mode: summaries[mode] | {"wall_s": walls[mode], "run": ids[mode]} for mode in ("discrete", "fluid")}
+            | {"differences": {key: difference for key, _, _, _, difference in rows}},
+            output,
+        )
+        return
+    table = Table(title=f"{file.name}: discrete and fluid (seed {summaries['discrete']['seed']})")
+    for column in ("", "discrete", "fluid", "fluid - discrete"):
+        table.add_column(column, justify="left" if not column else "right")
+    for key, label, discrete, fluid, difference in rows:
+        table.add_row(
+            label, _figure(key, discrete), _figure(key, fluid), "-" if difference is None else f"{difference:+.1%}"
+        )
+    table.add_row(
+        "wall time (s)",
+        f"{walls['discrete']:.2f}",
+        f"{walls['fluid']:.2f}",
+        f"{walls['fluid'] / walls['discrete']:.2f}x",
+    )
+    out.print(table)
+
+
+def _figure(key: str, value: object) -> str:
+    if value is None:
+        return "-"
+    if key.endswith("_ns"):
+        return f"{float(value) / 1e6:,.1f}"  # type: ignore[arg-type]
+    if key == "cpu_request_utilisation":
+        return f"{float(value):.1%}"  # type: ignore[arg-type]
+    return f"{value:,}"
 
 
 def _fluid_warnings(simulation: Simulation) -> list[str]:
