@@ -70,10 +70,11 @@ spec:
   seed: 5
   workload:
     replicas: 1
-    resources: {{requests: {{cpu: 1000m}}, limits: {{cpu: 1000m}}}}
+    resources: {{requests: {{cpu: {cores}000m}}, limits: {{cpu: {cores}000m}}}}
     request: {{cpuTime: {{distribution: exponential, mean: 50ms}}, timeout: null}}
   traffic: {{type: poisson, rate: {rate}/s}}
 """
+"""One replica limited to `cores` cores, 50 ms of exponential CPU per request (mu 20/s), Poisson arrivals."""
 
 
 @pytest.mark.parametrize("rate", [10.0, 16.0])
@@ -81,7 +82,7 @@ def test_the_fit_holds_against_the_discrete_run_of_the_same_queue(rate: float) -
     """One replica limited to one core, exponential CPU times of 50 ms (mu 20/s), Poisson arrivals at
     rho 0.5 and 0.8, two hours: the discrete run's mean is within 5% and its p95 and p99 within 10% of
     the formulas (what a fluid run reports, issue 34's bound)."""
-    run = open_run(Path("ps.yaml"), text=SCENARIO.format(rate=rate))
+    run = open_run(Path("ps.yaml"), text=SCENARIO.format(cores=1, rate=rate))
     assert isinstance(run, Simulation)
     run.run()
     figures = run.summary().as_dict()
@@ -91,27 +92,12 @@ def test_the_fit_holds_against_the_discrete_run_of_the_same_queue(rate: float) -
         assert figures[f"latency_p{p}_ns"] / 1e9 == pytest.approx(mm1_ps_quantile(rate, 20.0, p / 100), rel=0.10)
 
 
-MULTI = """
-apiVersion: skenario.dev/v1alpha1
-kind: Scenario
-metadata: {{name: ps}}
-spec:
-  duration: 2h
-  seed: 5
-  workload:
-    replicas: 1
-    resources: {{requests: {{cpu: {cores}000m}}, limits: {{cpu: {cores}000m}}}}
-    request: {{cpuTime: {{distribution: exponential, mean: 50ms}}, timeout: null}}
-  traffic: {{type: poisson, rate: {rate}/s}}
-"""
-
-
 @pytest.mark.parametrize(("cores", "rho"), [(2, 0.5), (2, 0.8), (4, 0.5), (4, 0.8)])
 def test_several_cores_hold_against_the_discrete_run(cores: int, rho: float) -> None:
     """`replica_quantiles` on 2 and 4 cores against skenario's discrete run of the same replica: the mean
     (M/M/c's) within 5%, p95 and p99 within 15% (its docstring says where it is furthest: 13%)."""
     rate = cores * 20 * rho
-    run = open_run(Path("ps.yaml"), text=MULTI.format(cores=cores, rate=rate))
+    run = open_run(Path("ps.yaml"), text=SCENARIO.format(cores=cores, rate=rate))
     assert isinstance(run, Simulation)
     run.run()
     figures = run.summary().as_dict()
