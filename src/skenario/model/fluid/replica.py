@@ -17,6 +17,9 @@ from __future__ import annotations
 from skenario.core.time import SECOND
 from skenario.model.fluid.pool import Flows, FluidPool
 
+NOTHING = Flows(completed=0.0, abandoned=0.0, busy_core_s=0.0, level_s=0.0)
+"""What flows in no time."""
+
 
 class FluidReplica:
     """A replica's requests in their CPU phase as a level; its totals kept at each change of inputs."""
@@ -36,6 +39,7 @@ class FluidReplica:
         self._busy_core_s = 0.0
         self._level_s = 0.0
         self._taken = 0.0
+        self._kept: tuple[int, float, Flows] | None = None  # the last reading: its instant, level and flows
 
     @property
     def rate(self) -> float:
@@ -43,9 +47,16 @@ class FluidReplica:
         return self._rate
 
     def _since_change(self, now: int) -> tuple[float, Flows]:
+        """The level now and what flowed since the last change; the last answer is kept for its instant,
+        since the plant, the metrics and the recorder often read one replica at the same instant."""
+        kept = self._kept
+        if kept is not None and kept[0] == now:
+            return kept[1], kept[2]
         if now < self._since:
             raise ValueError(f"read at {now} ns, before the last change at {self._since} ns")
-        return self.pool.advance(self._level, self._rate, self.millicores / 1000, (now - self._since) / SECOND)
+        level, flows = self.pool.advance(self._level, self._rate, self.millicores / 1000, (now - self._since) / SECOND)
+        self._kept = (now, level, flows)
+        return level, flows
 
     def _commit(self, now: int) -> None:
         level, flows = self._since_change(now)
@@ -55,6 +66,7 @@ class FluidReplica:
         self._busy_core_s += flows.busy_core_s
         self._level_s += flows.level_s
         self._since, self._level = now, level
+        self._kept = (now, level, NOTHING)
 
     def flow(self, now: int, rate: float) -> None:
         """From `now` on, `rate` requests per second arrive here."""
@@ -62,6 +74,7 @@ class FluidReplica:
             raise ValueError(f"an arrival rate must be >= 0 requests per second, got {rate}")
         self._commit(now)
         self._rate = rate
+        self._kept = None
 
     def resize(self, now: int, millicores: int) -> None:
         """From `now` on, the replica has `millicores` of CPU (an in-place resize, a node's share)."""
@@ -69,6 +82,7 @@ class FluidReplica:
             raise ValueError(f"millicores must be > 0, got {millicores}")
         self._commit(now)
         self.millicores = millicores
+        self._kept = None
 
     def take(self, now: int, requests: float | None = None) -> float:
         """Take `requests` out of the level now (None: all of them): requests failed when the replica is
@@ -77,6 +91,7 @@ class FluidReplica:
         amount = self._level if requests is None else min(max(requests, 0.0), self._level)
         self._level -= amount
         self._taken += amount
+        self._kept = None
         return amount
 
     def give(self, now: int, requests: float) -> None:
@@ -86,6 +101,7 @@ class FluidReplica:
         self._commit(now)
         self._level += requests
         self._arrived += requests
+        self._kept = None
 
     # -- readings: each advances a copy from the last change, and changes nothing ------------------
 
