@@ -6,12 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from skenario.cli import cli
 from skenario.errors import ScenarioError
 from skenario.recording.summary import Summary
 from skenario.runs import open_run
+from skenario.runs.inputs import mode_text
 from skenario.scenario.simulation import Simulation
 from skenario.scenario.wiring.fluid import fluid_warnings
 
@@ -98,8 +100,9 @@ def test_the_hpa_scales_a_fluid_workload_through_a_step() -> None:
 )
 def test_a_fluid_run_refuses_what_it_does_not_model(patch: str, field: str) -> None:
     text = STEADY.format(mode="fluid", policy="roundRobin") + patch
-    with pytest.raises(ScenarioError, match=f"{field}: a fluid run does not model"):
+    with pytest.raises(ScenarioError, match="a fluid run does not model") as caught:
         ran(text)
+    assert caught.value.field == field and caught.value.line is not None
 
 
 def test_a_fluid_run_says_when_it_is_below_its_regime() -> None:
@@ -138,3 +141,15 @@ def test_mode_both_runs_the_two_and_says_how_far_apart(tmp_path: Path) -> None:
     assert document["differences"]["requests_completed"] == pytest.approx(completed)
     runs = json.loads(CliRunner().invoke(cli, ["runs", "--store", str(tmp_path), "-o", "json"]).stdout)
     assert sorted(tag for run in runs for tag in run["tags"]) == ["discrete", "fluid"]
+
+
+def test_a_runs_mode_is_written_into_its_scenario_as_a_line() -> None:
+    """`--mode` keeps the scenario as written, comments too, with one `mode:` line under `spec:`."""
+    text = (ROOT / "examples" / "quickstart.yaml").read_text()
+    fluid = mode_text(text, "fluid")
+    assert fluid.count("mode: fluid") == 1 and text.splitlines()[0] in fluid  # the leading comment stays
+    again = mode_text(fluid, "discrete")
+    assert "mode: fluid" not in again and again.count("mode: discrete") == 1
+    assert yaml.safe_load(again)["spec"]["mode"] == "discrete"
+    flow = mode_text("apiVersion: skenario.dev/v1alpha1\nkind: Scenario\nspec: {duration: 1m}\n", "fluid")
+    assert yaml.safe_load(flow)["spec"] == {"duration": "1m", "mode": "fluid"}

@@ -46,7 +46,6 @@ from skenario.runs import (
     execute,
     keep_unbuilt,
     open_run,
-    with_mode,
 )
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, loading, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
@@ -146,8 +145,7 @@ def run(
     try:
         with loading(budget):  # signals and the memory budget hold from the first byte read
             try:
-                text = None if mode is None else with_mode(file, mode)
-                opened = open_run(file, text=text, seed=seed, force=force)
+                opened = open_run(file, seed=seed, force=force, mode=mode)
             except PluginFailed as failed:  # the user's code failed, not the input: the run is kept, Failed
                 keep_unbuilt(failed, kept, scenario_file=str(file), name=name, tags=tags)
                 raise
@@ -249,8 +247,8 @@ def _both(
     for mode in ("discrete", "fluid"):
         try:
             with loading(budget):
-                simulation = open_run(file, text=with_mode(file, mode), seed=seed)
-            assert isinstance(simulation, Simulation), "with_mode gives skenario's own scenarios only"
+                simulation = open_run(file, seed=seed, mode=mode)
+            assert isinstance(simulation, Simulation), "a mode is only skenario's own scenarios'"
             done = execute(simulation, kept, scenario_file=str(file), name=name, tags=(*tags, mode), budget=budget)
         except Stopped as stopped:
             err.print(f"[bold red]{escape(str(stopped))}[/]", highlight=False, soft_wrap=True, markup=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from skenario.runs.batch import BatchRun, TraceOptions, is_batch, open_batch, op
 from skenario.runs.protocol import Keeping, Runnable
 from skenario.scenario.faketime import STORED_PLUGIN_RESULTS, FakeTimeRun, kep_scenario
 from skenario.scenario.format.kep import KepScenario
-from skenario.scenario.format.scenario import API_VERSION, Scenario
+from skenario.scenario.format.scenario import Scenario
 from skenario.scenario.io import Documents, located, read_text, yaml_documents
 from skenario.scenario.ksim import is_export, ksim_annotations, read_export
 from skenario.scenario.ksimrecord import Replay, is_recording, parse_recording
@@ -183,6 +184,7 @@ def open_run(
     force: bool = True,
     trace: TraceOptions | None = None,
     base_dir: Path | None = None,
+    mode: str | None = None,
 ) -> Runnable:
     """The run of `source` (a file's path, or a scenario's text as a str), of whichever kind it is.
 
@@ -190,6 +192,7 @@ def open_run(
     where the files it names are, by default the file's folder (the working directory for a text).
     `plugins`: "load" runs a plugin's code, "refuse" refuses a scenario naming one, "check" reads it
     without running it. Without `force`, a scenario whose estimate passes the limits is `Refused`.
+    `mode` overrides a scenario's `spec.mode` (`skenario run --mode`); other inputs have no mode.
     """
     if isinstance(source, str):
         file, text = Path("<scenario>"), source
@@ -200,13 +203,17 @@ def open_run(
         return open_trace(file, trace or TraceOptions(), seed=seed or 0)
     text = read_text(file) if text is None else text
     documents = yaml_of(file, text)
+    if mode is not None and (is_batch(documents) or read_kep(file, text, documents) is not None):
+        raise SkenarioError("--mode sets a scenario's spec.mode: give a kind: Scenario file", file=str(file))
     if is_batch(documents):
         assert documents is not None
         return open_batch(documents, file=file, text=text, base_dir=base, seed=seed)
     kep = read_kep(file, text, documents)
     if kep is not None:
         return open_kep(kep, file=file, text=text, seed=seed, base_dir=base)
-    prepared = validated(file, text, seed=seed, plugins=plugins, base_dir=base, documents=documents)
+    prepared = validated(file, text, seed=seed, plugins=plugins, base_dir=base, documents=documents, mode=mode)
+    if mode is not None and prepared.scenario.spec.mode != parse_mode(documents):
+        text = mode_text(text, mode)
     cost = None if force else estimate(prepared)
     if cost is not None and (over := cost.over()):
         raise Refused(
@@ -220,19 +227,28 @@ def open_run(
         raise PluginFailed(exc, _unbuilt(prepared.scenario, prepared.seed, text, exc)) from exc
 
 
-def with_mode(file: Path, mode: str) -> str:
-    """The scenario in `file` as text, its `spec.mode` set to `mode` (`skenario run --mode`); a file that is
-    not skenario's own scenario is a SkenarioError (its mode is its kind's)."""
-    text = read_text(file)
-    documents = yaml_of(file, text)
+def parse_mode(documents: Documents | None) -> str:
+    """The mode the file's scenario says (discrete unless it says otherwise)."""
     first = documents[0][0] if documents else None
-    ours = isinstance(first, dict) and first.get("apiVersion") == API_VERSION and first.get("kind") == "Scenario"
-    if not ours or not isinstance(first, dict) or not isinstance(first.get("spec"), dict):
-        raise SkenarioError("--mode sets a scenario's spec.mode: give a kind: Scenario file", file=str(file))
-    if first["spec"].get("mode", "discrete") == mode:
-        return text
-    first["spec"]["mode"] = mode
-    return "---\n".join(yaml.safe_dump(data, sort_keys=False, allow_unicode=True) for data, _ in documents or [])
+    spec = first.get("spec") if isinstance(first, dict) else None
+    return str(spec.get("mode", "discrete")) if isinstance(spec, dict) else "discrete"
+
+
+def mode_text(text: str, mode: str) -> str:
+    """The scenario's text with `spec.mode: mode` written in (what a run with `--mode` keeps as its
+    scenario): a line under `spec:` at the indentation of the next, or the document written again when
+    `spec` is not a block mapping."""
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if re.match(r"spec:\s*(#.*)?$", line):
+            following = next((later for later in lines[index + 1 :] if later.strip()), "  x")
+            indent = following[: len(following) - len(following.lstrip())] or "  "
+            body = [later for later in lines[index + 1 :] if not re.match(rf"{re.escape(indent)}mode:\s", later)]
+            return "".join([*lines[: index + 1], f"{indent}mode: {mode}\n", *body])
+    data = yaml.safe_load_all(text)
+    documents = [document for document in data if document is not None]
+    documents[0].setdefault("spec", {})["mode"] = mode
+    return "---\n".join(yaml.safe_dump(document, sort_keys=False, allow_unicode=True) for document in documents)
 
 
 def open_kep(kep: KepInput, *, file: Path, text: str, seed: int | None, base_dir: Path | None = None) -> KepRun:
@@ -277,20 +293,23 @@ def validated(
     plugins: Plugins = "check",
     base_dir: Path | None = None,
     documents: Documents | None = None,
+    mode: str | None = None,
 ) -> Prepared:
     """The scenario FILE holds (`text`), read and checked as `skenario run` reads it, ready to run.
 
     `plugins`: "check" reads a plugin without running its code (check, run --dry-run), "load" runs
     it (run), "refuse" refuses it (run --no-plugins). A mistake found in a file the scenario names
     but not said against a file of its own is said against FILE, with the line of its field.
-    `documents`: the text already read as YAML.
+    `documents`: the text already read as YAML; `mode` overrides its `spec.mode`.
     """
     scenario = parse_scenario(text, str(file), documents=documents)
-    mode: AbstractContextManager[None] = (
+    if mode is not None:
+        scenario = scenario.with_mode(mode)
+    policy: AbstractContextManager[None] = (
         unloaded() if plugins == "check" else refused() if plugins == "refuse" else nullcontext()
     )
     try:
-        with mode:
+        with policy:
             prepared = prepare(scenario, seed=seed, base_dir=file.parent if base_dir is None else base_dir)
     except PluginError as exc:  # a plugin's module or __init__
         failure = located(exc, str(file), text)

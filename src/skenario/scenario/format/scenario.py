@@ -785,14 +785,6 @@ class Scenario(_Spec):
         return scenario
 
     @model_validator(mode="after")
-    def _fluid_runs_what_it_models(self) -> Scenario:
-        if self.spec.mode == "fluid" and (refused := fluid_refusals(self.spec)):
-            field, why = refused[0]
-            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
-            raise ValueError(f"{field}: a fluid run does not model {why} yet; run it with mode: discrete{more}")
-        return self
-
-    @model_validator(mode="after")
     def _workload_names(self) -> Scenario:
         for index, entry in enumerate(self.spec.workloads):
             if entry.name == self.metadata.name:
@@ -806,3 +798,13 @@ class Scenario(_Spec):
     def document(self) -> dict[str, Any]:
         """The document as written (a copy): camelCase keys, quantities with their units."""
         return copy.deepcopy(self._document)
+
+    def with_mode(self, mode: Literal["discrete", "fluid"] | str) -> Scenario:
+        """The scenario run in `mode` (`skenario run --mode`), its document saying so."""
+        if mode not in ("discrete", "fluid"):
+            raise ValueError(f"a scenario's mode is discrete or fluid, not {mode!r}")
+        changed = self.model_copy(update={"spec": self.spec.model_copy(update={"mode": mode})})
+        document = self.document
+        document.setdefault("spec", {})["mode"] = mode
+        changed._document = document
+        return changed

@@ -4,10 +4,22 @@ work, their timeout, and the latency model of a replica's queue (`queueing.ps.re
 from __future__ import annotations
 
 from skenario.core.time import SECOND
+from skenario.errors import ScenarioError
 from skenario.model.fluid.plant import FluidInputs
 from skenario.queueing.ps import replica_quantiles
-from skenario.scenario.format.scenario import ScenarioSpec
+from skenario.scenario.format.scenario import ScenarioSpec, fluid_refusals
 from skenario.scenario.wiring.traffic import build_rate
+
+
+def check_fluid(spec: ScenarioSpec, horizon: int) -> None:
+    """A fluid run of `spec` models everything it names, and reads its traffic as a rate; else the first
+    thing it does not is a ScenarioError at its field."""
+    refused = fluid_refusals(spec)
+    if refused:
+        field, why = refused[0]
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        raise ScenarioError(f"a fluid run does not model {why} yet: run it with mode: discrete{more}", field=field)
+    build_rate(spec.traffic, duration=horizon)
 
 
 def fluid_inputs(spec: ScenarioSpec, horizon: int) -> FluidInputs:

@@ -27,6 +27,7 @@ from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario, ScenarioSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.wiring.autoscalers import build_autoscalers
+from skenario.scenario.wiring.fluid import check_fluid
 from skenario.scenario.wiring.observed import read_observed_run
 from skenario.scenario.wiring.operations import Objects, Planner, Step
 from skenario.scenario.wiring.scheduler import build_profile
@@ -92,6 +93,8 @@ def prepare(scenario: Scenario, *, seed: int | None = None, base_dir: Path | Non
     seed = spec.seed if seed is None else seed
     streams = RandomStreams(seed)
     horizon = spec.end if spec.end is not None else OPEN_HORIZON
+    if spec.mode == "fluid":
+        check_fluid(spec, horizon)
     profile = None
     if spec.cluster is not None:
         profile = build_profile(spec.scheduler or SchedulerSpec.model_validate({}), base_dir)
