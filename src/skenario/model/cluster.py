@@ -378,8 +378,10 @@ class ClusterModel:
             self.plant = FluidPlant(
                 env, fluid, self.requests_complete, self.requests_failed, self.replicas_active, self.replicas.values
             )
-            self.replicas_active.on_activate.append(lambda replica: self._replanted())
-            self.replicas_active.on_deactivate.append(lambda replica: self._replanted())
+            # A replica became active or stopped being: the traffic is shared among those active now.
+            plant = self.plant
+            self.replicas_active.on_activate.append(lambda replica: plant.route())
+            self.replicas_active.on_deactivate.append(lambda replica: plant.route())
 
         metrics = build_metrics_path(env, spec, streams, self._running)
         self.metrics_sink = metrics.sink
@@ -403,12 +405,10 @@ class ClusterModel:
         id = len(self.replicas) + self.replicas_terminated.count()
         node = implicit_node_millicores(self.cpu_request, spec.node_cpu)
         capacity = pod_capacity(self.cpu_limit, node)
+        if self.plant is not None:
+            return self._made(id, self.plant.replica(f"FluidProcessing[replica-{id}]", capacity))
         activator = self.activator
         puller = _puller(activator, self.stream)  # hears who leaves, to fill the slot
-        processing: RequestsProcessing | FluidProcessing
-        if self.plant is not None:
-            processing = self.plant.replica(f"FluidProcessing[replica-{id}]", capacity)
-            return self._made(id, processing)
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
             self.env,
@@ -466,11 +466,6 @@ class ClusterModel:
                 continue  # already on its way out, sent by another replica's activation
             request.stage = ROUTING
             env.schedule("route_buffered", env.now(), self.requests_buffered, self.requests_routing, request)
-
-    def _replanted(self) -> None:
-        """A replica became active or stopped being: the plant shares the traffic among those active now."""
-        if self.plant is not None:
-            self.plant.route()
 
     def _terminated(self, replica: Replica) -> None:
         if self.plant is not None:

@@ -126,6 +126,7 @@ class BatchRun:
         end = spec.until if until is None else until
         self.replay: YarnReplay | BatchReplay = self._yarn(end) if spec.yarn else self._kube(end)
         self.wall_s: float | None = None
+        self._batch: tuple[tuple[str, int], dict[str, Any]] | None = None  # the batch document, and when
 
     def _path(self, name: str) -> Path:
         """A file the document names, relative to the document's folder (an absolute path stays)."""
@@ -249,11 +250,16 @@ class BatchRun:
         return [] if self.replay.admission is None else self.replay.admission.queue_rows()
 
     def batch_summary(self) -> dict[str, Any]:
-        """The `batch` document: the scheduler, its summary, and Kueue's under `kueue`."""
+        """The `batch` document: the scheduler, its summary, and Kueue's under `kueue`. Made once for the
+        instant it is read at: a month's summary (its allocation steps) is the replay's largest moment."""
         replay = self.replay
+        at = (replay.phase, replay.simulated())
+        if self._batch is not None and self._batch[0] == at:
+            return self._batch[1]
         document: dict[str, Any] = {"scheduler": self.scheduler, "summary": dict(replay.summary().as_dict())}
         if isinstance(replay, BatchReplay) and replay.admission is not None:
             document["kueue"] = replay.admission.summary()
+        self._batch = (at, document)
         return document
 
     def documents(self) -> dict[str, Any]:
@@ -261,7 +267,7 @@ class BatchRun:
         if isinstance(self.replay, BatchReplay):
             pods = self.replay.controller.pods
             kept = len(pods) <= MAX_STORED_PODS
-            documents["scheduling"] = self.replay.summary().as_dict() | {"podsKept": kept}
+            documents["scheduling"] = documents["batch"]["summary"] | {"podsKept": kept}
             if kept:
                 documents["pods"] = pod_records(pods.values())
         return documents
