@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skenario.queueing.erlang import erlang_c
 from skenario.queueing.ps import (
@@ -15,6 +17,8 @@ from skenario.queueing.ps import (
     gamma_quantile,
     mm1_ps_moments,
     mm1_ps_quantile,
+    backlog_rate,
+    backlog_step,
     replica_quantiles,
 )
 from skenario.runs import open_run
@@ -118,3 +122,33 @@ def test_round_robins_sigma_solves_gi_m_1s_equation(rate: float, phases: int) ->
     assert sigma == pytest.approx((k_lam / (k_lam + mu * (1 - sigma))) ** phases, abs=1e-9)
     assert 0 < sigma < rate / mu
     assert erlang_arrivals_sigma(rate, mu, 1) == rate / mu  # Poisson: sigma is rho
+
+
+@pytest.mark.parametrize("rho", [0.2, 0.5, 0.8, 0.95])
+def test_the_backlog_rests_at_mm1s_mean_number(rho: float) -> None:
+    """M/M/1's stationary mean number is rho / (1 - rho) (Kleinrock); the load read back from it is rho."""
+    backlog = 0.0
+    for _ in range(400):
+        backlog = backlog_step(backlog, rho * 20.0, 20.0, 15.0)
+    assert backlog == pytest.approx(rho / (1 - rho), rel=1e-9)
+    assert backlog_rate(backlog, 20.0) == pytest.approx(rho * 20.0, rel=1e-9)
+
+
+@given(st.floats(0, 1e4), st.floats(21, 1e3), st.floats(0.1, 600))
+def test_past_capacity_the_backlog_grows_at_the_excess(start: float, rate: float, seconds: float) -> None:
+    """The outflow capacity n / (1 + n) is below capacity by capacity / (1 + n): over T seconds the backlog grows
+    by at least (lam - capacity) T and by at most that plus capacity T / (1 + n0)."""
+    after = backlog_step(start, rate, 20.0, seconds)
+    grown = (rate - 20.0) * seconds
+    assert start + grown * (1 - 1e-9) <= after <= start + grown + 20.0 * seconds / (1 + start) + 1e-6
+
+
+@given(st.floats(0, 100), st.floats(0, 100), st.floats(0, 100), st.floats(0.01, 60))
+def test_more_arrivals_never_mean_a_shorter_backlog(start: float, low: float, extra: float, seconds: float) -> None:
+    assert backlog_step(start, low, 20.0, seconds) <= backlog_step(start, low + extra, 20.0, seconds) + 1e-9
+    assert backlog_rate(backlog_step(start, low, 20.0, seconds), 20.0) < 20.0
+
+
+def test_a_bad_backlog_step_is_refused() -> None:
+    with pytest.raises(ValueError, match="bad input"):
+        backlog_step(1.0, 1.0, 0.0, 1.0)

@@ -132,3 +132,33 @@ def replica_quantiles(
     spread = 1.0 + ((2.0 + rho) / (2.0 - rho) - 1.0) * waits / rho
     second = mean * mean * (1.0 + spread)
     return [gamma_quantile(mean, second, p) for p in probabilities]
+
+
+BACKLOG_SUBSTEP = 1.0
+"""The longest sub-step (s) `backlog_step` integrates over at once."""
+
+
+def backlog_step(backlog: float, arrival_rate: float, capacity: float, seconds: float) -> float:
+    """The mean number of requests present after `seconds` of `arrival_rate` at a server completing `capacity`
+    per second at full use, from `backlog`: n' = lam - capacity n / (1 + n), the pointwise stationary fluid
+    flow approximation of M/M/1 (Tipper and Sundareshan 1990, IEEE JSAC 8(9)), whose outflow is the
+    utilisation at which M/M/1's stationary mean number is n. At rest it is M/M/1's rho / (1 - rho) (PS
+    or FCFS alike, in number); past capacity it grows at lam - capacity. Implicit Euler in sub-steps of at
+    most `BACKLOG_SUBSTEP`: stable at any step and exact at its rest point."""
+    if not (backlog >= 0 and arrival_rate >= 0 and capacity > 0 and seconds >= 0):
+        raise ValueError(f"bad input: backlog={backlog}, arrival_rate={arrival_rate}, capacity={capacity}")
+    parts = max(math.ceil(seconds / BACKLOG_SUBSTEP), 1)
+    h = seconds / parts
+    n = backlog
+    for _ in range(parts):
+        # n1 = n + h (lam - capacity n1 / (1 + n1)): n1^2 + b n1 - c = 0, its positive root (stably written).
+        c = n + h * arrival_rate
+        b = 1.0 - c + h * capacity
+        n = 2.0 * c / (b + math.sqrt(b * b + 4.0 * c)) if b > 0 else (-b + math.sqrt(b * b + 4.0 * c)) / 2.0
+    return n
+
+
+def backlog_rate(backlog: float, capacity: float) -> float:
+    """The Poisson arrival rate at which M/M/1 of `capacity` holds `backlog` requests on average (rho / (1 - rho)
+    = backlog): the load a replica's latency is read at, below capacity however long its queue."""
+    return capacity * backlog / (1.0 + backlog)

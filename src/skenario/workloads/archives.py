@@ -16,6 +16,7 @@ import numpy as np
 
 from skenario.core.time import SECOND
 from skenario.workloads.counts import Chunk, read_counts, spread_counts
+from skenario.workloads.rates import PiecewiseRate, spans_rate
 from skenario.workloads.tracefiles import Int64s, TraceError, TracePath, check_scales
 
 NASA_MEMBER = "workload.txt"
@@ -40,6 +41,21 @@ def nasa_arrivals(
     """
     check_scales(time_scale, rate_scale)
     return spread_counts(_archive_chunks(Path(path), member, interval), start, stop, time_scale, rate_scale, rng)
+
+
+def nasa_rate(
+    path: TracePath,
+    *,
+    stop: int,
+    interval: int = SECOND,
+    member: str = NASA_MEMBER,
+    start: int = 0,
+    time_scale: float = 1.0,
+    rate_scale: float = 1.0,
+) -> PiecewiseRate:
+    """The rate `nasa_arrivals` with the same arguments draws from: each second's count."""
+    check_scales(time_scale, rate_scale)
+    return spans_rate(_archive_chunks(Path(path), member, interval), start, stop, time_scale, rate_scale)
 
 
 def check_archive_trace(

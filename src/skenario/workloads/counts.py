@@ -20,6 +20,7 @@ import numpy as np
 
 from skenario.core.random import BATCH
 from skenario.workloads.patterns import uniform_arrivals
+from skenario.workloads.rates import PiecewiseRate, spans_rate
 from skenario.workloads.tracefiles import (
     Float64s,
     Int64s,
@@ -61,6 +62,24 @@ def count_arrivals(
     return spread_counts(
         _csv_chunks(Path(path), time_column, count_column, interval, unit), start, stop, time_scale, rate_scale, rng
     )
+
+
+def count_rate(
+    path: TracePath,
+    time_column: str,
+    count_column: str,
+    *,
+    stop: int,
+    interval: int | None = None,
+    unit: str = "s",
+    start: int = 0,
+    time_scale: float = 1.0,
+    rate_scale: float = 1.0,
+) -> PiecewiseRate:
+    """The rate `count_arrivals` with the same arguments draws from: each row's count over its interval."""
+    check_scales(time_scale, rate_scale)
+    chunks = _csv_chunks(Path(path), time_column, count_column, interval, unit)
+    return spans_rate(chunks, start, stop, time_scale, rate_scale)
 
 
 def check_count_trace(

@@ -28,6 +28,7 @@ import numpy as np
 from skenario.core.time import SECOND
 from skenario.scenario.io import read_text
 from skenario.workloads.counts import spread_counts
+from skenario.workloads.rates import PiecewiseRate, spans_rate
 from skenario.workloads.tracefiles import Float64s, Int64s, TraceError, bad_value, open_csv
 
 SeriesKind = Literal["rate", "counter"]
@@ -244,6 +245,20 @@ def observed_arrivals(
     A `rate` sample holds for its interval (to the next sample; the last for the series' usual step); a
     `counter`'s increase from one sample to the next falls in between (a drop is a reset, counted from
     zero, as Prometheus's `increase` counts it). The series must have no gap left (`fill` it first)."""
+    begins, ends, expected = _records(series, kind, scale)
+    numbers = rng.poisson(expected).astype(np.float64) if counts == "poisson" else expected
+    return spread_counts(iter([(begins, ends, numbers)]), start, stop, time_scale, 1.0, rng)
+
+
+def observed_rate(
+    series: Series, *, stop: int, kind: SeriesKind = "rate", scale: float = 1.0, start: int = 0, time_scale: float = 1.0
+) -> PiecewiseRate:
+    """The rate `observed_arrivals` with the same arguments draws from: each interval's records over `scale`."""
+    return spans_rate([_records(series, kind, scale)], start, stop, time_scale, 1.0)
+
+
+def _records(series: Series, kind: SeriesKind, scale: float) -> tuple[Int64s, Int64s, Float64s]:
+    """(relative begins, ends, simulated requests) per interval of a filled series."""
     if not scale > 0:
         raise ValueError(f"scale must be a positive number, got {scale}")
     if not np.isfinite(series.values).all():
@@ -261,6 +276,4 @@ def observed_arrivals(
         records = np.where(increase < 0, series.values[1:], increase)
     if (records < 0).any():
         raise TraceError(f"series {series.name!r} has a negative rate", file=series.source)
-    expected = records / scale
-    numbers = rng.poisson(expected).astype(np.float64) if counts == "poisson" else expected
-    return spread_counts(iter([(begins, ends, numbers)]), start, stop, time_scale, 1.0, rng)
+    return begins, ends, records / scale

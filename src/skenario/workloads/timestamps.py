@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from skenario.core.random import BATCH
+from skenario.workloads.rates import PiecewiseRate, timestamps_rate
 from skenario.workloads.tracefiles import Rows, TimeParser, TracePath, bad_value, check_scales, open_csv
 
 AZURE_TIMESTAMP_COLUMN = "TIMESTAMP"
@@ -46,6 +47,22 @@ def timestamp_arrivals(
         raise ValueError("rate_scale != 1 needs an rng")
     times = _trace_times(Path(path), column, unit, start, time_scale)
     return _replay(times, stop, rate_scale, rng)
+
+
+def timestamp_rate(
+    path: TracePath,
+    column: str,
+    *,
+    stop: int,
+    unit: str = "s",
+    start: int = 0,
+    time_scale: float = 1.0,
+    rate_scale: float = 1.0,
+) -> PiecewiseRate:
+    """The rate of the records `timestamp_arrivals` with the same arguments replays, `rate_scale` requests each,
+    counted in bins of `rates.TIMESTAMP_BIN`."""
+    check_scales(time_scale, rate_scale)
+    return timestamps_rate(_trace_times(Path(path), column, unit, start, time_scale), start, stop, rate_scale)
 
 
 def check_timestamp_trace(

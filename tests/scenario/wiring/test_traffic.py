@@ -25,7 +25,6 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from skenario.core.random import RandomStreams
 from skenario.core.time import MILLISECOND, MINUTE, SECOND, UNITS
-from skenario.errors import ScenarioError
 from skenario.scenario.format.traffic import (
     AzureLlmTraffic,
     ConstantTraffic,
@@ -309,16 +308,12 @@ def test_the_fluid_rate_integrates_to_the_arrivals_expected_and_drawn() -> None:
     traffic = parse(FLUID_TRAFFIC)
     duration = 20 * MINUTE
     expected = 70 * 1200 + 10 * 600 + 5 * 600 + 25 * 600 + 15 * 600 + 600 + 2 * 600
-    rate = build_rate(traffic, duration=duration)
+    rate = build_rate(traffic, duration=duration, base_dir=Path("."))
     step = SECOND // 20
     grid = np.arange(step // 2, duration, step, dtype=np.int64)  # midpoints
     assert float(rate(grid).sum()) * step / SECOND == pytest.approx(expected, rel=1e-3)
+    assert sum(rate.mean(t, t + 15 * SECOND) * 15 for t in range(0, duration, 15 * SECOND)) == pytest.approx(
+        expected, rel=1e-3
+    )
     drawn = len(build(traffic, duration))
     assert abs(drawn - expected) < 4 * math.sqrt(expected)
-
-
-def test_a_trace_is_not_read_as_a_rate_yet() -> None:
-    traffic = parse("- {type: poisson, rate: 1/s}\n- {type: trace, file: x.csv, column: t}")
-    with pytest.raises(ScenarioError, match="not read as one yet") as caught:
-        build_rate(traffic, duration=MINUTE)
-    assert caught.value.field == "spec.traffic.1.type"

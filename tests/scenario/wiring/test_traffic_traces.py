@@ -25,7 +25,8 @@ from skenario.core.random import RandomStreams
 from skenario.core.time import MINUTE, SECOND
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.scenario.format.traffic import AzureLlmTraffic, TrafficSpec
-from skenario.scenario.wiring.traffic import build_arrivals
+from skenario.scenario.wiring.traffic import build_arrivals, build_rate
+from skenario.workloads.rates import Intensity
 from skenario.workloads.traces import TraceError
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -238,3 +239,68 @@ def test_observed_traffic_refuses_gaps_unless_told_and_names_a_missing_series() 
         build(named, MINUTE, base_dir=ESPA)
     assert "lag.csv" in str(raised.value)
     assert (raised.value.field, raised.value.value) == ("spec.traffic.series", "load")
+
+
+# --- the same traces as rates (a fluid run's traffic) ----------------------------------------------
+
+
+def rate_of(traffic: Any, duration: int, base_dir: Path) -> Intensity:
+    return build_rate(traffic, duration=duration, base_dir=base_dir)
+
+
+def per(rate: Intensity, width: int, count: int, start: int = 0) -> list[float]:
+    """Expected arrivals in each of `count` spans of `width` ns from `start`."""
+    return [rate.mean(start + k * width, start + (k + 1) * width) * width / SECOND for k in range(count)]
+
+
+def test_a_timestamp_trace_as_a_rate_counts_its_rows_in_seconds(tmp_path: Path) -> None:
+    """The rows of the replay test (0, 0.5 and 2.5 s from the first; 99.5 s after the run) as a rate: two
+    in the first second, one in the third; from 1 s at twice the time scale, one in each of [1, 2), [2, 3)
+    and [6, 7) s; rateScale 3 triples them."""
+    write(tmp_path, "id,at\na,100.5\nb,101\nc,103\nd,200\n")
+    traffic = parse("{type: trace, file: trace.csv, column: at}")
+    assert per(rate_of(traffic, 10 * SECOND, tmp_path), SECOND, 10) == [2, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+    later = traffic.model_copy(update={"start": SECOND, "time_scale": 2.0, "rate_scale": 3.0})
+    assert per(rate_of(later, 10 * SECOND, tmp_path), SECOND, 8) == [0, 3, 3, 0, 0, 0, 3, 0]
+
+
+def test_counts_as_a_rate_are_each_intervals_count_over_it(tmp_path: Path) -> None:
+    write(tmp_path, "minute,requests\n0,3\n1,0\n2,5\n3,2\n")
+    traffic = parse("{type: counts, file: trace.csv, timeColumn: minute, countColumn: requests, unit: m}")
+    rate = rate_of(traffic.model_copy(update={"rate_scale": 2.0}), 10 * MINUTE, tmp_path)
+    assert per(rate, MINUTE, 5) == pytest.approx([6, 0, 10, 4, 0])
+    assert per(rate, 30 * SECOND, 2, start=2 * MINUTE) == pytest.approx([5, 5])  # flat within its minute
+
+
+def test_nasa_as_a_rate_is_its_counts_per_second(tmp_path: Path) -> None:
+    write_archive(tmp_path, b"2 0 3\n1 4 ")
+    rate = rate_of(parse("{type: nasa, file: workload.tbz2, start: 1s}"), 5 * SECOND, tmp_path)
+    assert per(rate, SECOND, 5) == pytest.approx([0, 2, 0, 3, 1])
+
+
+def test_the_bundled_traces_as_rates_expect_what_their_replays_draw() -> None:
+    """Azure's trace at rateScale 20: every row 20 times within the hour; NASA's first hour at 3 times."""
+    azure = SECTION.validate_python(yaml.safe_load((EXAMPLES / "trace-replay.yaml").read_text())["spec"]["traffic"])
+    assert rate_of(azure, 60 * MINUTE, EXAMPLES).mean(0, 60 * MINUTE) * 3600 == pytest.approx(20 * AZURE_ROWS)
+    nasa = parse(f"{{type: nasa, file: {NASA.name}, rateScale: 3}}")
+    times = np.array(build(nasa, 60 * MINUTE, base_dir=TRACES))
+    assert per(rate_of(nasa, 60 * MINUTE, TRACES), SECOND, 3600) == pytest.approx(
+        np.bincount(times // SECOND, minlength=3600)
+    )
+
+
+def test_observed_load_as_a_rate_is_the_series_over_its_scale() -> None:
+    """The espa-hpa run's input_rate (records/s every 15 s) at 1,000 records a request: rate x 15 / 1000
+    requests in each 15-s sample, exactly (values read with the csv module here)."""
+    with open(ESPA / "input_rate.csv", newline="") as file:
+        rates = [float(row["value"]) for row in csv.DictReader(file)][:40]
+    traffic = parse(f"{{type: observed, file: {ESPA / 'input_rate.csv'}, scale: 1000}}")
+    got = per(rate_of(traffic, 10 * MINUTE, ESPA), 15 * SECOND, 40)
+    assert got == pytest.approx([r * 15 / 1000 for r in rates])
+
+
+def test_a_trace_read_as_a_rate_names_its_bad_row(tmp_path: Path) -> None:
+    write(tmp_path, "t\n1\n2\nnope\n")
+    with pytest.raises(TraceError) as info:
+        rate_of(parse("{type: trace, file: trace.csv, column: t}"), MINUTE, tmp_path)
+    assert (info.value.line, info.value.value) == (4, "nope")

@@ -4,10 +4,13 @@ At every step (and whenever a replica becomes active or stops being so) the plan
 traffic's mean rate over the next step and shares it equally among the active replicas, as round
 robin and random routing do on average; while none is active the requests wait in the plant's own
 buffer and go to the first replicas that are. At each step it settles what the replicas did since
-the last: the requests completed go to the run's `RequestsComplete` with the latencies of the
-latency model (`LatencyModel`, quantiles of the replica's queue at its arrival rate that step),
-the requests that gave up go to `RequestsFailed` as timeouts. Counts are whole requests, carried
-over between steps, so the run's tables have the discrete run's shape.
+the last: the requests completed go to the run's `RequestsComplete` at the latencies of the
+latency model (`LatencyModel`: quantiles of the replica's queue), those past the requests' timeout
+to `RequestsFailed` as timeouts (a client gives up; its server, not told, finishes the request, as
+a discrete run's does). The queue is read at the load at which it would hold, at rest, the backlog
+the replica held (`queueing.ps.backlog_step`): the stationary queue's latencies while the load is
+steady, and a backlog that grows, and drains, at the traffic's pace when it is not. Counts are whole
+requests, carried over between steps, so the run's tables have the discrete run's shape.
 """
 
 from __future__ import annotations
@@ -17,8 +20,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-import numpy as np
-
 from skenario.core.environment import Environment
 from skenario.core.time import SECOND
 from skenario.model.fluid.pool import FluidPool
@@ -26,6 +27,8 @@ from skenario.model.fluid.processing import FluidProcessing
 from skenario.model.fluid.replica import FluidReplica
 from skenario.model.replicas import Replica, ReplicasActive, ReplicaState
 from skenario.model.requests import RequestsComplete, RequestsFailed
+from skenario.queueing.ps import backlog_rate, backlog_step
+from skenario.workloads.rates import Intensity
 
 EDGES = (
     *(k * 0.05 for k in range(10)),  # 0 to 0.45
@@ -57,10 +60,6 @@ def _bands() -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 QUANTILES, SHARES = _bands()
 """The probabilities at which a step's latency distribution is recorded, and each one's share."""
-SAMPLES_PER_STEP = 8
-"""Points per step at which the traffic's rate is averaged (the midpoints of equal parts)."""
-
-RateFunction = Callable[[np.ndarray], np.ndarray]
 LatencyModel = Callable[[float, float, float, Sequence[float], int], "list[float] | None"]
 """(arrival rate per replica, mu, cores, probabilities, phases) -> sojourn quantiles in seconds, None when
 saturated; `phases`: a replica gets every phases-th request (round robin among that many; 1: random)."""
@@ -68,10 +67,11 @@ saturated; `phases`: a replica gets every phases-th request (round robin among t
 
 @dataclass(frozen=True)
 class FluidInputs:
-    """What a fluid run needs beyond the scenario's replicas: the traffic's intensity (requests/s at ns),
-    the step (ns), the latency model, the requests' mean CPU and IO times (s) and their timeout (s)."""
+    """What a fluid run needs beyond the scenario's replicas: the traffic's intensity (its mean rate over a
+    span, `Intensity.mean`), the step (ns), the latency model, the requests' mean CPU and IO times (s)
+    and their timeout (s)."""
 
-    rate: RateFunction
+    rate: Intensity
     step: int
     latency: LatencyModel
     cpu_mean_s: float
@@ -80,28 +80,29 @@ class FluidInputs:
     round_robin: bool = True  # routing sends each replica every k-th request; else at random (Poisson)
 
     def pool(self) -> FluidPool:
-        theta = 1.0 / self.timeout_s if self.timeout_s else 0.0  # Erlang-A: patience of mean `timeout`
-        return FluidPool(1.0 / self.cpu_mean_s, theta)
+        return FluidPool(1.0 / self.cpu_mean_s)  # nobody leaves early: a server finishes what its clients gave up
 
 
 class _Band:
-    """A band of a latency distribution: completions (a real amount) not yet recorded, and their latency sum."""
+    """A band of a latency distribution: completions (a real amount) not yet recorded, and their mean latency
+    (kept as a mean, a convex combination of the latencies added, so that taking whole requests out never
+    leaves a sum of rounding errors over a sliver of a request)."""
 
     def __init__(self) -> None:
         self.count = 0.0
-        self.seconds = 0.0  # the sum of their latencies
+        self.latency = 0.0  # the mean latency of what it holds (s)
 
     def add(self, count: float, latency: float) -> None:
-        self.count += count
-        self.seconds += count * latency
+        total = self.count + count
+        if total > 0:
+            self.latency += (latency - self.latency) * (count / total)
+        self.count = total
 
     def mean(self) -> float:
-        return self.seconds / self.count if self.count > 0 else 0.0
+        return self.latency if self.count > 0 else 0.0
 
     def take(self, n: int) -> None:
-        mean = self.mean()
         self.count -= n
-        self.seconds -= n * mean
 
 
 class _Carry:
@@ -142,7 +143,8 @@ class FluidPlant:
         self._buffer_in = 0.0  # requests/s into the buffer now (the whole rate while none is active)
         self._buffered_total = 0.0  # every request that arrived to the buffer (they count as arrivals there)
         self._retired_arrived = 0.0  # arrivals counted on replicas gone
-        self._seen: dict[int, tuple[float, float]] = {}  # per replica: completed and abandoned settled so far
+        # Per replica at its last settling: requests completed and arrived, its backlog (`backlog_step`), when.
+        self._seen: dict[int, tuple[float, float, float, int]] = {}
         self._gave_up = _Carry()
         self._failures: dict[str, _Carry] = {}
         self._bands = [_Band() for _ in QUANTILES]
@@ -167,8 +169,7 @@ class FluidPlant:
         env, step = self.env, self.inputs.step
         now = env.now()
         self.settle(now)
-        times = now + (np.arange(SAMPLES_PER_STEP, dtype=np.int64) * 2 + 1) * step // (2 * SAMPLES_PER_STEP)
-        self.rate = float(np.mean(self.inputs.rate(times)))
+        self.rate = self.inputs.rate.mean(now, now + step)
         self.route()
         for replica in self.live():
             processing = replica.processing
@@ -208,49 +209,73 @@ class FluidPlant:
     # -- what happened ---------------------------------------------------------------------------
 
     def settle(self, now: int) -> None:
-        """Count out what every live replica completed and gave up since the last settling; replicas alike
-        (the same rate and cores) are recorded together, at their queue's latencies."""
-        alike: dict[tuple[float, int], tuple[float, FluidReplica]] = {}
+        """Count out what every live replica completed since the last settling; replicas alike (the same
+        load and cores) are recorded together, at their queue's latencies."""
+        alike: dict[tuple[float, int], float] = {}
+        steps: dict[tuple[float, float, float, float], float] = {}  # backlog_step's answers, for replicas alike
         for replica in self.live():
-            done = self._settle_one(replica, now)
-            if done:
-                fluid = replica.processing.replica  # type: ignore[union-attr]  # settled: a fluid replica
-                key = (fluid.rate, fluid.millicores)
-                alike[key] = (alike.get(key, (0.0, fluid))[0] + done, fluid)
-        for done, fluid in alike.values():
-            self._record(done, fluid, now)
+            settled = self._settle_one(replica, now, steps)
+            if settled is not None:
+                key = settled[1:]
+                alike[key] = alike.get(key, 0.0) + settled[0]
+        for (load, millicores), done in alike.items():
+            self._record(done, load, millicores)
 
-    def _settle_one(self, replica: Replica, now: int) -> float:
-        """Count the replica's requests given up since the last settling; its completions since then."""
+    def _settle_one(
+        self, replica: Replica, now: int, steps: dict[tuple[float, float, float, float], float]
+    ) -> tuple[float, float, int] | None:
+        """The replica's completions since the last settling, and the load its latency is read at: the arrival
+        rate at which its queue would hold, at rest, the backlog it held on average meanwhile (`backlog_step`)."""
         processing = replica.processing
         if not isinstance(processing, FluidProcessing):
-            return 0.0
+            return None
         fluid = processing.replica
-        done_before, gave_before = self._seen.get(replica.id, (0.0, 0.0))
-        done, gave = fluid.outcomes(now)
-        self._seen[replica.id] = (done, gave)
-        self.failed.add_many("timeout", self._gave_up.whole(gave - gave_before))
+        done_before, arrived_before, backlog, since = self._seen.get(replica.id, (0.0, 0.0, 0.0, now))
+        done, arrived = fluid.completed(now), fluid.arrived(now)
+        capacity = self.pool.mu * fluid.millicores / 1000
+        seconds = (now - since) / SECOND
+        after = backlog
+        if seconds > 0:
+            rate = (arrived - arrived_before) / seconds
+            key = (backlog, rate, capacity, seconds)
+            after = steps.get(key, -1.0)
+            if after < 0:
+                after = steps[key] = backlog_step(backlog, rate, capacity, seconds)
+        self._seen[replica.id] = (done, arrived, after, now)
         self._completed += done - done_before
-        return done - done_before
+        if done <= done_before:
+            return None
+        return done - done_before, backlog_rate((backlog + after) / 2, capacity), fluid.millicores
 
-    def _record(self, count: float, fluid: FluidReplica, now: int) -> None:
-        """`count` completions (a real amount) at the latencies of the replica's queue this step: each band's
-        share is added to the band, which records its whole requests at their mean latency so far."""
+    def _record(self, count: float, load: float, millicores: int) -> None:
+        """`count` completions (a real amount) at the latencies of the replica's queue at `load` (requests/s):
+        each band's share is added to the band, which records its whole requests at their mean latency so
+        far; the bands past the requests' timeout failed (their clients gave up; the server, not told,
+        finished them)."""
         inputs = self.inputs
         mu = self.pool.mu
-        cores = fluid.millicores / 1000
+        cores = millicores / 1000
         phases = max(self._serving, 1) if inputs.round_robin else 1
-        key = (fluid.rate, cores, phases)
+        key = (load, cores, phases)
         if key != self._latency_key:  # replicas alike in a step share their queue's quantiles
-            self._latency_key, self._latency = key, inputs.latency(fluid.rate, mu, cores, QUANTILES, phases)
+            self._latency_key, self._latency = key, inputs.latency(load, mu, cores, QUANTILES, phases)
         quantiles = self._latency
-        if quantiles is None:  # saturated: Little's law on the fluid's level, spread as an exponential
-            throughput = min(fluid.rate, mu * cores) or mu
-            quantiles = [-max(fluid.level(now) / throughput, 1.0 / mu) * math.log1p(-p) for p in QUANTILES]
+        if quantiles is None:  # no steady state at this load: Little's law on M/M/1's number, as an exponential
+            capacity = mu * cores
+            mean = 1.0 / (capacity - load) if load < capacity else math.inf
+            quantiles = [-mean * math.log1p(-p) for p in QUANTILES]
         timeout = inputs.timeout_s if inputs.timeout_s else math.inf
+        late = 0.0
         for band, seconds, share in zip(self._bands, quantiles, SHARES, strict=True):
-            band.add(share * count, min(seconds + inputs.io_mean_s, timeout))
+            latency = seconds + inputs.io_mean_s
+            if latency >= timeout:
+                late += share * count
+                continue
+            band.add(share * count, latency)
             self._flush(band, math.floor)
+        if late:
+            self.failed.add_many("timeout", self._gave_up.whole(late))
+            self._completed -= late
 
     def _flush(self, band: _Band, whole: Callable[[float], int]) -> None:
         n = whole(band.count + 1e-9)
@@ -269,10 +294,10 @@ class FluidPlant:
     def retire(self, replica: Replica) -> None:
         """A replica terminated: settle it a last time and keep its arrivals in the total."""
         now = self.env.now()
-        done = self._settle_one(replica, now)
+        settled = self._settle_one(replica, now, {})
+        if settled is not None:
+            self._record(*settled)
         processing = replica.processing
-        if done and isinstance(processing, FluidProcessing):
-            self._record(done, processing.replica, now)
         if isinstance(processing, FluidProcessing):
             self._retired_arrived += processing.replica.arrived(now)
         self._seen.pop(replica.id, None)

@@ -20,7 +20,7 @@ busy = completed / mu. That is what the metrics pipeline reads as CPU usage.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,10 @@ def _crossing(segment: Segment, level: float) -> float | None:
     return -math.log1p(-gap / towards) / segment.rate
 
 
+ANSWERS_KEPT = 1024
+"""How many of `FluidPool.advance`'s answers a pool keeps (the replicas of one instant need a few)."""
+
+
 @dataclass(frozen=True)
 class FluidPool:
     """The pool's parameters: `mu` completions per second of one busy core (1 / mean CPU time) and
@@ -91,6 +95,9 @@ class FluidPool:
 
     mu: float
     theta: float = 0.0
+    _answers: dict[tuple[float, float, float, float], tuple[float, Flows]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         if not self.mu > 0:
@@ -100,7 +107,17 @@ class FluidPool:
 
     def advance(self, x: float, lam: float, cores: float, seconds: float) -> tuple[float, Flows]:
         """The level after `seconds` at arrival rate `lam` (requests/s) with `cores` cores, from level
-        `x`; and what flowed. The solution is exact for constant `lam` and `cores`."""
+        `x`; and what flowed. The solution is exact for constant `lam` and `cores`. Replicas alike (the
+        same level, rate and cores, read at the same instant) ask the same question: the answer is kept."""
+        key = (x, lam, cores, seconds)
+        answer = self._answers.get(key)
+        if answer is None:
+            if len(self._answers) >= ANSWERS_KEPT:
+                self._answers.clear()
+            answer = self._answers[key] = self._advance(x, lam, cores, seconds)
+        return answer
+
+    def _advance(self, x: float, lam: float, cores: float, seconds: float) -> tuple[float, Flows]:
         if x < 0 or lam < 0 or cores < 0 or seconds < 0:
             raise ValueError(f"negative input: x={x}, lam={lam}, cores={cores}, seconds={seconds}")
         mu, theta = self.mu, self.theta

@@ -650,6 +650,8 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
         out.append(("spec.events", "events other than done"))
     if spec.client.retries is not None:
         out.append(("spec.client.retries", "client retries"))
+    if spec.client.cancel:
+        out.append(("spec.client.cancel", "clients that cancel what they gave up on"))
     if spec.routing.endpoint_propagation is not None:
         out.append(("spec.routing.endpointPropagation", "stale endpoints"))
     for index, autoscaler in enumerate(spec.autoscalers):

@@ -3,6 +3,8 @@ work, their timeout, and the latency model of a replica's queue (`queueing.ps.re
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
 from skenario.model.fluid.plant import FluidInputs
@@ -11,23 +13,23 @@ from skenario.scenario.format.scenario import ScenarioSpec, fluid_refusals
 from skenario.scenario.wiring.traffic import build_rate
 
 
-def check_fluid(spec: ScenarioSpec, horizon: int) -> None:
-    """A fluid run of `spec` models everything it names, and reads its traffic as a rate; else the first
-    thing it does not is a ScenarioError at its field."""
+def check_fluid(spec: ScenarioSpec) -> None:
+    """A fluid run of `spec` models everything it names; else the first thing it does not is a ScenarioError
+    at its field."""
     refused = fluid_refusals(spec)
     if refused:
         field, why = refused[0]
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
         raise ScenarioError(f"a fluid run does not model {why} yet: run it with mode: discrete{more}", field=field)
-    build_rate(spec.traffic, duration=horizon)
 
 
-def fluid_inputs(spec: ScenarioSpec, horizon: int) -> FluidInputs:
-    """The fluid plant's inputs for `spec`, its traffic made up to `horizon` (ns)."""
+def fluid_inputs(spec: ScenarioSpec, horizon: int, base_dir: Path) -> FluidInputs:
+    """The fluid plant's inputs for `spec`, its traffic made up to `horizon` (ns), trace files read from
+    `base_dir` (a bad one is a TraceError at its field)."""
     request = spec.workload.request
     io_time = request.io_time.build().mean() / SECOND if request.io_time is not None else 0.0
     return FluidInputs(
-        rate=build_rate(spec.traffic, duration=horizon),
+        rate=build_rate(spec.traffic, duration=horizon, base_dir=base_dir),
         step=spec.fluid.step,
         latency=replica_quantiles,
         cpu_mean_s=request.cpu_time.build().mean() / SECOND,

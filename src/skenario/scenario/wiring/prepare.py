@@ -22,12 +22,13 @@ from typing import Any
 from skenario.autoscalers.base import Autoscaler
 from skenario.core.random import RandomStreams
 from skenario.errors import ScenarioError
+from skenario.model.fluid.plant import FluidInputs
 from skenario.scenario.format.autoscalers import AutoscalerSpec, autoscaler_names
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario, ScenarioSpec
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.wiring.autoscalers import build_autoscalers
-from skenario.scenario.wiring.fluid import check_fluid
+from skenario.scenario.wiring.fluid import check_fluid, fluid_inputs
 from skenario.scenario.wiring.observed import read_observed_run
 from skenario.scenario.wiring.operations import Objects, Planner, Step
 from skenario.scenario.wiring.scheduler import build_profile
@@ -55,6 +56,7 @@ class PreparedWorkload:
     autoscalers: list[tuple[str, Autoscaler]]
     planner: Planner
     objects: Objects
+    fluid: FluidInputs | None = None  # a fluid run's: its traffic as a rate (then `arrivals` is empty)
 
 
 @dataclass
@@ -94,7 +96,7 @@ def prepare(scenario: Scenario, *, seed: int | None = None, base_dir: Path | Non
     streams = RandomStreams(seed)
     horizon = spec.end if spec.end is not None else OPEN_HORIZON
     if spec.mode == "fluid":
-        check_fluid(spec, horizon)
+        check_fluid(spec)
     profile = None
     if spec.cluster is not None:
         profile = build_profile(spec.scheduler or SchedulerSpec.model_validate({}), base_dir)
@@ -122,11 +124,15 @@ def prepare(scenario: Scenario, *, seed: int | None = None, base_dir: Path | Non
 def _workload(
     spec: ScenarioSpec, objects: Objects, name: str, streams: RandomStreams, base_dir: Path, horizon: int
 ) -> PreparedWorkload:
-    arrivals = build_arrivals(spec.traffic, duration=horizon, streams=streams, base_dir=base_dir)
+    fluid = fluid_inputs(spec, horizon, base_dir) if spec.mode == "fluid" else None
+    arrivals: Iterator[int] = iter(())  # a fluid run's traffic is its rate
+    if fluid is None:
+        arrivals = build_arrivals(spec.traffic, duration=horizon, streams=streams, base_dir=base_dir)
     names = autoscaler_names(spec.autoscalers)
     built = build_autoscalers(spec.autoscalers, base_dir, spec.workload.simulated)
     planner = Planner(spec, base_dir, streams, horizon)
-    return PreparedWorkload(name, spec, streams, arrivals, list(zip(names, built, strict=True)), planner, objects)
+    autoscalers = list(zip(names, built, strict=True))
+    return PreparedWorkload(name, spec, streams, arrivals, autoscalers, planner, objects, fluid)
 
 
 def plan_events(

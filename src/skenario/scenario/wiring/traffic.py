@@ -38,9 +38,17 @@ from skenario.scenario.format.traffic import (
     TrafficSpec,
     UniformTraffic,
 )
-from skenario.workloads.archives import check_archive_trace, nasa_arrivals
-from skenario.workloads.counts import check_count_trace, count_arrivals
-from skenario.workloads.observed import GapPolicy, Series, fill, named_series, observed_arrivals, read_observed
+from skenario.workloads.archives import check_archive_trace, nasa_arrivals, nasa_rate
+from skenario.workloads.counts import check_count_trace, count_arrivals, count_rate
+from skenario.workloads.observed import (
+    GapPolicy,
+    Series,
+    fill,
+    named_series,
+    observed_arrivals,
+    observed_rate,
+    read_observed,
+)
 from skenario.workloads.patterns import (
     RateFunction,
     constant_arrivals,
@@ -54,11 +62,13 @@ from skenario.workloads.patterns import (
     sum_arrivals,
     uniform_arrivals,
 )
+from skenario.workloads.rates import Intensity, PiecewiseRate
 from skenario.workloads.timestamps import (
     AZURE_TIMESTAMP_COLUMN,
     azure_llm_arrivals,
     check_timestamp_trace,
     timestamp_arrivals,
+    timestamp_rate,
 )
 from skenario.workloads.tracefiles import TraceError
 
@@ -106,32 +116,24 @@ RATES: dict[type[TrafficBase], RateOf] = {
 """Each generated traffic type's intensity: what a fluid run reads where a discrete run draws `PATTERNS`."""
 
 
-def build_rate(traffic: TrafficSpec, *, duration: int) -> RateFunction:
-    """The scenario traffic's intensity, requests per second at absolute times (ns): each item's rate in its
-    window, summed; the expected number of arrivals in a span is its integral. Trace files are not read as
-    rates yet: one is a ScenarioError at its type."""
-    single = isinstance(traffic, TrafficBase)
+def build_rate(traffic: TrafficSpec, *, duration: int, base_dir: Path) -> Intensity:
+    """The scenario traffic's intensity (requests per second at absolute times, in ns): each pattern's rate in
+    its window and each trace's rate (`TRACE_RATES`), summed; its integral over a span is the arrivals a
+    discrete run expects there. Trace files are read now: a bad one is a TraceError at its field."""
     items = [traffic] if isinstance(traffic, TrafficBase) else list(traffic)
-    parts = []
+    single = isinstance(traffic, TrafficBase)
+    patterns, traces = [], []
     for index, item in enumerate(items):
-        rate_of = RATES.get(type(item))
-        if rate_of is None:
-            field = "spec.traffic" if single else f"spec.traffic.{index}"
-            raise ScenarioError(
-                f"a fluid run reads traffic as a rate, and a {item.type} trace is not read as one yet",
-                field=f"{field}.type",
-                value=item.type,
-            )
+        field = "spec.traffic" if single else f"spec.traffic.{index}"
         start, stop = item.window(duration)
-        parts.append((start, stop, rate_of(item, start, stop)))
-
-    def rate(t: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        total = np.zeros(t.shape, dtype=np.float64)
-        for start, stop, of in parts:
-            total += np.where((t >= start) & (t < stop), of(t), 0.0)
-        return total
-
-    return rate
+        if isinstance(item, TraceFileTraffic):
+            path = trace_path(item, base_dir, field)
+            if isinstance(item, ObservedTraffic):  # the series and gaps it names are said at its own fields
+                observed_series(item, path, field)
+            traces.append(TRACE_RATES[type(item)](item, path, start, min(stop, duration)))
+        else:
+            patterns.append((start, stop, RATES[type(item)](item, start, stop)))
+    return Intensity(patterns, traces)
 
 
 def _check_trace(t: TraceTraffic, path: Path, start: int, stop: int) -> None:
@@ -235,6 +237,41 @@ TRACES: dict[type[TraceFileTraffic], tuple[Check, Replay]] = {
     ObservedTraffic: (_check_observed, _replay_observed),
 }
 """Each trace type's reader: a check of every record the replay will read, and the replay."""
+
+TraceRate = Callable[[Any, Path, int, int], PiecewiseRate]
+"""A trace's rate in [start, stop): (its spec, its file, start, stop)."""
+
+TRACE_RATES: dict[type[TraceFileTraffic], TraceRate] = {
+    TraceTraffic: lambda t, path, start, stop: timestamp_rate(
+        path, t.column, unit=t.unit, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale
+    ),
+    CountsTraffic: lambda t, path, start, stop: count_rate(
+        path,
+        t.time_column,
+        t.count_column,
+        interval=t.interval,
+        unit=t.unit,
+        start=start,
+        stop=stop,
+        time_scale=t.time_scale,
+        rate_scale=t.rate_scale,
+    ),
+    AzureLlmTraffic: lambda t, path, start, stop: timestamp_rate(
+        path, AZURE_TIMESTAMP_COLUMN, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale
+    ),
+    NasaTraffic: lambda t, path, start, stop: nasa_rate(
+        path, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale
+    ),
+    ObservedTraffic: lambda t, path, start, stop: observed_rate(
+        observed_series(t, path),
+        kind=t.kind,
+        scale=t.scale / t.rate_scale if t.rate_scale else math.inf,
+        start=start,
+        stop=stop,
+        time_scale=t.time_scale,
+    ),
+}
+"""Each trace type's rate: what a fluid run reads where a discrete run replays `TRACES` (the same records)."""
 
 
 def arrivals(

@@ -21,7 +21,6 @@ from skenario.recording.summary import Summary, summarize
 from skenario.recording.timeline import Operation, Timeline, as_detail
 from skenario.scenario.format.cluster import PodSchedulingSpec
 from skenario.scenario.format.events import Event
-from skenario.scenario.wiring.fluid import fluid_inputs
 from skenario.scenario.wiring.placement import ClusterPlacement, WorkloadPlacement
 from skenario.scenario.wiring.plugins import plugin_name
 from skenario.scenario.wiring.prepare import PreparedWorkload
@@ -64,8 +63,7 @@ class WorkloadRun:
                 workload.resources.memory_request,
                 workload.image_pull_policy,
             )
-        fluid = fluid_inputs(spec, env.halt_at) if spec.mode == "fluid" else None
-        self.model = ClusterModel(env, spec.cluster_spec(), prepared.arrivals, self.streams, self.pods, fluid)
+        self.model = ClusterModel(env, spec.cluster_spec(), prepared.arrivals, self.streams, self.pods, prepared.fluid)
         if self.pods is not None:
             self.pods.attach(self.model)
         self.autoscalers: dict[str, Autoscaler] = {}
