@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from skenario.scenario import preflight
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.preflight import estimate, pitfalls
 from skenario.scenario.wiring.plugins import unloaded
@@ -198,3 +199,31 @@ def test_a_kpa_without_max_scale_has_no_bound_and_is_counted_at_the_peak() -> No
     # An RPS target of 200 x 70% = 140 a pod: 1000/s need ceil(1000 / 140) = 8 pods.
     cost = estimate(prepare(parse_scenario(rps.replace("EVENTS", "[]").replace("10/s", "1000/s"), "s.yaml")))
     assert cost.replicas == 8 and cost.expected
+
+
+FLUID = """\
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: flows}
+spec:
+  mode: MODE
+  duration: 24h
+  workload: {replicas: 40, request: {cpuTime: 10ms}}
+  traffic: {type: poisson, rate: RATE}
+"""
+
+
+def test_a_fluid_runs_cost_is_per_replica_and_step_not_per_request() -> None:
+    """Ten times the rate is ten times a discrete run's estimated wall time, and the same fluid run's; a fluid
+    run's is the replicas' steps (a day of 1 s steps, 86,400, and of 15 s scrapes, 5,760) at their prices."""
+
+    def wall(mode: str, rate: str) -> float:
+        text = FLUID.replace("MODE", mode).replace("RATE", rate)
+        return estimate(prepare(parse_scenario(text, "s.yaml"), base_dir=Path("."))).wall_s
+
+    rows = 24 * 360 * 41  # every 10 s, a row and one per replica
+    fluid = 40 * (86_400 * preflight.WALL_PER_REPLICA_STEP_S + 5_760 * preflight.WALL_PER_REPLICA_SCRAPE_S)
+    assert wall("fluid", "1000/s") == wall("fluid", "10000/s") == pytest.approx(fluid + rows * preflight.WALL_PER_ROW_S)
+    assert wall("discrete", "10000/s") - wall("discrete", "1000/s") == pytest.approx(
+        9000 * 86_400 * preflight.WALL_PER_REQUEST_S
+    )

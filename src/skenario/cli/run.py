@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -32,8 +33,10 @@ from skenario.cli.store import run_store
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
 from skenario.core.time import SECOND, format_duration
 from skenario.errors import Halt
+from skenario.results.analysis import cost
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
+from skenario.results.rundata import RunData
 from skenario.results.store import RunStore, check_label
 from skenario.runs import (
     BatchRun,
@@ -220,8 +223,10 @@ def _render(simulation: Simulation, done: Executed, *, output: str, show_ignored
 
 
 BOTH_FIGURES = (
+    ("replica_hours", "replica-hours"),
     ("requests_completed", "requests completed"),
     ("requests_failed", "requests failed"),
+    ("error_rate", "error rate"),
     ("latency_mean_ns", "latency mean (ms)"),
     ("latency_p50_ns", "latency p50 (ms)"),
     ("latency_p95_ns", "latency p95 (ms)"),
@@ -253,7 +258,7 @@ def _both(
         except Stopped as stopped:
             err.print(f"[bold red]{escape(str(stopped))}[/]", highlight=False, soft_wrap=True, markup=True)
             raise Halt(stopped.exit_code) from None
-        summaries[mode], walls[mode], ids[mode] = simulation.summary().as_dict(), done.wall_s, done.run_id
+        summaries[mode], walls[mode], ids[mode] = _both_figures(simulation), done.wall_s, done.run_id
     rows = []
     for key, label in BOTH_FIGURES:
         discrete, fluid = summaries["discrete"].get(key), summaries["fluid"].get(key)
@@ -282,13 +287,25 @@ def _both(
     out.print(table)
 
 
+def _both_figures(simulation: Simulation) -> dict[str, Any]:
+    """The run's summary, with its pods' billed hours (as `show` counts them) and its error rate."""
+    summary = simulation.summary()
+    finished = summary.requests_completed + summary.requests_failed
+    return summary.as_dict() | {
+        "replica_hours": cost(RunData.from_simulation(simulation))["replica_hours"],
+        "error_rate": summary.requests_failed / finished if finished else None,
+    }
+
+
 def _figure(key: str, value: object) -> str:
     if value is None:
         return "-"
+    if key == "replica_hours":
+        return f"{float(value):,.2f}"  # type: ignore[arg-type]
     if key.endswith("_ns"):
         return f"{float(value) / 1e6:,.1f}"  # type: ignore[arg-type]
-    if key == "cpu_request_utilisation":
-        return f"{float(value):.1%}"  # type: ignore[arg-type]
+    if key in ("cpu_request_utilisation", "error_rate"):
+        return f"{float(value):.2%}"  # type: ignore[arg-type]
     return f"{value:,}"
 
 

@@ -4,7 +4,8 @@ The estimate comes from the scenario as `wiring.prepare` read it, before any rep
 request is made (building 10 million replicas is itself the runaway): requests from the traffic's
 rates over the run (a trace file's count is not read ahead, so it is unknown), rows from the
 recording interval and the most replicas the scenario can have, wall time from the measured cost
-of a request (`benchmarks/reference.py`: about 5 µs) and memory from the rows and replicas.
+of a request (`benchmarks/reference.py`: about 5 µs), or for a fluid run of a replica at each step
+(`benchmarks/fluid.py`), and memory from the rows and replicas.
 
 The most replicas are each workload's, added up: the most of its initial replicas, those an event
 sets, and each autoscaler's bound, the autoscaler as the run builds it (an HPA's maxReplicas from
@@ -48,6 +49,9 @@ from skenario.scheduling.objects import DO_NOT_SCHEDULE, NodeSpec
 from skenario.scheduling.plugins.podtopologyspread import spread_constraints
 
 WALL_PER_REQUEST_S = 6e-6  # the reference scenario's cost per request, with room
+# A fluid run costs per replica, not per request (benchmarks/fluid.py: about 20 µs a replica each 15 s step):
+WALL_PER_REPLICA_STEP_S = 5e-6  # the plant's sharing and settling, each fluid step
+WALL_PER_REPLICA_SCRAPE_S = 15e-6  # the metrics pipeline's and the HPA's reading of a pod, each 15 s
 WALL_PER_ROW_S = 20e-6  # one recorded row (series or a replica's)
 BYTES_PER_ROW = 400  # a replica's recorded row, in memory until the run ends
 BYTES_PER_REPLICA = 8_000  # a replica with its stocks and CPU
@@ -147,7 +151,12 @@ def estimate(prepared: Prepared) -> Estimate:
     intervals = end // spec.recording.interval if spec.recording.interval else 0
     rows = _capped(intervals * (1 + replicas))
     replicas = _capped(replicas)
-    wall = (requests or 0) * WALL_PER_REQUEST_S + rows * WALL_PER_ROW_S
+    if spec.mode == "fluid":  # the most replicas at every step: an upper bound
+        steps, scrapes = end / spec.fluid.step, end / (15 * SECOND)
+        per_replica = steps * WALL_PER_REPLICA_STEP_S + scrapes * WALL_PER_REPLICA_SCRAPE_S
+        wall = replicas * per_replica + rows * WALL_PER_ROW_S
+    else:
+        wall = (requests or 0) * WALL_PER_REQUEST_S + rows * WALL_PER_ROW_S
     memory = rows * BYTES_PER_ROW + replicas * BYTES_PER_REPLICA
     return Estimate(end, requests, replicas, nodes, rows, wall, memory, tuple(unbounded), expected)
 

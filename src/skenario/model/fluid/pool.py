@@ -121,6 +121,12 @@ class FluidPool:
         if x < 0 or lam < 0 or cores < 0 or seconds < 0:
             raise ValueError(f"negative input: x={x}, lam={lam}, cores={cores}, seconds={seconds}")
         mu, theta = self.mu, self.theta
+        balance = lam / mu
+        if x < cores and balance <= cores:  # below the cores and relaxing towards a level below them: no crossing
+            area = max(balance * seconds + (x - balance) * -math.expm1(-mu * seconds) / mu, 0.0)
+            busy = min(area, cores * seconds)
+            level = max(balance + (x - balance) * math.exp(-mu * seconds), 0.0)
+            return level, Flows(completed=mu * busy, abandoned=0.0, busy_core_s=busy, level_s=area)
         left, busy, abandoned, held = seconds, 0.0, 0.0, 0.0
         for _ in range(3):  # at most two crossings: one side, then the other, where it stays
             if left <= 0.0:
