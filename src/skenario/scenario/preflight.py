@@ -152,8 +152,8 @@ def estimate(prepared: Prepared) -> Estimate:
     rows = _capped(intervals * (1 + replicas))
     replicas = _capped(replicas)
     if spec.mode == "fluid":  # the most replicas at every step: an upper bound
-        steps, scrapes = end / spec.fluid.step, end / (15 * SECOND)
-        per_replica = steps * WALL_PER_REPLICA_STEP_S + scrapes * WALL_PER_REPLICA_SCRAPE_S
+        fluid_steps, scrapes = end / spec.fluid.step, end / (15 * SECOND)
+        per_replica = fluid_steps * WALL_PER_REPLICA_STEP_S + scrapes * WALL_PER_REPLICA_SCRAPE_S
         wall = replicas * per_replica + rows * WALL_PER_ROW_S
     else:
         wall = (requests or 0) * WALL_PER_REQUEST_S + rows * WALL_PER_ROW_S
