@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Protocol
 
 from skenario.core.environment import Environment
 from skenario.core.time import SECOND
@@ -27,8 +28,6 @@ from skenario.model.fluid.processing import FluidProcessing
 from skenario.model.fluid.replica import FluidReplica
 from skenario.model.replicas import Replica, ReplicasActive, ReplicaState
 from skenario.model.requests import RequestsComplete, RequestsFailed
-from skenario.queueing.ps import backlog_rate, backlog_step
-from skenario.workloads.rates import Intensity
 
 EDGES = (
     *(k * 0.05 for k in range(10)),  # 0 to 0.45
@@ -63,6 +62,18 @@ QUANTILES, SHARES = _bands()
 LatencyModel = Callable[[float, float, float, Sequence[float], int], "list[float] | None"]
 """(arrival rate per replica, mu, cores, probabilities, phases) -> sojourn quantiles in seconds, None when
 saturated; `phases`: a replica gets every phases-th request (round robin among that many; 1: random)."""
+BacklogStep = Callable[[float, float, float, float], float]
+"""(backlog, arrival rate, capacity, seconds) -> the backlog after them (`queueing.ps.backlog_step`)."""
+BacklogLoad = Callable[[float, float], float]
+"""(backlog, capacity) -> the arrival rate at which it is the queue's backlog at rest (`queueing.ps.backlog_rate`)."""
+
+
+class Intensity(Protocol):
+    """The traffic as a rate (`workloads.rates.Intensity`)."""
+
+    def mean(self, start: int, stop: int) -> float:
+        """The mean rate over [start, stop) (ns), requests per second."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,8 @@ class FluidInputs:
     rate: Intensity
     step: int
     latency: LatencyModel
+    backlog: BacklogStep
+    backlog_load: BacklogLoad
     cpu_mean_s: float
     io_mean_s: float = 0.0
     timeout_s: float | None = None
@@ -240,12 +253,12 @@ class FluidPlant:
             key = (backlog, rate, capacity, seconds)
             after = steps.get(key, -1.0)
             if after < 0:
-                after = steps[key] = backlog_step(backlog, rate, capacity, seconds)
+                after = steps[key] = self.inputs.backlog(backlog, rate, capacity, seconds)
         self._seen[replica.id] = (done, arrived, after, now)
         self._completed += done - done_before
         if done <= done_before:
             return None
-        return done - done_before, backlog_rate((backlog + after) / 2, capacity), fluid.millicores
+        return done - done_before, self.inputs.backlog_load((backlog + after) / 2, capacity), fluid.millicores
 
     def _record(self, count: float, load: float, millicores: int) -> None:
         """`count` completions (a real amount) at the latencies of the replica's queue at `load` (requests/s):
