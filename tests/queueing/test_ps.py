@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from skenario.queueing.erlang import erlang_c
 from skenario.queueing.ps import (
+    backlog_rate,
+    backlog_step,
     erlang_arrivals_sigma,
     gamma_quantile,
     mm1_ps_moments,
     mm1_ps_quantile,
-    backlog_rate,
-    backlog_step,
     replica_quantiles,
 )
 from skenario.runs import open_run

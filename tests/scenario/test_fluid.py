@@ -91,9 +91,9 @@ def test_the_hpa_scales_a_fluid_workload_through_a_step() -> None:
 
 
 def test_a_fluid_run_replays_a_trace_as_its_discrete_run_does(tmp_path: Path) -> None:
-    """A counts trace (per minute, 3,000 to 4,200 requests: 50 to 70/s, 62% to 88% of the CPU) on four one-core replicas: the fluid
-    run's arrivals are the trace's total (its rate's integral), the discrete run's are too (its counts spread
-    exactly); completions and CPU within 1%, mean latency within 5%."""
+    """A counts trace (per minute, 3,000 to 4,200 requests: 50 to 70/s, 62% to 88% of the CPU) on four one-core
+    replicas: the fluid run's arrivals are the trace's total (its rate's integral), the discrete run's are too
+    (its counts spread exactly); completions and CPU within 1%, mean latency within 5%."""
     counts = [3000, 3300, 3600, 3900, 4200, 3900, 3600, 3300, 3000, 3000]
     (tmp_path / "load.csv").write_text("minute,n\n" + "".join(f"{i},{n}\n" for i, n in enumerate(counts)))
     traffic = "{type: counts, file: load.csv, timeColumn: minute, countColumn: n, unit: m, interval: 1m}"
@@ -187,3 +187,34 @@ def test_a_runs_mode_is_written_into_its_scenario_as_a_line() -> None:
     assert yaml.safe_load(again)["spec"]["mode"] == "discrete"
     flow = mode_text("apiVersion: skenario.dev/v1alpha1\nkind: Scenario\nspec: {duration: 1m}\n", "fluid")
     assert yaml.safe_load(flow)["spec"] == {"duration": "1m", "mode": "fluid"}
+
+
+def test_a_window_runs_a_stretch_from_the_replicas_the_fluid_run_had_then(tmp_path: Path) -> None:
+    """examples/fluid/step.yaml from 15 to 20 minutes, discrete: it starts with the replicas the fluid run of the
+    scenario wanted at 15 minutes, gets the step's 900/s for five minutes (within 5 sigma of 270,000), and keeps
+    its scenario as it ran (offset and duration written in)."""
+    example = str(ROOT / "examples" / "fluid" / "step.yaml")
+    before = ran((ROOT / "examples" / "fluid" / "step.yaml").read_text().replace("duration: 30m", "duration: 15m"))
+    args = ["run", example, "--mode", "discrete", "--window", "15m..20m", "--store", str(tmp_path), "-o", "json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert abs(document["requests_arrived"] - 270_000) < 5 * 270_000**0.5
+    assert f"{before[1].replicas_desired} replicas to start" in result.stderr
+    shown = CliRunner().invoke(cli, ["show", str(document["run"]), "--store", str(tmp_path), "-o", "json"])
+    stored = yaml.safe_load(json.loads(shown.stdout)["scenario_text"])
+    assert (stored["spec"]["offset"], stored["spec"]["duration"]) == ("15m", "5m")
+    assert stored["spec"]["workload"]["replicas"] == before[1].replicas_desired
+
+
+@pytest.mark.parametrize("window", ["15m", "20m..15m", "soon..later"])
+def test_a_bad_window_is_one_clear_line(window: str) -> None:
+    result = CliRunner().invoke(cli, ["run", str(ROOT / "examples" / "fluid" / "step.yaml"), "--window", window])
+    assert result.exit_code == 2 and "--window" in result.stderr and "Traceback" not in result.output
+
+
+def test_an_offset_needs_a_duration_and_moves_no_events() -> None:
+    text = STEADY.format(mode="fluid", policy="roundRobin").replace("seed: 5", "seed: 5\n  offset: 1h")
+    assert ran(text)[1].simulated_ns == 2 * 3600 * 10**9
+    with pytest.raises(ScenarioError, match=r"spec\.events with spec\.offset"):
+        ran(text + "  events: [{id: end, at: 5m, done: {}}]\n")

@@ -86,3 +86,14 @@ def test_an_intensity_sums_patterns_in_their_windows_and_traces() -> None:
     intensity = Intensity([(0, 10 * SECOND, flat)], [piecewise((5, 15, 1.0))])
     assert intensity.mean(0, 20 * SECOND) == pytest.approx(50 / 20)
     assert list(intensity(np.array([1, 6, 12], dtype=np.int64) * SECOND)) == [4, 5, 1]
+
+
+def test_an_intensity_offset_reads_the_scenarios_later_time() -> None:
+    """With an offset of 10 s, the run's [0, 10 s) is the scenario's [10 s, 20 s): the trace's 1/s from 10 s on."""
+
+    def flat(t: np.ndarray) -> np.ndarray:
+        return np.full(t.shape, 4.0)
+
+    intensity = Intensity([(0, 10 * SECOND, flat)], [piecewise((5, 15, 1.0))], offset=10 * SECOND)
+    assert intensity.mean(0, 10 * SECOND) == pytest.approx(0.5)
+    assert list(intensity(np.array([1, 6], dtype=np.int64) * SECOND)) == [1, 0]

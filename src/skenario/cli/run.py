@@ -31,8 +31,8 @@ from skenario.cli.kep import announce, kep_checked, render_kep
 from skenario.cli.scheduling import batch_table, scheduling_table, write_results
 from skenario.cli.store import run_store
 from skenario.cli.tables import class_table, ignored_table, summary_table, workloads_table
-from skenario.core.time import SECOND, format_duration
-from skenario.errors import Halt
+from skenario.core.time import SECOND, format_duration, parse_duration
+from skenario.errors import Halt, SkenarioError
 from skenario.results.analysis import cost
 from skenario.results.files import atomic_path
 from skenario.results.readout import node_cpu_rows
@@ -50,6 +50,7 @@ from skenario.runs import (
     keep_unbuilt,
     open_run,
 )
+from skenario.runs.inputs import Window
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, loading, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.simulation import Phase, Simulation
@@ -65,6 +66,13 @@ from skenario.scenario.wiring.fluid import fluid_warnings
     default=None,
     help="Override spec.mode: every request simulated (discrete), requests as flows (fluid), or both, side by "
     "side with their differences.",
+)
+@click.option(
+    "--window",
+    metavar="START..END",
+    default=None,
+    help="Run only this stretch of the scenario's time (86h..87h): its traffic then, from the replicas a fluid "
+    "run of the scenario had at START (a critical hour of a long fluid run, checked request by request).",
 )
 @click.option("--show-ignored", is_flag=True, help="Also print the ignored movements and why they were ignored.")
 @output_option("table", "wide", "json", "yaml")
@@ -111,6 +119,7 @@ def run(
     file: Path,
     seed: int | None,
     mode: str | None,
+    window: str | None,
     show_ignored: bool,
     output: str,
     no_progress: bool,
@@ -141,14 +150,15 @@ def run(
         else:
             preflight(file, checked, output)
         return
+    stretch = _window(file, window, seed) if window is not None else None
     kept = None if no_store else run_store(store)
     if mode == "both":
-        _both(file, seed=seed, kept=kept, name=name, tags=tags, budget=budget, output=output)
+        _both(file, seed=seed, kept=kept, name=name, tags=tags, budget=budget, output=output, window=stretch)
         return
     try:
         with loading(budget):  # signals and the memory budget hold from the first byte read
             try:
-                opened = open_run(file, seed=seed, force=force, mode=mode)
+                opened = open_run(file, seed=seed, force=force, mode=mode, window=stretch)
             except PluginFailed as failed:  # the user's code failed, not the input: the run is kept, Failed
                 keep_unbuilt(failed, kept, scenario_file=str(file), name=name, tags=tags)
                 raise
@@ -186,6 +196,41 @@ def run(
     if simulation.placement is not None:
         write_results(simulation.placement.controller, pods_file, results_file)
     _render(simulation, done, output=output, show_ignored=show_ignored)
+
+
+def _window(file: Path, text: str, seed: int | None) -> Window:
+    """`--window START..END`: that stretch of the scenario, from the replicas its fluid run had at START (the
+    scenario's own from the start, or when it cannot run as flows, said on stderr)."""
+    start_text, dots, end_text = text.partition("..")
+    try:
+        start, end = parse_duration(start_text), parse_duration(end_text)
+    except ValueError:
+        start = end = -1
+    if not dots or start < 0 or end <= start:
+        raise click.BadParameter(
+            f"{text!r}: give START..END, two times with END later, such as 86h..87h", param_hint="--window"
+        )
+    if start == 0:
+        return Window(0, end)
+    try:
+        with loading(None):
+            before = open_run(file, seed=seed, mode="fluid", window=Window(0, start))
+            assert isinstance(before, Simulation), "a window is only skenario's own scenarios'"
+            replicas = before.run().replicas_desired
+    except (SkenarioError, Stopped) as refused:
+        err.print(
+            f"warning: --window: no fluid run to start from ({escape(str(refused))}); the window starts with the "
+            "scenario's own replicas",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return Window(start, end - start)
+    err.print(
+        f"window {format_duration(start)}..{format_duration(end)}: {replicas} replicas to start, as a fluid run "
+        f"of the scenario had them at {format_duration(start)}",
+        highlight=False,
+    )
+    return Window(start, end - start, replicas)
 
 
 def _render(simulation: Simulation, done: Executed, *, output: str, show_ignored: bool) -> None:
@@ -246,13 +291,14 @@ def _both(
     tags: tuple[str, ...],
     budget: int | None,
     output: str,
+    window: Window | None = None,
 ) -> None:
     """The scenario run discrete, then fluid (each kept, tagged with its mode), and their differences."""
     summaries, walls, ids = {}, {}, {}
     for mode in ("discrete", "fluid"):
         try:
             with loading(budget):
-                simulation = open_run(file, seed=seed, mode=mode)
+                simulation = open_run(file, seed=seed, mode=mode, window=window)
             assert isinstance(simulation, Simulation), "a mode is only skenario's own scenarios'"
             done = execute(simulation, kept, scenario_file=str(file), name=name, tags=(*tags, mode), budget=budget)
         except Stopped as stopped:

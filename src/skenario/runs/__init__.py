@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from skenario.runs.batch import BatchRun, TraceOptions
 from skenario.runs.execute import STEPS, Executed, execute, keep_unbuilt
-from skenario.runs.inputs import KepRun, PluginFailed, Refused, examine, open_run, read_kep, validated
+from skenario.runs.inputs import KepRun, PluginFailed, Refused, Window, examine, open_run, read_kep, validated
 from skenario.runs.protocol import CORE, Runnable, Summarised, describe
 from skenario.runs.supervise import Interruption, MemoryGuard, Stopped, StopRequests, memory_budget, supervise
 
@@ -31,6 +31,7 @@ __all__ = [
     "Stopped",
     "Summarised",
     "TraceOptions",
+    "Window",
     "describe",
     "examine",
     "execute",

@@ -175,6 +175,16 @@ class KepRun(FakeTimeRun):
         return {pod.name: ksim_annotations(pod.result()) for pod in self.pods()}
 
 
+@dataclass(frozen=True)
+class Window:
+    """A stretch of a scenario's time to run on its own (`skenario run --window`): from `offset` (ns) for
+    `duration`, starting with `replicas` (None: the scenario's own)."""
+
+    offset: int
+    duration: int
+    replicas: int | None = None
+
+
 def open_run(
     source: Path | str,
     *,
@@ -185,6 +195,7 @@ def open_run(
     trace: TraceOptions | None = None,
     base_dir: Path | None = None,
     mode: str | None = None,
+    window: Window | None = None,
 ) -> Runnable:
     """The run of `source` (a file's path, or a scenario's text as a str), of whichever kind it is.
 
@@ -193,6 +204,7 @@ def open_run(
     `plugins`: "load" runs a plugin's code, "refuse" refuses a scenario naming one, "check" reads it
     without running it. Without `force`, a scenario whose estimate passes the limits is `Refused`.
     `mode` overrides a scenario's `spec.mode` (`skenario run --mode`); other inputs have no mode.
+    `window` runs a stretch of a scenario's time (`skenario run --window`).
     """
     if isinstance(source, str):
         file, text = Path("<scenario>"), source
@@ -203,16 +215,23 @@ def open_run(
         return open_trace(file, trace or TraceOptions(), seed=seed or 0)
     text = read_text(file) if text is None else text
     documents = yaml_of(file, text)
-    if mode is not None and (is_batch(documents) or read_kep(file, text, documents) is not None):
-        raise SkenarioError("--mode sets a scenario's spec.mode: give a kind: Scenario file", file=str(file))
+    if (mode is not None or window is not None) and (
+        is_batch(documents) or read_kep(file, text, documents) is not None
+    ):
+        option = "--mode sets a scenario's spec.mode" if mode is not None else "--window runs a stretch of a scenario"
+        raise SkenarioError(f"{option}: give a kind: Scenario file", file=str(file))
     if is_batch(documents):
         assert documents is not None
         return open_batch(documents, file=file, text=text, base_dir=base, seed=seed)
     kep = read_kep(file, text, documents)
     if kep is not None:
         return open_kep(kep, file=file, text=text, seed=seed, base_dir=base)
-    prepared = validated(file, text, seed=seed, plugins=plugins, base_dir=base, documents=documents, mode=mode)
-    if mode is not None and prepared.scenario.spec.mode != parse_mode(documents):
+    prepared = validated(
+        file, text, seed=seed, plugins=plugins, base_dir=base, documents=documents, mode=mode, window=window
+    )
+    if window is not None:  # the document as it runs, written again
+        text = yaml.safe_dump(prepared.scenario.document, sort_keys=False, allow_unicode=True)
+    elif mode is not None and prepared.scenario.spec.mode != parse_mode(documents):
         text = mode_text(text, mode)
     cost = None if force else estimate(prepared)
     if cost is not None and (over := cost.over()):
@@ -294,17 +313,23 @@ def validated(
     base_dir: Path | None = None,
     documents: Documents | None = None,
     mode: str | None = None,
+    window: Window | None = None,
 ) -> Prepared:
     """The scenario FILE holds (`text`), read and checked as `skenario run` reads it, ready to run.
 
     `plugins`: "check" reads a plugin without running its code (check, run --dry-run), "load" runs
     it (run), "refuse" refuses it (run --no-plugins). A mistake found in a file the scenario names
     but not said against a file of its own is said against FILE, with the line of its field.
-    `documents`: the text already read as YAML; `mode` overrides its `spec.mode`.
+    `documents`: the text already read as YAML; `mode` overrides its `spec.mode`; `window` runs a stretch.
     """
     scenario = parse_scenario(text, str(file), documents=documents)
     if mode is not None:
         scenario = scenario.with_mode(mode)
+    if window is not None:
+        try:
+            scenario = scenario.with_window(window.offset, window.duration, window.replicas)
+        except ValueError as exc:
+            raise SkenarioError(f"--window: {exc}", file=str(file), field="spec.offset") from None
     policy: AbstractContextManager[None] = (
         unloaded() if plugins == "check" else refused() if plugins == "refuse" else nullcontext()
     )

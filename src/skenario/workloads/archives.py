@@ -33,6 +33,7 @@ def nasa_arrivals(
     stop: int | None = None,
     time_scale: float = 1.0,
     rate_scale: float = 1.0,
+    since: int = 0,
 ) -> Iterator[int]:
     """The NASA-HTTP 1995 per-second counts, read lazily from the bzip2 tar (`workload.tbz2`).
 
@@ -40,7 +41,8 @@ def nasa_arrivals(
     The archive is opened and its first block checked now; the rest streams as it is consumed.
     """
     check_scales(time_scale, rate_scale)
-    return spread_counts(_archive_chunks(Path(path), member, interval), start, stop, time_scale, rate_scale, rng)
+    chunks = _archive_chunks(Path(path), member, interval)
+    return spread_counts(chunks, start, stop, time_scale, rate_scale, rng, since)
 
 
 def nasa_rate(

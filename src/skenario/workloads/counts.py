@@ -52,6 +52,7 @@ def count_arrivals(
     stop: int | None = None,
     time_scale: float = 1.0,
     rate_scale: float = 1.0,
+    since: int = 0,
 ) -> Iterator[int]:
     """Replay a CSV of per-interval request counts: each row's count spread uniformly over its interval.
 
@@ -59,9 +60,8 @@ def count_arrivals(
     before `time_scale`) or, if that is None, as long as the gap before it. Times must increase.
     """
     check_scales(time_scale, rate_scale)
-    return spread_counts(
-        _csv_chunks(Path(path), time_column, count_column, interval, unit), start, stop, time_scale, rate_scale, rng
-    )
+    chunks = _csv_chunks(Path(path), time_column, count_column, interval, unit)
+    return spread_counts(chunks, start, stop, time_scale, rate_scale, rng, since)
 
 
 def count_rate(
@@ -167,15 +167,23 @@ def spread_counts(
     time_scale: float,
     rate_scale: float,
     rng: np.random.Generator,
+    since: int = 0,
 ) -> Iterator[int]:
     """Arrivals for chunks of (relative begin, relative end, count), vectorised per chunk.
 
     It reads chunks until the one whose last interval ends at or after `stop`; `read_counts` reads the
-    same ones, which is what lets a check up front cover everything a replay reads.
+    same ones, which is what lets a check up front cover everything a replay reads. Intervals that end
+    by `since` draw nothing (a run that starts into the trace: `spec.offset`); the one it falls in
+    draws its whole count, the caller dropping the arrivals before it.
     """
     for relative_begins, relative_ends, counts in chunks:
         begins, ends = _placed(relative_begins, relative_ends, start, time_scale)
         past_stop = stop is not None and ends[-1] >= stop
+        if since and ends[0] <= since:
+            after = int(np.searchsorted(ends, since, side="right"))
+            begins, ends, counts = begins[after:], ends[after:], counts[after:]
+            if not counts.size:
+                continue
         if stop is not None:  # intervals from stop on would draw arrivals only to drop them
             inside = int(np.searchsorted(begins, stop))
             begins, ends, counts = begins[:inside], ends[:inside], counts[:inside]

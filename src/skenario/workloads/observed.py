@@ -238,6 +238,7 @@ def observed_arrivals(
     start: int = 0,
     stop: int | None = None,
     time_scale: float = 1.0,
+    since: int = 0,
 ) -> Iterator[int]:
     """Arrival times (ns from the series' first sample, stretched by `time_scale`, shifted to `start`, cut at
     `stop`) following the series; a `scale` of infinity gives none.
@@ -247,7 +248,7 @@ def observed_arrivals(
     zero, as Prometheus's `increase` counts it). The series must have no gap left (`fill` it first)."""
     begins, ends, expected = _records(series, kind, scale)
     numbers = rng.poisson(expected).astype(np.float64) if counts == "poisson" else expected
-    return spread_counts(iter([(begins, ends, numbers)]), start, stop, time_scale, 1.0, rng)
+    return spread_counts(iter([(begins, ends, numbers)]), start, stop, time_scale, 1.0, rng, since)
 
 
 def observed_rate(

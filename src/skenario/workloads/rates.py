@@ -119,13 +119,16 @@ def timestamps_rate(times: Iterator[int], start: int, stop: int, rate_scale: flo
 
 @dataclass(frozen=True)
 class Intensity:
-    """The scenario's traffic as a rate: patterns in their windows [start, stop), and traces' rates, summed."""
+    """The scenario's traffic as a rate: patterns in their windows [start, stop), and traces' rates, summed;
+    read at the run's times, `offset` into the scenario's (a run with `spec.offset`)."""
 
     patterns: Sequence[tuple[int, int, RateFunction]] = ()
     traces: Sequence[PiecewiseRate] = ()
+    offset: int = 0
 
     def __call__(self, t: Int64s) -> Float64s:
         """The rate at each time of `t`, requests per second."""
+        t = t + self.offset
         total = np.zeros(t.shape, dtype=np.float64)
         for start, stop, rate in self.patterns:
             total += np.where((t >= start) & (t < stop), rate(t), 0.0)
@@ -137,6 +140,7 @@ class Intensity:
         """The mean rate over [start, stop): the patterns' at `SAMPLES_PER_STEP` midpoints, the traces' exactly."""
         if stop <= start:
             raise ValueError(f"an empty span: [{start}, {stop})")
+        start, stop = start + self.offset, stop + self.offset
         parts = np.arange(SAMPLES_PER_STEP, dtype=np.int64) * 2 + 1
         points = start + parts * (stop - start) // (2 * SAMPLES_PER_STEP)
         total = float(np.mean(Intensity(self.patterns)(points))) if self.patterns else 0.0

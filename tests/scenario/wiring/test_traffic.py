@@ -317,3 +317,41 @@ def test_the_fluid_rate_integrates_to_the_arrivals_expected_and_drawn() -> None:
     )
     drawn = len(build(traffic, duration))
     assert abs(drawn - expected) < 4 * math.sqrt(expected)
+
+
+# --- a run that starts into the scenario's time (spec.offset) ---------------------------------------
+
+
+def test_an_offset_run_gets_the_patterns_traffic_of_its_stretch() -> None:
+    """From 15 minutes on, for a minute: Poisson's 10/s gives 600; the sinusoid (mean 70/s, amplitude 50/s, period
+    1h, phase zero at 0) is at its peak a quarter period in, so about 120/s, 7,200; the ramp from 0 to 30/s over
+    the hour is at 7.5 to 8/s, 465 by hand; a step at 10 minutes is past it: 25/s, 1,500. Each within 5 sigma,
+    all inside the run's own minute."""
+    duration, offset = MINUTE, 15 * MINUTE
+    cases = [
+        ("{type: poisson, rate: 10/s}", 600.0),
+        ("{type: sinusoidal, mean: 70/s, amplitude: 50/s, period: 1h}", None),
+        ("{type: ramp, from: 0/s, to: 30/s, stop: 1h}", 465.0),
+        ("{type: step, rate: 5/s, stepTo: 25/s, stepAt: 10m}", 1500.0),
+    ]
+    for text, expected in cases:
+        traffic = parse(text)
+        if expected is None:  # the sinusoid's integral over [15m, 16m), numerically
+            grid = np.linspace(15 * 60, 16 * 60, 60_001)
+            expected = float(np.trapezoid(70 + 50 * np.sin(2 * np.pi * grid / 3600), grid))
+        times = list(
+            build_arrivals(traffic, duration=duration, streams=RandomStreams(3), base_dir=Path("."), offset=offset)
+        )
+        assert all(0 < t < duration for t in times) and times == sorted(times), text
+        assert within(len(times), expected), (text, len(times), expected)
+        rate = build_rate(traffic, duration=duration, base_dir=Path("."), offset=offset)
+        assert rate.mean(0, duration) * 60 == pytest.approx(expected, rel=2e-3), text
+
+
+def test_an_item_that_starts_inside_the_stretch_keeps_its_own_start() -> None:
+    """A Poisson item from 20 minutes on, seen from an offset of 15 minutes for 10 minutes: its 5 minutes, 3,000."""
+    traffic = parse("{type: poisson, rate: 10/s, start: 20m}")
+    times = list(
+        build_arrivals(traffic, duration=10 * MINUTE, streams=RandomStreams(4), base_dir=Path("."), offset=15 * MINUTE)
+    )
+    assert min(times) >= 5 * MINUTE and within(len(times), 3000)

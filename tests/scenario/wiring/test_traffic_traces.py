@@ -304,3 +304,26 @@ def test_a_trace_read_as_a_rate_names_its_bad_row(tmp_path: Path) -> None:
     with pytest.raises(TraceError) as info:
         rate_of(parse("{type: trace, file: trace.csv, column: t}"), MINUTE, tmp_path)
     assert (info.value.line, info.value.value) == (4, "nope")
+
+
+def test_an_offset_run_replays_the_traces_later_counts(tmp_path: Path) -> None:
+    """Minutes 2 and 3 of the counts trace (5 then 2 requests), from an offset of 2 minutes: the run's first
+    two minutes hold them, and its rate is theirs."""
+    write(tmp_path, "minute,requests\n0,3\n1,0\n2,5\n3,2\n")
+    traffic = parse("{type: counts, file: trace.csv, timeColumn: minute, countColumn: requests, unit: m}")
+    times = list(
+        build_arrivals(traffic, duration=2 * MINUTE, streams=RandomStreams(1), base_dir=tmp_path, offset=2 * MINUTE)
+    )
+    assert [sum(1 for t in times if m * MINUTE <= t < (m + 1) * MINUTE) for m in range(2)] == [5, 2]
+    rate = build_rate(traffic, duration=2 * MINUTE, base_dir=tmp_path, offset=2 * MINUTE)
+    assert per(rate, MINUTE, 2) == pytest.approx([5, 2])
+
+
+def test_an_offset_run_replays_the_timestamps_after_it(tmp_path: Path) -> None:
+    """Rows at 0, 0.5, 2.5 and 99.5 s from the first; from 0.25 s for 3 s: 0.25 and 2.25 s of the run."""
+    write(tmp_path, "id,at\na,100.5\nb,101\nc,103\nd,200\n")
+    traffic = parse("{type: trace, file: trace.csv, column: at}")
+    times = build_arrivals(
+        traffic, duration=3 * SECOND, streams=RandomStreams(1), base_dir=tmp_path, offset=SECOND // 4
+    )
+    assert list(times) == [SECOND // 4, 9 * SECOND // 4]

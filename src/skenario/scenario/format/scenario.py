@@ -28,7 +28,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import ConfigDict, Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
 from skenario.autoscalers.base import DEFAULT_CONTAINER
-from skenario.core.time import SECOND
+from skenario.core.time import SECOND, format_duration
 from skenario.model.activator import BREAKER_QUEUE_DEPTH
 from skenario.model.config import (
     PLAIN_BUFFER_CAPACITY,
@@ -683,6 +683,12 @@ class ScenarioSpec(_Spec):
         None, gt=0, description="Simulated time to run, such as '10m'; a `done` event may end the run sooner."
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Every random draw comes from this seed.")
+    offset: Duration = Field(
+        0,
+        ge=0,
+        description="Where in the scenario's time the run starts: its traffic from then on, for `duration` (a "
+        "critical hour of a long scenario: `skenario run --window`). The run's own clock starts at 0.",
+    )
     workload: Workload
     traffic: TrafficSpec
     routing: Routing = Field(default_factory=lambda: Routing.model_validate({}))
@@ -742,6 +748,20 @@ class ScenarioSpec(_Spec):
             )
         return self
 
+    @model_validator(mode="after")
+    def _offset_is_for_traffic(self) -> ScenarioSpec:
+        self.check_offset()
+        return self
+
+    def check_offset(self) -> None:
+        """A run `offset` into the scenario's time needs its length, and moves only its traffic."""
+        if self.offset:
+            if self.duration is None:
+                raise ValueError("spec.offset starts the run into the scenario's traffic: give spec.duration too")
+            for what, value in (("spec.events", self.events), ("spec.observed", self.observed)):
+                if value:
+                    raise ValueError(f"{what} with spec.offset is not modelled yet: their times are the scenario's")
+
     @property
     def end(self) -> int | None:
         """When the run ends: the first `done` event or the duration, whichever is sooner; None if neither."""
@@ -800,6 +820,24 @@ class Scenario(_Spec):
     def document(self) -> dict[str, Any]:
         """The document as written (a copy): camelCase keys, quantities with their units."""
         return copy.deepcopy(self._document)
+
+    def with_window(self, offset: int, duration: int, replicas: int | None = None) -> Scenario:
+        """The scenario from `offset` into its time, for `duration` (`skenario run --window`), starting with
+        `replicas` when given; its document saying so."""
+        if offset < 0 or duration <= 0:
+            raise ValueError(f"a window starts at 0 or later and lasts: offset {offset} ns, duration {duration} ns")
+        spec = self.spec.model_copy(update={"offset": offset, "duration": duration})
+        if replicas is not None:
+            spec = spec.model_copy(update={"workload": spec.workload.model_copy(update={"replicas": replicas})})
+        spec.check_offset()
+        changed = self.model_copy(update={"spec": spec})
+        document = self.document
+        written = document.setdefault("spec", {})
+        written["offset"], written["duration"] = format_duration(offset), format_duration(duration)
+        if replicas is not None:
+            written.setdefault("workload", {})["replicas"] = replicas
+        changed._document = document
+        return changed
 
     def with_mode(self, mode: Literal["discrete", "fluid"] | str) -> Scenario:
         """The scenario run in `mode` (`skenario run --mode`), its document saying so."""

@@ -29,7 +29,7 @@ def fluid_inputs(spec: ScenarioSpec, horizon: int, base_dir: Path) -> FluidInput
     request = spec.workload.request
     io_time = request.io_time.build().mean() / SECOND if request.io_time is not None else 0.0
     return FluidInputs(
-        rate=build_rate(spec.traffic, duration=horizon, base_dir=base_dir),
+        rate=build_rate(spec.traffic, duration=horizon, base_dir=base_dir, offset=spec.offset),
         step=spec.fluid.step,
         latency=replica_quantiles,
         backlog=backlog_step,

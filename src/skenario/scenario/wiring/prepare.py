@@ -127,7 +127,9 @@ def _workload(
     fluid = fluid_inputs(spec, horizon, base_dir) if spec.mode == "fluid" else None
     arrivals: Iterator[int] = iter(())  # a fluid run's traffic is its rate
     if fluid is None:
-        arrivals = build_arrivals(spec.traffic, duration=horizon, streams=streams, base_dir=base_dir)
+        arrivals = build_arrivals(
+            spec.traffic, duration=horizon, streams=streams, base_dir=base_dir, offset=spec.offset
+        )
     names = autoscaler_names(spec.autoscalers)
     built = build_autoscalers(spec.autoscalers, base_dir, spec.workload.simulated)
     planner = Planner(spec, base_dir, streams, horizon)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from functools import partial
-from itertools import repeat, takewhile
-from operator import gt
+from itertools import dropwhile, repeat, takewhile
+from operator import add, gt
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ from skenario.workloads.patterns import (
     step_arrivals,
     step_rate,
     sum_arrivals,
+    thinned_arrivals,
     uniform_arrivals,
 )
 from skenario.workloads.rates import Intensity, PiecewiseRate
@@ -93,6 +94,33 @@ PATTERNS: dict[type[TrafficBase], Pattern] = {
 }
 """Each generated traffic type's arrivals."""
 
+Later = Callable[[Any, int, int, int, int, np.random.Generator], Iterator[int]]
+"""A pattern's arrivals in [lo, hi) of its window [start, stop), which began before `lo`: (its spec, start,
+stop, lo, hi, rng). A run with `spec.offset` starts in the middle of a pattern: its rate there is the
+pattern's at that time of the scenario."""
+
+
+def _uniform_later(
+    t: UniformTraffic, start: int, stop: int, lo: int, hi: int, rng: np.random.Generator
+) -> Iterator[int]:
+    count = int(rng.binomial(t.count, (hi - lo) / (stop - start)))  # each of the count falls in [lo, hi) or not
+    return uniform_arrivals(count, lo, hi, rng)
+
+
+LATER: dict[type[TrafficBase], Later] = {
+    ConstantTraffic: lambda t, start, stop, lo, hi, rng: constant_arrivals(t.rate, lo, hi),
+    PoissonTraffic: lambda t, start, stop, lo, hi, rng: poisson_arrivals(t.rate, lo, hi, rng),
+    UniformTraffic: _uniform_later,
+    StepTraffic: lambda t, start, stop, lo, hi, rng: step_arrivals(t.rate, t.step_to, t.step_at, lo, hi, rng),
+    RampTraffic: lambda t, start, stop, lo, hi, rng: thinned_arrivals(
+        ramp_rate(t.rate_from, t.rate_to, start, stop), max(t.rate_from, t.rate_to), lo, hi, rng
+    ),
+    SinusoidalTraffic: lambda t, start, stop, lo, hi, rng: thinned_arrivals(
+        sinusoidal_rate(t.mean, t.amplitude, t.period, start), t.mean + abs(t.amplitude), lo, hi, rng
+    ),
+}
+"""Each generated traffic type's arrivals from a time inside its window."""
+
 
 RateOf = Callable[[Any, int, int], RateFunction]
 """A pattern's intensity in its window [start, stop): (its spec, start, stop)."""
@@ -116,31 +144,35 @@ RATES: dict[type[TrafficBase], RateOf] = {
 """Each generated traffic type's intensity: what a fluid run reads where a discrete run draws `PATTERNS`."""
 
 
-def build_rate(traffic: TrafficSpec, *, duration: int, base_dir: Path) -> Intensity:
-    """The scenario traffic's intensity (requests per second at absolute times, in ns): each pattern's rate in
-    its window and each trace's rate (`TRACE_RATES`), summed; its integral over a span is the arrivals a
-    discrete run expects there. Trace files are read now: a bad one is a TraceError at its field."""
+def build_rate(traffic: TrafficSpec, *, duration: int, base_dir: Path, offset: int = 0) -> Intensity:
+    """The scenario traffic's intensity (requests per second at the run's times, in ns, `offset` into the
+    scenario's): each pattern's rate in its window and each trace's rate (`TRACE_RATES`), summed; its
+    integral over a span is the arrivals a discrete run expects there. Trace files are read now: a bad
+    one is a TraceError at its field."""
     items = [traffic] if isinstance(traffic, TrafficBase) else list(traffic)
     single = isinstance(traffic, TrafficBase)
+    end = offset + duration
     patterns, traces = [], []
     for index, item in enumerate(items):
         field = "spec.traffic" if single else f"spec.traffic.{index}"
-        start, stop = item.window(duration)
+        start, stop = item.window(end)
         if isinstance(item, TraceFileTraffic):
             path = trace_path(item, base_dir, field)
             if isinstance(item, ObservedTraffic):  # the series and gaps it names are said at its own fields
                 observed_series(item, path, field)
-            traces.append(TRACE_RATES[type(item)](item, path, start, min(stop, duration)))
+            traces.append(TRACE_RATES[type(item)](item, path, start, min(stop, end)))
         else:
             patterns.append((start, stop, RATES[type(item)](item, start, stop)))
-    return Intensity(patterns, traces)
+    return Intensity(patterns, traces, offset)
 
 
 def _check_trace(t: TraceTraffic, path: Path, start: int, stop: int) -> None:
     check_timestamp_trace(path, t.column, unit=t.unit, start=start, stop=stop, time_scale=t.time_scale)
 
 
-def _replay_trace(t: TraceTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+def _replay_trace(
+    t: TraceTraffic, path: Path, start: int, stop: int, rng: np.random.Generator, since: int
+) -> Iterator[int]:
     return timestamp_arrivals(
         path, t.column, unit=t.unit, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale, rng=rng
     )
@@ -159,7 +191,9 @@ def _check_counts(t: CountsTraffic, path: Path, start: int, stop: int) -> None:
     )
 
 
-def _replay_counts(t: CountsTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+def _replay_counts(
+    t: CountsTraffic, path: Path, start: int, stop: int, rng: np.random.Generator, since: int
+) -> Iterator[int]:
     return count_arrivals(
         path,
         t.time_column,
@@ -171,6 +205,7 @@ def _replay_counts(t: CountsTraffic, path: Path, start: int, stop: int, rng: np.
         stop=stop,
         time_scale=t.time_scale,
         rate_scale=t.rate_scale,
+        since=since,
     )
 
 
@@ -178,7 +213,9 @@ def _check_azure(t: AzureLlmTraffic, path: Path, start: int, stop: int) -> None:
     check_timestamp_trace(path, AZURE_TIMESTAMP_COLUMN, start=start, stop=stop, time_scale=t.time_scale)
 
 
-def _replay_azure(t: AzureLlmTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+def _replay_azure(
+    t: AzureLlmTraffic, path: Path, start: int, stop: int, rng: np.random.Generator, since: int
+) -> Iterator[int]:
     return azure_llm_arrivals(path, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale, rng=rng)
 
 
@@ -186,8 +223,12 @@ def _check_nasa(t: NasaTraffic, path: Path, start: int, stop: int) -> None:
     check_archive_trace(path, start=start, stop=stop, time_scale=t.time_scale)
 
 
-def _replay_nasa(t: NasaTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
-    return nasa_arrivals(path, rng=rng, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale)
+def _replay_nasa(
+    t: NasaTraffic, path: Path, start: int, stop: int, rng: np.random.Generator, since: int
+) -> Iterator[int]:
+    return nasa_arrivals(
+        path, rng=rng, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale, since=since
+    )
 
 
 def observed_series(t: ObservedTraffic, path: Path, field: str = "spec.traffic") -> Series:
@@ -213,7 +254,9 @@ def _check_observed(t: ObservedTraffic, path: Path, start: int, stop: int) -> No
     observed_series(t, path)
 
 
-def _replay_observed(t: ObservedTraffic, path: Path, start: int, stop: int, rng: np.random.Generator) -> Iterator[int]:
+def _replay_observed(
+    t: ObservedTraffic, path: Path, start: int, stop: int, rng: np.random.Generator, since: int
+) -> Iterator[int]:
     return observed_arrivals(
         observed_series(t, path),
         kind=t.kind,
@@ -223,11 +266,14 @@ def _replay_observed(t: ObservedTraffic, path: Path, start: int, stop: int, rng:
         start=start,
         stop=stop,
         time_scale=t.time_scale,
+        since=since,
     )
 
 
 Check = Callable[[Any, Path, int, int], None]
-Replay = Callable[[Any, Path, int, int, np.random.Generator], Iterator[int]]
+Replay = Callable[[Any, Path, int, int, np.random.Generator, int], Iterator[int]]
+"""A trace's arrivals in [start, stop): (its spec, its file, start, stop, rng, since); those before `since` may
+be left out (a run with `spec.offset`: counts before it are not drawn at all)."""
 
 TRACES: dict[type[TraceFileTraffic], tuple[Check, Replay]] = {
     TraceTraffic: (_check_trace, _replay_trace),
@@ -275,19 +321,25 @@ TRACE_RATES: dict[type[TraceFileTraffic], TraceRate] = {
 
 
 def arrivals(
-    traffic: TrafficBase, *, duration: int, rng: np.random.Generator, base_dir: Path, field: str
+    traffic: TrafficBase, *, duration: int, rng: np.random.Generator, base_dir: Path, field: str, offset: int = 0
 ) -> Iterator[int]:
-    """One traffic object's sorted absolute arrival times; the caller cuts them at the end of the run."""
-    start, stop = traffic.window(duration)
+    """One traffic object's sorted arrival times in the scenario's time, from `offset` on; the caller cuts them
+    at the end of the run."""
+    end = offset + duration
+    start, stop = traffic.window(end)
     if not isinstance(traffic, TraceFileTraffic):
-        return PATTERNS[type(traffic)](traffic, start, stop, rng)
+        if start >= offset:
+            return PATTERNS[type(traffic)](traffic, start, stop, rng)
+        high = min(stop, end)
+        return LATER[type(traffic)](traffic, start, stop, offset, high, rng) if offset < high else iter(())
     check, replay = TRACES[type(traffic)]
     path = trace_path(traffic, base_dir, field)
     if isinstance(traffic, ObservedTraffic):  # the series and gaps it names are said at its own fields
         observed_series(traffic, path, field)
-    stop = min(stop, duration)  # a trace's shape does not depend on stop: read no further than the run
+    stop = min(stop, end)  # a trace's shape does not depend on stop: read no further than the run
     check(traffic, path, start, stop)
-    return replay(traffic, path, start, stop, rng)
+    times = replay(traffic, path, start, stop, rng, offset)
+    return dropwhile(partial(gt, offset), times) if offset else times
 
 
 def trace_path(traffic: TraceFileTraffic, base_dir: Path, field: str) -> Path:
@@ -302,7 +354,13 @@ def trace_path(traffic: TraceFileTraffic, base_dir: Path, field: str) -> Path:
 
 
 def build_arrivals(
-    traffic: TrafficSpec, *, duration: int, streams: RandomStreams, base_dir: Path, stream: str = "traffic"
+    traffic: TrafficSpec,
+    *,
+    duration: int,
+    streams: RandomStreams,
+    base_dir: Path,
+    stream: str = "traffic",
+    offset: int = 0,
 ) -> Iterator[int]:
     """The scenario's arrivals: a lazy iterator of sorted absolute times in ns, all in (0, duration).
 
@@ -312,13 +370,14 @@ def build_arrivals(
     (traffic an event brings in uses its own `stream` name instead of "traffic").
     Relative trace paths are relative to `base_dir`, the scenario file's folder. Time 0 belongs to
     the kernel's start movement, so an arrival there (a trace's first row replayed from 0) moves
-    to 1 ns.
+    to 1 ns. With `offset`, the run starts that far into the scenario's traffic (`spec.offset`): its
+    arrivals from then on, moved back by it.
     """
     if duration <= 0:
         raise ValueError(f"duration must be > 0 ns, got {duration}")
     if isinstance(traffic, TrafficBase):
         rng = streams.generator(stream)
-        times = arrivals(traffic, duration=duration, rng=rng, base_dir=base_dir, field="spec.traffic")
+        times = arrivals(traffic, duration=duration, rng=rng, base_dir=base_dir, field="spec.traffic", offset=offset)
     else:
         times = sum_arrivals(
             *(
@@ -328,8 +387,11 @@ def build_arrivals(
                     rng=streams.generator(f"{stream}[{index}]"),
                     base_dir=base_dir,
                     field=f"spec.traffic.{index}",
+                    offset=offset,
                 )
                 for index, item in enumerate(traffic)
             )
         )
+    if offset:
+        times = map(partial(add, -offset), times)
     return takewhile(partial(gt, duration), map(max, repeat(1), times))
