@@ -44,7 +44,7 @@ from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget, budget_status
 from skenario.model.endpoints import StaleEndpoints
 from skenario.model.fluid.plant import FluidInputs, FluidPlant
-from skenario.model.fluid.processing import FluidProcessing
+from skenario.model.fluid.processing import FluidCPU, FluidProcessing
 from skenario.model.kubelet import Kubelet, ReplicaStocks
 from skenario.model.metrics import MetricsPipeline, MetricsSink, MetricsSource, MetricsTicker
 from skenario.model.metrics_server import MetricsServer
@@ -605,6 +605,9 @@ class ClusterModel:
             replica.requested_core_ns = self._requested_core_ns(replica)
             replica.request_since = now
         replica.cpu_request, replica.cpu_limit = request, limit
+        if isinstance(cpu, FluidCPU):  # a fluid replica (no spec.cluster): its fluid drains at the new cap
+            cpu.replica.resize(now, pod_capacity(limit, implicit_node_millicores(request, self.spec.replica.node_cpu)))
+            return
         if not isinstance(cpu, ProcessorSharingCPU):
             return  # a priority CPU keeps its cores (pods under priority scheduling sit alone on a node)
         owner = cpu.owner

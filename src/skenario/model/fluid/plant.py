@@ -151,6 +151,8 @@ class FluidPlant:
         self.active = active
         self.live = live
         self.rate = 0.0  # requests/s over the current step
+        self._intensity = inputs.rate  # the traffic now (a traffic event replaces it)
+        self._started = env.now()  # steps fall every inputs.step from here
         self._since = env.now()
         self.buffered = 0.0  # requests waiting for an active replica
         self._buffer_in = 0.0  # requests/s into the buffer now (the whole rate while none is active)
@@ -182,7 +184,7 @@ class FluidPlant:
         env, step = self.env, self.inputs.step
         now = env.now()
         self.settle(now)
-        self.rate = self.inputs.rate.mean(now, now + step)
+        self.rate = self._intensity.mean(now, now + step)
         self.route()
         for replica in self.live():
             processing = replica.processing
@@ -190,6 +192,17 @@ class FluidPlant:
                 processing.drained()
         if now + step < env.halt_at:
             env.call_at(now + step, self._step)
+
+    def replace_rate(self, rate: Intensity) -> None:
+        """From now on the traffic is `rate` (a traffic event): what flowed so far is settled at the old rate,
+        and the rest of the step runs at the new one."""
+        now = self.env.now()
+        self.settle(now)
+        self._intensity = rate
+        step = self.inputs.step
+        next_step = self._started + ((now - self._started) // step + 1) * step
+        self.rate = rate.mean(now, next_step) if next_step > now else 0.0
+        self.route()
 
     def route(self) -> None:
         """Share the current rate among the active replicas from now (and hand them what the buffer holds)."""

@@ -52,12 +52,18 @@ from skenario.model.cpu.node import IMPLICIT_NODE_MILLICORES
 from skenario.model.disruption import DisruptionBudget
 from skenario.model.memory import IMPLICIT_NODE_MEMORY
 from skenario.model.probes import ReadinessProbe, StartupProbe
-from skenario.scenario.format.autoscalers import AutoscalerSpec, HpaAutoscaler, KpaAutoscaler
+from skenario.scenario.format.autoscalers import (
+    AutoscalerSpec,
+    HpaAutoscaler,
+    KpaAutoscaler,
+    PluginAutoscaler,
+    VpaAutoscaler,
+)
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.clients import Client
 from skenario.scenario.format.cluster import Cluster, PodSchedulingSpec
 from skenario.scenario.format.distributions import ConstantDistribution, RandomBytes, RandomDuration
-from skenario.scenario.format.events import Event
+from skenario.scenario.format.events import Event, split_target
 from skenario.scenario.format.observed import Observed
 from skenario.scenario.format.scheduler import SchedulerSpec
 from skenario.scenario.format.traffic import TrafficSpec
@@ -638,6 +644,11 @@ class FluidSettings(_Spec):
     )
 
 
+FLUID_EVENTS = ("traffic", "replica", "metrics", "autoscaler", "done")
+"""What a fluid run's events may act on (a workload's patch may change its requests' work, which a fluid
+replica keeps)."""
+
+
 def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
     """What in `spec` a fluid run does not model yet: (field, why); empty when it runs as written."""
     out: list[tuple[str, str]] = []
@@ -646,8 +657,15 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
         out.append(("spec.cluster", "nodes and their scheduling"))
     if spec.workloads:
         out.append(("spec.workloads", "workloads side by side"))
-    if any(event.operation != "done" for event in spec.events):
-        out.append(("spec.events", "events other than done"))
+    for index, event in enumerate(spec.events):
+        kind = split_target(event.body.target)[0] if event.operation != "done" else "done"  # type: ignore[union-attr]
+        made = event.body.object if event.operation == "create" else None  # type: ignore[union-attr]
+        if kind == "autoscaler" and isinstance(made, dict) and made.get("type") != "hpa":
+            out.append((f"spec.events.{index}", "KPA and VPA (KPA's activator, VPA's resizes)"))
+        elif kind not in FLUID_EVENTS:
+            out.append(
+                (f"spec.events.{index}", f"events on {kind}: a fluid run's events are on {', '.join(FLUID_EVENTS)}")
+            )
     if spec.client.retries is not None:
         out.append(("spec.client.retries", "client retries"))
     if spec.client.cancel:
@@ -655,8 +673,8 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
     if spec.routing.endpoint_propagation is not None:
         out.append(("spec.routing.endpointPropagation", "stale endpoints"))
     for index, autoscaler in enumerate(spec.autoscalers):
-        if not isinstance(autoscaler, HpaAutoscaler):
-            out.append((f"spec.autoscalers.{index}", "autoscalers other than HPA (KPA's activator, VPA's resizes)"))
+        if not isinstance(autoscaler, HpaAutoscaler | PluginAutoscaler | VpaAutoscaler):
+            out.append((f"spec.autoscalers.{index}", "KPA and VPA (KPA's activator, VPA's resizes)"))
     for name, value, why in (
         ("requestClasses", workload.request_classes, "request classes"),
         ("concurrency", workload.concurrency, "a concurrency limit per replica"),

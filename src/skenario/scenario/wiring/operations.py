@@ -34,8 +34,9 @@ from skenario.scenario.format.traffic import TrafficSpec
 from skenario.scenario.io import describe_problem
 from skenario.scenario.wiring.autoscalers import build_autoscaler
 from skenario.scenario.wiring.placement import ClusterPlacement
-from skenario.scenario.wiring.traffic import build_arrivals
+from skenario.scenario.wiring.traffic import build_arrivals, build_rate
 from skenario.scenario.wiring.workload import knative_concurrency, with_container_concurrency, with_deployment
+from skenario.workloads.rates import Intensity
 
 _TRAFFIC: TypeAdapter[Any] = TypeAdapter(TrafficSpec)
 _AUTOSCALER: TypeAdapter[Any] = TypeAdapter(AutoscalerSpec)
@@ -232,6 +233,8 @@ class Planner:
             raise ScenarioError("there is no traffic now; create it first", field=f"{at}.target")
         if operation == "delete":
             objects.traffic = None
+            if self.spec.mode == "fluid":
+                return lambda runtime: _replace_rate(runtime, Intensity(), "traffic stopped")
             return lambda runtime: _replace_traffic(runtime, iter(()), "traffic stopped")
         if operation == "create":
             if body.object is None:
@@ -242,6 +245,14 @@ class Planner:
         traffic = _validated(_TRAFFIC, objects.traffic, where)
         if not self.build:
             return lambda runtime: ""
+        message = "traffic created" if operation == "create" else "traffic patched"
+        if self.spec.mode == "fluid":  # the traffic as a rate, from the event on
+            try:
+                rate = build_rate(traffic, duration=self.horizon, base_dir=self.base_dir)
+            except ScenarioError as exc:
+                exc.field = where if exc.field is None else f"{where} ({exc.field})"
+                raise
+            return lambda runtime: _replace_rate(runtime, rate, message)
         try:
             arrivals = build_arrivals(
                 traffic,
@@ -432,6 +443,14 @@ class Planner:
 
 def _replace_traffic(runtime: Runtime, arrivals: Any, message: str) -> str:
     runtime.model.traffic_source.replace(arrivals)
+    return message
+
+
+def _replace_rate(runtime: Runtime, rate: Intensity, message: str) -> str:
+    """A fluid run's traffic event: its plant's rate from now on."""
+    plant = runtime.model.plant
+    assert plant is not None, "a fluid run has a plant"
+    plant.replace_rate(rate)
     return message
 
 
