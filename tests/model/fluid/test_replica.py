@@ -83,3 +83,16 @@ def test_reading_before_the_last_change_is_refused() -> None:
     replica.flow(10 * SECOND, 5.0)
     with pytest.raises(ValueError, match="before the last change"):
         replica.level(5 * SECOND)
+
+
+def test_the_requests_held_integrate_and_fail_whole() -> None:
+    """Held 2 for 10 s, then 5 for 4 s: 40 request-seconds; killed then, the 5 fail and nothing is held."""
+    replica = FluidReplica(FluidPool(20.0), 1000, 0)
+    replica.hold(0, 2.0)
+    replica.hold(10 * SECOND, 5.0)
+    assert replica.held_area(14 * SECOND) == pytest.approx(40 * SECOND)
+    assert replica.drop_held(14 * SECOND) == 5.0
+    assert (replica.held(), replica.held_taken()) == (0.0, 5.0)
+    assert replica.held_area(20 * SECOND) == pytest.approx(40 * SECOND)
+    with pytest.raises(ValueError, match=">= 0"):
+        replica.hold(20 * SECOND, -1.0)

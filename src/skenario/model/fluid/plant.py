@@ -219,12 +219,15 @@ class FluidPlant:
             processing = replica.processing
             if not isinstance(processing, FluidProcessing):
                 continue
+            fluid = processing.replica
             if serving and replica in serving:
                 if waiting:
-                    processing.replica.give(now, waiting / len(serving))
-                processing.replica.flow(now, share)
+                    fluid.give(now, waiting / len(serving))
+                fluid.flow(now, share)
             else:
-                processing.replica.flow(now, 0.0)
+                fluid.flow(now, 0.0)
+            backlog = self._seen.get(replica.id, (0.0, 0.0, 0.0, now))[2]
+            fluid.hold(now, backlog + fluid.rate * self.inputs.io_mean_s)  # those in their IO follow the rate
 
     def _fill_buffer(self, now: int) -> None:
         arrived = self._buffer_in * (now - self._since) / SECOND
@@ -250,14 +253,20 @@ class FluidPlant:
     def _settle_one(
         self, replica: Replica, now: int, steps: dict[tuple[float, float, float, float], float]
     ) -> tuple[float, float, int] | None:
-        """The replica's completions since the last settling, and the load its latency is read at: the arrival
-        rate at which its queue would hold, at rest, the backlog it held on average meanwhile (`backlog_step`)."""
+        """The replica's completions since the last settling, and the load its latency is read at.
+
+        Its backlog moves by `backlog_step` at the arrival rate it had meanwhile; what it holds is that
+        backlog and the requests in their IO (the rate times the mean IO time, Little's law), and what
+        completed is what arrived less what it holds and what failed: so the requests held are those a
+        stochastic queue would hold, not only the cores the fluid keeps busy, and every request is in one
+        place. The latency's load is the one at which its queue would hold, at rest, the backlog it held
+        on average."""
         processing = replica.processing
         if not isinstance(processing, FluidProcessing):
             return None
         fluid = processing.replica
         done_before, arrived_before, backlog, since = self._seen.get(replica.id, (0.0, 0.0, 0.0, now))
-        done, arrived = fluid.completed(now), fluid.arrived(now)
+        arrived = fluid.arrived(now)
         capacity = self.pool.mu * fluid.millicores / 1000
         seconds = (now - since) / SECOND
         after = backlog
@@ -267,11 +276,13 @@ class FluidPlant:
             after = steps.get(key, -1.0)
             if after < 0:
                 after = steps[key] = self.inputs.backlog(backlog, rate, capacity, seconds)
-        self._seen[replica.id] = (done, arrived, after, now)
-        self._completed += done - done_before
-        if done <= done_before:
+        fluid.hold(now, after + fluid.rate * self.inputs.io_mean_s)
+        done = max(arrived - fluid.held() - fluid.held_taken() - done_before, 0.0)
+        self._seen[replica.id] = (done_before + done, arrived, after, now)
+        self._completed += done
+        if done <= 0:
             return None
-        return done - done_before, self.inputs.backlog_load((backlog + after) / 2, capacity), fluid.millicores
+        return done, self.inputs.backlog_load((backlog + after) / 2, capacity), fluid.millicores
 
     def _record(self, count: float, load: float, millicores: int) -> None:
         """`count` completions (a real amount) at the latencies of the replica's queue at `load` (requests/s):

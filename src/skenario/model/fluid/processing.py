@@ -1,19 +1,27 @@
 """A fluid replica behind the face of `RequestsProcessing`, so the replica path, the kubelet, the metrics
 pipeline, the autoscalers' context and the recorder read it as they read a discrete replica.
 
-It holds no request entities: `count()` is the level rounded, the areas and totals are the fluid's
-exact integrals (`FluidReplica`), and a drain completes at the first step of the plant that finds the
-level below half a request. What the discrete replica does per request (memory per request, warm-up
+It holds no request entities: `count()` is the requests the plant estimates it holds (its queue's
+backlog and those in their IO, `FluidReplica.hold`) rounded, `in_flight_area()` their integral, the
+CPU the fluid's exact integral, and a drain completes at the first step of the plant that finds it
+holding less than half a request. What the discrete replica does per request (memory per request, warm-up
 work, Knative's proxied requests) is not modelled: a fluid run refuses the scenarios that need it.
 """
 
 from __future__ import annotations
 
+import math
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from skenario.core.environment import Environment
+from skenario.core.time import SECOND
 from skenario.model.fluid.replica import FluidReplica
+
+DITHER = (0.6180339887498949, 0.7548776662466927)
+"""Irrational steps of the dithering `FluidProcessing.count` does, per replica and per second (the golden
+ratio's and the plastic number's fractional parts: their multiples fall evenly in [0, 1))."""
 
 
 class FluidCPU:
@@ -47,6 +55,7 @@ class FluidProcessing:
         self.replica = replica
         self.cpu = FluidCPU(env, replica)
         self._fail = fail  # the plant's count of failed requests: (reason, how many)
+        self._phase = zlib.crc32(name.encode()) * DITHER[0] % 1.0  # where its dithering starts
         self._on_drained: Callable[[], object] | None = None
         self.memory: Any = None
 
@@ -65,7 +74,11 @@ class FluidProcessing:
     proxied_out = proxied_in
 
     def count(self) -> int:
-        return self.replica.count(self._env.now())
+        """The requests held as a whole number, dithered: the real number plus a sequence of the replica and
+        the instant (no random draw, so reading changes nothing), rounded down; its mean over readings is
+        the real number, where rounding each replica's 1.6 to 2 would count a quarter too many."""
+        now = self._env.now()
+        return math.floor(self.replica.held() + (self._phase + now / SECOND * DITHER[1]) % 1.0)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(())
@@ -77,7 +90,7 @@ class FluidProcessing:
         return True
 
     def in_flight_area(self) -> int:
-        return round(self.replica.in_flight_area(self._env.now()))
+        return round(self.replica.held_area(self._env.now()))
 
     @property
     def arrived(self) -> int:
@@ -102,7 +115,7 @@ class FluidProcessing:
     def fail_all(self, reason: str) -> None:
         """The requests held fail now (a grace period ran out, the container was killed)."""
         self._on_drained = None
-        self._fail(reason, self.replica.take(self._env.now()))
+        self._fail(reason, self.replica.drop_held(self._env.now()))
 
     def hold_memory(self, memory: Any, per_request: Callable[[], int] | None) -> None:
         if per_request is not None:

@@ -40,6 +40,12 @@ class FluidReplica:
         self._level_s = 0.0
         self._taken = 0.0
         self._kept: tuple[int, float, Flows] | None = None  # the last reading: its instant, level and flows
+        # The requests held, as the plant estimates them (its queue's backlog and those in their IO), from
+        # `_held_since` on; the integral of it up to then (request-s); those taken out (`take`).
+        self._held = 0.0
+        self._held_since = now
+        self._held_area = 0.0
+        self._held_taken = 0.0
 
     @property
     def rate(self) -> float:
@@ -94,6 +100,22 @@ class FluidReplica:
         self._kept = None
         return amount
 
+    def hold(self, now: int, requests: float) -> None:
+        """From `now` on, `requests` are held here: the plant's estimate of those present, in their CPU's
+        queue and in their IO (what queue-proxy and the kubelet count, where the level counts the cores busy)."""
+        if not requests >= 0:
+            raise ValueError(f"requests held must be >= 0, got {requests}")
+        self._held_area += self._held * (now - self._held_since) / SECOND
+        self._held, self._held_since = requests, now
+
+    def drop_held(self, now: int) -> float:
+        """The requests held fail now (the replica is killed): every one is taken out; how many."""
+        self.take(now)
+        amount = self._held
+        self.hold(now, 0.0)
+        self._held_taken += amount
+        return amount
+
     def give(self, now: int, requests: float) -> None:
         """Add `requests` to the level now (a buffer's flushed to this replica): they count as arrivals."""
         if not requests >= 0:
@@ -130,6 +152,18 @@ class FluidReplica:
     def taken(self) -> float:
         """Requests taken out of the level so far (`take`)."""
         return self._taken
+
+    def held(self) -> float:
+        """Requests held now (`hold`): a real number."""
+        return self._held
+
+    def held_taken(self) -> float:
+        """Requests held that failed so far (`drop_held`)."""
+        return self._held_taken
+
+    def held_area(self, now: int) -> float:
+        """The integral of the requests held up to now, in request-ns (`RequestsProcessing.in_flight_area`)."""
+        return (self._held_area + self._held * (now - self._held_since) / SECOND) * SECOND
 
     def busy_core_ns(self, now: int) -> float:
         """The integral of cores in use up to now, in core-ns (`CPUDiscipline.busy_core_ns`)."""
