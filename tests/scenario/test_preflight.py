@@ -227,3 +227,13 @@ def test_a_fluid_runs_cost_is_per_replica_and_step_not_per_request() -> None:
     assert wall("discrete", "10000/s") - wall("discrete", "1000/s") == pytest.approx(
         9000 * 86_400 * preflight.WALL_PER_REQUEST_S
     )
+
+
+def test_a_step_whose_window_is_after_the_run_expects_nothing() -> None:
+    """Found by the fuzzer: a step of 1e300/s from 2 h in a 30-minute run had (switch - start) < 0, an
+    overflowing negative count."""
+    text = FLUID.replace("MODE", "discrete").replace("duration: 24h", "duration: 30m")
+    text = text.replace(
+        "{type: poisson, rate: RATE}", "{type: step, rate: 1.0e+300, stepTo: 900/s, stepAt: 10m, start: 2h}"
+    )
+    assert estimate(prepare(parse_scenario(text, "s.yaml"), base_dir=Path("."))).requests == 0

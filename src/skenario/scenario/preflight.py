@@ -265,8 +265,10 @@ _COUNT_CAP = 10**18
 
 
 def _capped(count: float) -> int:
-    """A count as an int no larger than `_COUNT_CAP` (an infinite or overflowing one is the cap)."""
-    return _COUNT_CAP if count != count or count >= _COUNT_CAP else int(count)
+    """A count as an int from 0 to `_COUNT_CAP` (an infinite or overflowing one is the cap)."""
+    if count != count or count >= _COUNT_CAP:
+        return _COUNT_CAP
+    return max(int(count), 0) if count > -_COUNT_CAP else 0
 
 
 def _expected_requests(entry: object, end: int) -> int | None:
@@ -277,6 +279,8 @@ def _expected_requests(entry: object, end: int) -> int | None:
     if isinstance(entry, ConstantTraffic | PoissonTraffic):
         return _capped(entry.rate * span)
     if isinstance(entry, StepTraffic):
+        if stop <= start:  # its window is after the run's end
+            return 0
         switch = min(max(entry.step_at, start), stop)
         return _capped((entry.rate * (switch - start) + entry.step_to * (stop - switch)) / SECOND)
     if isinstance(entry, RampTraffic):
