@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from skenario.queueing.erlang import erlang_c
 from skenario.queueing.ps import (
+    RHO_STOCHASTIC,
+    backlog_quantiles,
     backlog_rate,
     backlog_step,
     erlang_arrivals_sigma,
@@ -152,3 +154,24 @@ def test_more_arrivals_never_mean_a_shorter_backlog(start: float, low: float, ex
 def test_a_bad_backlog_step_is_refused() -> None:
     with pytest.raises(ValueError, match="bad input"):
         backlog_step(1.0, 1.0, 0.0, 1.0)
+
+
+@pytest.mark.parametrize(("rho", "phases"), [(0.3, 1), (0.8, 1), (0.8, 4)])
+def test_at_rest_a_backlog_reads_the_stationary_queue(rho: float, phases: int) -> None:
+    """At M/M/1's own mean number, rho / (1 - rho), the backlog's quantiles are the stationary queue's."""
+    probabilities = [0.5, 0.95, 0.99]
+    expected = replica_quantiles(rho * 20.0, 20.0, 1.0, probabilities, phases)
+    assert backlog_quantiles(rho / (1 - rho), rho * 20.0, 20.0, 1.0, probabilities, phases) == pytest.approx(expected)
+
+
+def test_a_backlog_past_capacity_adds_its_excess_as_sizes_times_it() -> None:
+    """Arrivals at 25/s on 20/s of capacity, 100 held: the stationary part is at RHO_STOCHASTIC (19 held, mean
+    1 / (20 x 0.05) = 1 s), and the other 81 add 81 / 20 s to the mean, with a spread of that square: the
+    median sits near the mean (not near zero, as the stationary queue at load 0.99 puts it)."""
+    assert RHO_STOCHASTIC == 0.95
+    mean, second = mm1_ps_moments(0.95 * 20.0, 20.0)
+    excess = (100 - 19) / 20.0
+    expected = gamma_quantile(mean + excess, second - mean**2 + excess**2 + (mean + excess) ** 2, 0.5)
+    (median,) = backlog_quantiles(100.0, 25.0, 20.0, 1.0, [0.5])
+    assert median == pytest.approx(expected)
+    assert median > 0.8 * (mean + excess)

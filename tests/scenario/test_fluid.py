@@ -140,7 +140,6 @@ def test_past_capacity_clients_give_up_and_the_server_finishes_their_requests(tm
 @pytest.mark.parametrize(
     ("patch", "field"),
     [
-        ("  cluster: {nodes: [{name: n, cpu: 8, memory: 32Gi}]}\n", "spec.cluster"),
         ("  client: {retries: {attempts: 2}}\n", "spec.client.retries"),
         ("  client: {cancel: true}\n", "spec.client.cancel"),
         ("  autoscalers: [{type: kpa, name: k}]\n", "spec.autoscalers.0"),
@@ -271,3 +270,29 @@ def test_an_in_place_resize_changes_a_fluid_replicas_cores(tmp_path: Path) -> No
             for replica in simulation.model.replicas.values():
                 assert replica.processing.cpu.millicores == replica.cpu_limit > 400
     assert means["fluid"] == pytest.approx(means["discrete"], rel=0.10)
+
+
+NODE = """
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {{name: shared}}
+spec:
+  mode: fluid
+  duration: 5m
+  workload:
+    replicas: 4
+    resources: {{requests: {{cpu: 250m}}}}
+    request: {{cpuTime: {{distribution: exponential, mean: 5ms}}, timeout: null}}
+  traffic: {{type: poisson, rate: {rate}/s}}
+  cluster: {{nodes: [{{name: n, cpu: 2, memory: 8Gi}}]}}
+"""
+
+
+@pytest.mark.parametrize(("rate", "millicores"), [(300, 2000), (500, 500)])
+def test_fluid_pods_share_their_node_as_its_cpu_shares_it(rate: int, millicores: int) -> None:
+    """Four pods with no limit on a 2-core node: at 300/s of 5 ms they want 1.5 cores, which fit, so each may
+    use the whole node (its cap); at 500/s they want 2.5, so each gets its equal weight's half core. The node's
+    CPU reads what they used: 1.5 of 2 cores, or all of it."""
+    simulation, summary = ran(NODE.format(rate=rate))
+    assert {replica.processing.cpu.millicores for replica in simulation.model.replicas.values()} == {millicores}
+    assert summary.node_cpu_utilisation == pytest.approx(min(rate * 0.005 / 2, 1.0), rel=0.02)

@@ -95,7 +95,16 @@ def replica_quantiles(
 ) -> list[float] | None:
     """Sojourn-time quantiles (seconds) of one replica with `cores` cores shared by processor sharing,
     each request using at most one core (skenario's CPU model), exponential CPU times of rate `mu`;
-    None when the replica is saturated (rho >= 1).
+    None when the replica is saturated (rho >= 1). The two moments of `replica_moments`, by the gamma fit."""
+    moments = replica_moments(arrival_rate, mu, cores, phases)
+    if moments is None:
+        return None
+    mean, second = moments
+    return [gamma_quantile(mean, second, p) for p in probabilities]
+
+
+def replica_moments(arrival_rate: float, mu: float, cores: float, phases: int = 1) -> tuple[float, float] | None:
+    """E[T] and E[T^2] of one replica's sojourn time (`replica_quantiles`), None when saturated.
 
     Up to one core it is M/M/1-PS at `cores * mu`. With more, the number of requests present is that
     of M/M/c (c = the whole cores, each running at the cores' share of the rest), so the mean is
@@ -110,7 +119,7 @@ def replica_quantiles(
     """
     if arrival_rate <= 0:
         service = 1.0 / (mu * min(cores, 1.0))
-        return [gamma_quantile(service, 2 * service * service, p) for p in probabilities]
+        return service, 2 * service * service
     if cores <= 1.0:
         rate = mu * cores
         if arrival_rate >= rate:
@@ -119,7 +128,7 @@ def replica_quantiles(
         sigma = erlang_arrivals_sigma(arrival_rate, rate, phases)
         mean = 1.0 / (rate * (1.0 - sigma))
         second = 4.0 / ((2.0 - sigma) * (1.0 - sigma) ** 2 * rate**2)
-        return [gamma_quantile(mean, second, p) for p in probabilities]
+        return mean, second
     servers = int(cores)
     rate = mu * cores / servers  # each of the whole cores, sharing the fraction left over
     rho = arrival_rate / (servers * rate)
@@ -130,8 +139,35 @@ def replica_quantiles(
     waits = erlang_c(servers, offered) * (1.0 / max(phases, 1) + 1.0) / 2.0
     mean = 1.0 / rate + waits / (servers * rate - arrival_rate)
     spread = 1.0 + ((2.0 + rho) / (2.0 - rho) - 1.0) * waits / rho
-    second = mean * mean * (1.0 + spread)
-    return [gamma_quantile(mean, second, p) for p in probabilities]
+    return mean, mean * mean * (1.0 + spread)
+
+
+RHO_STOCHASTIC = 0.95
+"""The most load at which a backlog counts as the stationary queue's (`backlog_quantiles`): past it, what
+a replica holds beyond that queue's mean number is a backlog of arrivals past its capacity."""
+
+
+def backlog_quantiles(
+    backlog: float, arrival_rate: float, mu: float, cores: float, probabilities: Sequence[float], phases: int = 1
+) -> list[float]:
+    """Sojourn-time quantiles (seconds) of a replica holding `backlog` requests on average, at `arrival_rate`.
+
+    At rest the backlog is the stationary queue's, and these are `replica_quantiles`. Beyond what the
+    stationary queue at the offered load (at most `RHO_STOCHASTIC`) holds, the excess is requests that
+    arrived faster than the replica serves: in a processor-sharing server each request then stays its
+    own size times that excess, so the excess adds its mean (excess / capacity) to the stationary mean,
+    and the square of it to the variance (exponential sizes), not the stationary queue's spread at a
+    load near 1, which past capacity would put most requests near zero and a few far out."""
+    capacity = mu * cores
+    loaded = backlog / (1.0 + backlog)  # the load at which M/M/1 holds the backlog at rest
+    rho = min(arrival_rate / capacity, loaded, RHO_STOCHASTIC)
+    excess = max(backlog - rho / (1.0 - rho), 0.0) / capacity
+    moments = replica_moments(rho * capacity, mu, cores, phases)
+    assert moments is not None, "below capacity, a replica has a steady state"
+    mean, second = moments
+    variance = second - mean * mean + excess * excess
+    mean += excess
+    return [gamma_quantile(mean, variance + mean * mean, p) for p in probabilities]
 
 
 BACKLOG_SUBSTEP = 1.0

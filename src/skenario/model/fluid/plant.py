@@ -5,11 +5,12 @@ traffic's mean rate over the next step and shares it equally among the active re
 robin and random routing do on average; while none is active the requests wait in the plant's own
 buffer and go to the first replicas that are. At each step it settles what the replicas did since
 the last: the requests completed go to the run's `RequestsComplete` at the latencies of the
-latency model (`LatencyModel`: quantiles of the replica's queue), those past the requests' timeout
+latency model (`LatencyModel`: quantiles of the replica's queue at its backlog), those past the requests' timeout
 to `RequestsFailed` as timeouts (a client gives up; its server, not told, finishes the request, as
-a discrete run's does). The queue is read at the load at which it would hold, at rest, the backlog
-the replica held (`queueing.ps.backlog_step`): the stationary queue's latencies while the load is
-steady, and a backlog that grows, and drains, at the traffic's pace when it is not. Counts are whole
+a discrete run's does). The replica's backlog moves as its queue's mean number would
+(`queueing.ps.backlog_step`): at rest where the stationary queue holds it, and growing, and draining,
+at the traffic's pace past capacity; its latencies are the stationary queue's, and past it each
+request's own size times the excess (`queueing.ps.backlog_quantiles`). Counts are whole
 requests, carried over between steps, so the run's tables have the discrete run's shape.
 """
 
@@ -23,8 +24,9 @@ from typing import Protocol
 
 from skenario.core.environment import Environment
 from skenario.core.time import SECOND
+from skenario.model.cpu.node import fair_shares
 from skenario.model.fluid.pool import FluidPool
-from skenario.model.fluid.processing import FluidProcessing
+from skenario.model.fluid.processing import FluidProcessing, NodeShare
 from skenario.model.fluid.replica import FluidReplica
 from skenario.model.replicas import Replica, ReplicasActive, ReplicaState
 from skenario.model.requests import RequestsComplete, RequestsFailed
@@ -59,13 +61,12 @@ def _bands() -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 QUANTILES, SHARES = _bands()
 """The probabilities at which a step's latency distribution is recorded, and each one's share."""
-LatencyModel = Callable[[float, float, float, Sequence[float], int], "list[float] | None"]
-"""(arrival rate per replica, mu, cores, probabilities, phases) -> sojourn quantiles in seconds, None when
-saturated; `phases`: a replica gets every phases-th request (round robin among that many; 1: random)."""
+LatencyModel = Callable[[float, float, float, float, Sequence[float], int], "list[float]"]
+"""(backlog, arrival rate per replica, mu, cores, probabilities, phases) -> sojourn quantiles in seconds of a
+replica holding that backlog on average (`queueing.ps.backlog_quantiles`); `phases`: a replica gets every
+phases-th request (round robin among that many; 1: random)."""
 BacklogStep = Callable[[float, float, float, float], float]
 """(backlog, arrival rate, capacity, seconds) -> the backlog after them (`queueing.ps.backlog_step`)."""
-BacklogLoad = Callable[[float, float], float]
-"""(backlog, capacity) -> the arrival rate at which it is the queue's backlog at rest (`queueing.ps.backlog_rate`)."""
 
 
 class Intensity(Protocol):
@@ -86,7 +87,6 @@ class FluidInputs:
     step: int
     latency: LatencyModel
     backlog: BacklogStep
-    backlog_load: BacklogLoad
     cpu_mean_s: float
     io_mean_s: float = 0.0
     timeout_s: float | None = None
@@ -165,8 +165,8 @@ class FluidPlant:
         self._bands = [_Band() for _ in QUANTILES]
         self._serving = 0  # replicas sharing the traffic now
         self._completed = 0.0  # requests completed, as a real amount
-        self._latency_key: tuple[float, float, int] | None = None
-        self._latency: list[float] | None = None
+        self._latency_key: tuple[float, float, float, int] | None = None
+        self._latency: list[float] = []
 
     def replica(self, name: str, millicores: int) -> FluidProcessing:
         """A new replica's requests, with `millicores` of CPU."""
@@ -228,6 +228,31 @@ class FluidPlant:
                 fluid.flow(now, 0.0)
             backlog = self._seen.get(replica.id, (0.0, 0.0, 0.0, now))[2]
             fluid.hold(now, backlog + fluid.rate * self.inputs.io_mean_s)  # those in their IO follow the rate
+        self._share_nodes(now)
+
+    def _share_nodes(self, now: int) -> None:
+        """On spec.cluster, each node's cores among the fluid pods on it, as `NodeCPU` shares them: while their
+        demands (the cores their load keeps busy, up to their caps) fit, each may use up to its cap; past that,
+        those wanting more than their weighted max-min fair share (`fair_shares`) get that share."""
+        nodes: dict[str, list[tuple[FluidReplica, NodeShare]]] = {}
+        for replica in self.live():
+            processing = replica.processing
+            if isinstance(processing, FluidProcessing) and processing.cpu.node is not None:
+                nodes.setdefault(processing.cpu.node.node, []).append((processing.replica, processing.cpu.node))
+        mu = self.pool.mu
+        for pods in nodes.values():
+            node = pods[0][1].node_millicores
+            demands = [min(share.cap, max(fluid.rate / mu, fluid.level(now)) * 1000) for fluid, share in pods]
+            caps = [share.cap for _, share in pods]
+            if sum(demands) > node:
+                shares = fair_shares(demands, [share.weight for _, share in pods], node)
+                caps = [
+                    max(round(got), 1) if got < wanted - 1e-6 else cap
+                    for got, wanted, cap in zip(shares, demands, caps, strict=True)
+                ]
+            for (fluid, _), millicores in zip(pods, caps, strict=True):
+                if millicores != fluid.millicores:
+                    fluid.resize(now, millicores)
 
     def _fill_buffer(self, now: int) -> None:
         arrived = self._buffer_in * (now - self._since) / SECOND
@@ -240,27 +265,26 @@ class FluidPlant:
     def settle(self, now: int) -> None:
         """Count out what every live replica completed since the last settling; replicas alike (the same
         load and cores) are recorded together, at their queue's latencies."""
-        alike: dict[tuple[float, int], float] = {}
+        alike: dict[tuple[float, float, int], float] = {}
         steps: dict[tuple[float, float, float, float], float] = {}  # backlog_step's answers, for replicas alike
         for replica in self.live():
             settled = self._settle_one(replica, now, steps)
             if settled is not None:
                 key = settled[1:]
                 alike[key] = alike.get(key, 0.0) + settled[0]
-        for (load, millicores), done in alike.items():
-            self._record(done, load, millicores)
+        for (backlog, rate, millicores), done in alike.items():
+            self._record(done, backlog, rate, millicores)
 
     def _settle_one(
         self, replica: Replica, now: int, steps: dict[tuple[float, float, float, float], float]
-    ) -> tuple[float, float, int] | None:
+    ) -> tuple[float, float, float, int] | None:
         """The replica's completions since the last settling, and the load its latency is read at.
 
         Its backlog moves by `backlog_step` at the arrival rate it had meanwhile; what it holds is that
         backlog and the requests in their IO (the rate times the mean IO time, Little's law), and what
         completed is what arrived less what it holds and what failed: so the requests held are those a
         stochastic queue would hold, not only the cores the fluid keeps busy, and every request is in one
-        place. The latency's load is the one at which its queue would hold, at rest, the backlog it held
-        on average."""
+        place. Its latency is read at the backlog it held on average and the rate it had."""
         processing = replica.processing
         if not isinstance(processing, FluidProcessing):
             return None
@@ -269,7 +293,7 @@ class FluidPlant:
         arrived = fluid.arrived(now)
         capacity = self.pool.mu * fluid.millicores / 1000
         seconds = (now - since) / SECOND
-        after = backlog
+        after, rate = backlog, fluid.rate
         if seconds > 0:
             rate = (arrived - arrived_before) / seconds
             key = (backlog, rate, capacity, seconds)
@@ -282,25 +306,21 @@ class FluidPlant:
         self._completed += done
         if done <= 0:
             return None
-        return done, self.inputs.backlog_load((backlog + after) / 2, capacity), fluid.millicores
+        return done, (backlog + after) / 2, rate, fluid.millicores
 
-    def _record(self, count: float, load: float, millicores: int) -> None:
-        """`count` completions (a real amount) at the latencies of the replica's queue at `load` (requests/s):
-        each band's share is added to the band, which records its whole requests at their mean latency so
-        far; the bands past the requests' timeout failed (their clients gave up; the server, not told,
-        finished them)."""
+    def _record(self, count: float, backlog: float, rate: float, millicores: int) -> None:
+        """`count` completions (a real amount) at the latencies of a replica holding `backlog` requests at `rate`
+        requests/s: each band's share is added to the band, which records its whole requests at their mean
+        latency so far; the bands past the requests' timeout failed (their clients gave up; the server,
+        not told, finished them)."""
         inputs = self.inputs
-        mu = self.pool.mu
         cores = millicores / 1000
         phases = max(self._serving, 1) if inputs.round_robin else 1
-        key = (load, cores, phases)
+        key = (backlog, rate, cores, phases)
         if key != self._latency_key:  # replicas alike in a step share their queue's quantiles
-            self._latency_key, self._latency = key, inputs.latency(load, mu, cores, QUANTILES, phases)
+            quantiles = inputs.latency(backlog, rate, self.pool.mu, cores, QUANTILES, phases)
+            self._latency_key, self._latency = key, quantiles
         quantiles = self._latency
-        if quantiles is None:  # no steady state at this load: Little's law on M/M/1's number, as an exponential
-            capacity = mu * cores
-            mean = 1.0 / (capacity - load) if load < capacity else math.inf
-            quantiles = [-mean * math.log1p(-p) for p in QUANTILES]
         timeout = inputs.timeout_s if inputs.timeout_s else math.inf
         late = 0.0
         for band, seconds, share in zip(self._bands, quantiles, SHARES, strict=True):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from skenario.core.environment import Environment
@@ -24,14 +25,26 @@ DITHER = (0.6180339887498949, 0.7548776662466927)
 ratio's and the plastic number's fractional parts: their multiples fall evenly in [0, 1))."""
 
 
+@dataclass(frozen=True)
+class NodeShare:
+    """Where a fluid replica's pod runs on spec.cluster: its node, the node's millicores, the pod's CPU
+    weight there (from its request) and its cap (its limit, or the node)."""
+
+    node: str
+    node_millicores: int
+    weight: float
+    cap: int
+
+
 class FluidCPU:
     """The CPU a fluid replica reports: its capacity, and the exact integral of its cores in use."""
 
-    owner: Any = None  # never a node's: a fluid run has no spec.cluster
+    owner: Any = None  # never a NodeCPU's: on spec.cluster the fluid plant shares its node (`node`)
 
     def __init__(self, env: Environment, replica: FluidReplica) -> None:
         self._env = env
         self.replica = replica
+        self.node: NodeShare | None = None  # its pod's node on spec.cluster, once bound
 
     @property
     def millicores(self) -> int:

@@ -653,8 +653,6 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
     """What in `spec` a fluid run does not model yet: (field, why); empty when it runs as written."""
     out: list[tuple[str, str]] = []
     workload = spec.workload
-    if spec.cluster is not None:
-        out.append(("spec.cluster", "nodes and their scheduling"))
     if spec.workloads:
         out.append(("spec.workloads", "workloads side by side"))
     for index, event in enumerate(spec.events):

@@ -1,5 +1,5 @@
 """What a fluid run reads of its scenario (`spec.mode: fluid`): the traffic as a rate, the requests' mean
-work, their timeout, and the latency model of a replica's queue (`queueing.ps.replica_quantiles`)."""
+work, their timeout, and the latency model of a replica's queue (`queueing.ps.backlog_quantiles`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
 from skenario.model.fluid.plant import FluidInputs
-from skenario.queueing.ps import backlog_rate, backlog_step, replica_quantiles
+from skenario.queueing.ps import backlog_quantiles, backlog_step
 from skenario.scenario.format.scenario import ScenarioSpec, fluid_refusals
 from skenario.scenario.wiring.traffic import build_rate
 
@@ -31,9 +31,8 @@ def fluid_inputs(spec: ScenarioSpec, horizon: int, base_dir: Path) -> FluidInput
     return FluidInputs(
         rate=build_rate(spec.traffic, duration=horizon, base_dir=base_dir, offset=spec.offset),
         step=spec.fluid.step,
-        latency=replica_quantiles,
+        latency=backlog_quantiles,
         backlog=backlog_step,
-        backlog_load=backlog_rate,
         cpu_mean_s=request.cpu_time.build().mean() / SECOND,
         io_mean_s=io_time,
         timeout_s=request.timeout / SECOND if request.timeout is not None else None,

@@ -32,10 +32,11 @@ from skenario.core.environment import Environment
 from skenario.core.random import RandomStreams
 from skenario.model.admission import REJECTION_TURNAROUND, admit, reject
 from skenario.model.cluster import ClusterModel
-from skenario.model.cpu.node import NodeCPU
+from skenario.model.cpu.node import NodeCPU, cpu_weight, pod_capacity
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget
 from skenario.model.drain import NodeDrains, Report, ending, eviction_request
+from skenario.model.fluid.processing import FluidCPU, NodeShare
 from skenario.model.memory import NodeMemory
 from skenario.model.nodeconditions import NodeConditions
 from skenario.model.nodestatus import NodeStatus
@@ -148,7 +149,7 @@ class ClusterPlacement:
             )
         self._node_cpus: dict[str, NodeCPU] = {}
         # CPU used on each node: the pods' CPUs on it now, and what the pods gone from it used there.
-        self._node_of_cpu: dict[ProcessorSharingCPU[Any], str] = {}
+        self._node_of_cpu: dict[ProcessorSharingCPU[Any] | FluidCPU, str] = {}
         self._node_busy: dict[str, float] = {}
         self._allocatable = (0, 0, 0.0, 0)  # (log entries read, millicores now, millicore-ns until then, then)
         self._node_memories: dict[str, NodeMemory] = {}
@@ -213,6 +214,11 @@ class ClusterPlacement:
         if node is None:
             node = self._node_cpus[name] = NodeCPU(spec.cpu, name=name, weights=self.cpu_weights)
         cpu = replica.processing.cpu
+        if isinstance(cpu, FluidCPU):  # a fluid replica: its plant shares the node among the fluid pods on it
+            weight = cpu_weight(replica.cpu_request, self.cpu_weights)
+            cpu.node = NodeShare(name, spec.cpu, weight, pod_capacity(replica.cpu_limit, spec.cpu))
+            self._node_of_cpu[cpu] = name
+            return
         assert isinstance(cpu, ProcessorSharingCPU), "scenarios with spec.cluster use processor sharing"
         node.attach(cpu, replica.cpu_request, replica.cpu_limit)
         cpu.share(node)
@@ -235,7 +241,7 @@ class ClusterPlacement:
 
     def stopped(self, workload: WorkloadPlacement, replica: Replica) -> None:
         cpu = replica.processing.cpu
-        node_name = self._node_of_cpu.pop(cpu, None) if isinstance(cpu, ProcessorSharingCPU) else None
+        node_name = self._node_of_cpu.pop(cpu, None) if isinstance(cpu, ProcessorSharingCPU | FluidCPU) else None
         if node_name is not None:
             self._node_busy[node_name] = self._node_busy.get(node_name, 0.0) + cpu.busy_core_ns()
         pod = workload.pod_of.pop(replica, None)
