@@ -278,7 +278,7 @@ class FluidPlant:
     def _settle_one(
         self, replica: Replica, now: int, steps: dict[tuple[float, float, float, float], float]
     ) -> tuple[float, float, float, int] | None:
-        """The replica's completions since the last settling, and the load its latency is read at.
+        """The replica's completions since the last settling, and the backlog and rate its latency is read at.
 
         Its backlog moves by `backlog_step` at the arrival rate it had meanwhile; what it holds is that
         backlog and the requests in their IO (the rate times the mean IO time, Little's law), and what
