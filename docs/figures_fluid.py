@@ -7,11 +7,10 @@ billed hours, as `skenario show` counts them), mean, p95 and p99 latency, and th
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from pathlib import Path
 
-from figures import ROOT, Examples, block, figure, table_of  # type: ignore[import-not-found]
+from figures import ROOT, Examples, figure  # type: ignore[import-not-found]
 
 from skenario.results.analysis import cost
 from skenario.results.rundata import RunData
@@ -79,14 +78,3 @@ def _held(examples: Examples) -> str:
 @figure("fluid.limits")
 def _limits(examples: Examples) -> str:
     return _table(LIMITS, SEEDS[:1])
-
-
-@figure("fluid.threshold")
-def _threshold(examples: Examples) -> str:
-    """What `skenario explain` says of from-one.yaml's fluid run after its step: the HPA's reading at its tolerance."""
-    store = str(examples.store / "fluid")  # a store of its own: other pages' run numbers stay theirs
-    printed = examples.cli("run", "examples/fluid/from-one.yaml", "--store", store)
-    stored = re.search(r"stored as run (\d+)", printed)
-    assert stored is not None, printed
-    explained = examples.cli("explain", stored[1], "--at", "6m30s", "--store", store)
-    return block(table_of(explained, "the decision at"))

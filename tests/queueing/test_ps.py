@@ -17,6 +17,7 @@ from skenario.queueing.ps import (
     backlog_quantiles,
     backlog_rate,
     backlog_step,
+    capped_cores_queue,
     erlang_arrivals_sigma,
     gamma_quantile,
     mm1_ps_moments,
@@ -177,3 +178,22 @@ def test_a_backlog_past_capacity_adds_its_excess_as_sizes_times_it() -> None:
     assert median == pytest.approx(expected)
     (stationary,) = replica_quantiles(20.0 * 100 / 101, 20.0, 1.0, [0.5])  # the same mean: 101 / 20 s
     assert median > 0.7 * (mean + excess) and stationary < 0.4 * (mean + excess)
+
+
+@pytest.mark.parametrize(("cores", "rate"), [(1.36, 5.0), (1.5, 15.0), (2.0, 30.0), (3.7, 60.0)])
+def test_a_replica_of_capped_cores_is_its_birth_death_chain(cores: float, rate: float) -> None:
+    """Each request uses at most one core: with n present, mu min(n, cores) complete a second. The chain's
+    distribution, summed directly to 5,000 present, gives the mean number (Little: the mean sojourn) and the
+    chance that more are present than there are cores; for 1.5 cores at 15/s by hand: 1.2 present, 80 ms."""
+    mu = 20.0
+    weights = [1.0]
+    for n in range(1, 5000):
+        weights.append(weights[-1] * rate / (mu * min(n, cores)))
+    total = math.fsum(weights)
+    present = math.fsum(n * w for n, w in enumerate(weights)) / total
+    slowed = math.fsum(w for n, w in enumerate(weights) if n >= cores) / total
+    sojourn, chance = capped_cores_queue(rate, mu, cores)
+    assert sojourn == pytest.approx(present / rate, rel=1e-9)
+    assert chance == pytest.approx(slowed, rel=1e-9)
+    if (cores, rate) == (1.5, 15.0):
+        assert (present, sojourn) == pytest.approx((1.2, 0.08))

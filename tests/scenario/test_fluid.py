@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -296,3 +298,17 @@ def test_fluid_pods_share_their_node_as_its_cpu_shares_it(rate: int, millicores:
     simulation, summary = ran(NODE.format(rate=rate))
     assert {replica.processing.cpu.millicores for replica in simulation.model.replicas.values()} == {millicores}
     assert summary.node_cpu_utilisation == pytest.approx(min(rate * 0.005 / 2, 1.0), rel=0.02)
+
+
+def test_a_fluid_replicas_cpu_has_the_noise_of_a_busy_server() -> None:
+    """Each replica's CPU over its 10 s rows, at 80% of a core with 50 ms of CPU a request: the busy time of a
+    server busy b on average varies by 2 b / mu core-s^2 a second, so its utilisation over W = 10 s has a
+    standard deviation of sqrt(2 x 0.8 / 20 x 10) / 10 = 8.9%. The fluid run's within 10% of that, and
+    within 20% of the discrete run's (whose 10 s is not yet long against its queue's memory)."""
+    spread = {}
+    for mode in ("discrete", "fluid"):
+        simulation, _ = ran(STEADY.format(mode=mode, policy="random").replace("duration: 2h", "duration: 1h"))
+        rows = [row[3] for row in simulation.replica_rows() if row[3] is not None][40:]  # past the first minutes
+        spread[mode] = float(np.std(rows))
+    assert spread["fluid"] == pytest.approx(math.sqrt(2 * 0.8 / 20 * 10) / 10, rel=0.10)
+    assert spread["fluid"] == pytest.approx(spread["discrete"], rel=0.20)

@@ -18,7 +18,8 @@ Random quantities come from named streams of the scenario's seed:
 `request-classes`, `routing` (the activator's too), `client.backoff`, `launch.<stage>`, with
 memory `memory.baseline`, `memory.per-request` and `restart.<stage>` (a restarted container's
 start and readiness), `endpoint-propagation` (how long routers keep a deleted replica),
-`pod-addresses` (pod IPs), and `metrics.housekeeping` and `metrics.scrape` (metrics-server's),
+`pod-addresses` (pod IPs), `fluid.cpu-noise` (a fluid run's CPU noise), and `metrics.housekeeping` and
+`metrics.scrape` (metrics-server's),
 with `metrics-server.phase` unscoped (one metrics-server serves every workload of the cluster).
 """
 
@@ -376,7 +377,13 @@ class ClusterModel:
 
         if fluid is not None:
             self.plant = FluidPlant(
-                env, fluid, self.requests_complete, self.requests_failed, self.replicas_active, self.replicas.values
+                env,
+                fluid,
+                self.requests_complete,
+                self.requests_failed,
+                self.replicas_active,
+                self.replicas.values,
+                streams.generator("fluid.cpu-noise"),
             )
             # A replica became active or stopped being: the traffic is shared among those active now.
             plant = self.plant

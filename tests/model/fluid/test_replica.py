@@ -96,3 +96,15 @@ def test_the_requests_held_integrate_and_fail_whole() -> None:
     assert replica.held_area(20 * SECOND) == pytest.approx(40 * SECOND)
     with pytest.raises(ValueError, match=">= 0"):
         replica.hold(20 * SECOND, -1.0)
+
+
+def test_a_jitter_spreads_its_core_seconds_evenly_over_its_step() -> None:
+    """+2 core-s over [10 s, 20 s): a quarter in by 12.5 s, all of it from 20 s; the next one adds to it."""
+    replica = FluidReplica(FluidPool(20.0), 1000, 0)  # no traffic: only the noise moves the CPU used
+    replica.jitter(10 * SECOND, 20 * SECOND, 2.0)
+    assert replica.busy_core_ns(12 * SECOND + SECOND // 2) == pytest.approx(0.5 * SECOND)
+    assert replica.busy_core_ns(25 * SECOND) == pytest.approx(2.0 * SECOND)
+    replica.jitter(25 * SECOND, 26 * SECOND, -1.0)
+    assert replica.busy_core_ns(30 * SECOND) == pytest.approx(1.0 * SECOND)
+    with pytest.raises(ValueError, match="spans a step"):
+        replica.jitter(30 * SECOND, 30 * SECOND, 1.0)

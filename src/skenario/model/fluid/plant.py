@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
 
+import numpy as np
+
 from skenario.core.environment import Environment
 from skenario.core.time import SECOND
 from skenario.model.cpu.node import fair_shares
@@ -142,8 +144,10 @@ class FluidPlant:
         failed: RequestsFailed,
         active: ReplicasActive,
         live: Callable[[], Iterable[Replica]],
+        noise: np.random.Generator,
     ) -> None:
         self.env = env
+        self._noise = noise  # the CPU's noise (`_jitter`): the scenario's stream "fluid.cpu-noise"
         self.inputs = inputs
         self.pool = inputs.pool()
         self.complete = complete
@@ -186,12 +190,32 @@ class FluidPlant:
         self.settle(now)
         self.rate = self._intensity.mean(now, now + step)
         self.route()
+        self._jitter(now, now + step)
         for replica in self.live():
             processing = replica.processing
             if isinstance(processing, FluidProcessing):
                 processing.drained()
         if now + step < env.halt_at:
             env.call_at(now + step, self._step)
+
+    def _jitter(self, now: int, until: int) -> None:
+        """Each replica's CPU use over the step to `until` moves by a normal draw about the fluid's. The time
+        spent busy by a server whose cores are busy b on average (b = the load over mu, up to its cores) has
+        an asymptotic variance of 2 b / mu core-s^2 per second: for M/M/1, from its idle and busy periods
+        as an alternating renewal process, (E[I]^2 Var[B] + E[B]^2 Var[I]) / (E[I] + E[B])^3 = 2 rho / mu.
+        So the HPA's tolerance and the VPA's percentiles see the spread a discrete run's samples have; a
+        draw is held within the step's mean use either way (about three standard deviations at 80% CPU), so
+        the CPU used never runs backwards and the noise's mean stays 0."""
+        replicas = [r.processing.replica for r in self.live() if isinstance(r.processing, FluidProcessing)]
+        if not replicas:
+            return
+        mu, seconds = self.pool.mu, (until - now) / SECOND
+        draws = self._noise.standard_normal(len(replicas))
+        for fluid, draw in zip(replicas, draws, strict=True):
+            busy = min(fluid.rate / mu, fluid.millicores / 1000)
+            spread = math.sqrt(2.0 * busy / mu * seconds)
+            limit = busy * seconds
+            fluid.jitter(now, until, max(-limit, min(limit, float(draw) * spread)))
 
     def replace_rate(self, rate: Intensity) -> None:
         """From now on the traffic is `rate` (a traffic event): what flowed so far is settled at the old rate,

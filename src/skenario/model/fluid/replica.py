@@ -46,6 +46,11 @@ class FluidReplica:
         self._held_since = now
         self._held_area = 0.0
         self._held_taken = 0.0
+        # The CPU's noise (`jitter`): core-s up to `_noise_since`, and the increment spread over its step.
+        self._noise = 0.0
+        self._noise_since = now
+        self._noise_until = now
+        self._noise_step = 0.0
 
     @property
     def rate(self) -> float:
@@ -166,8 +171,23 @@ class FluidReplica:
         return (self._held_area + self._held * (now - self._held_since) / SECOND) * SECOND
 
     def busy_core_ns(self, now: int) -> float:
-        """The integral of cores in use up to now, in core-ns (`CPUDiscipline.busy_core_ns`)."""
-        return (self._busy_core_s + self._since_change(now)[1].busy_core_s) * SECOND
+        """The integral of cores in use up to now, in core-ns (`CPUDiscipline.busy_core_ns`): the fluid's, with
+        its noise (`jitter`)."""
+        return (self._busy_core_s + self._since_change(now)[1].busy_core_s + self._noise_at(now)) * SECOND
+
+    def jitter(self, now: int, until: int, core_s: float) -> None:
+        """From `now` to `until`, the CPU used also moves by `core_s` (core-seconds, either sign), evenly: the
+        noise a stochastic queue's CPU use has about its mean, which the fluid's lacks."""
+        if until <= now:
+            raise ValueError(f"a jitter spans a step: from {now} ns to {until} ns")
+        self._noise = self._noise_at(now)
+        self._noise_since, self._noise_until, self._noise_step = now, until, core_s
+
+    def _noise_at(self, now: int) -> float:
+        if self._noise_step == 0.0 or now <= self._noise_since:
+            return self._noise
+        share = min((now - self._noise_since) / (self._noise_until - self._noise_since), 1.0)
+        return self._noise + self._noise_step * share
 
     def in_flight_area(self, now: int) -> float:
         """The integral of requests held up to now, in request-ns (`RequestsProcessing.in_flight_area`)."""
