@@ -104,7 +104,9 @@ def test_a_run_past_its_budget_is_stopped_and_kept_as_failed_with_what_it_record
     # Every row recorded before the stop is kept, whole and in order.
     assert len(times) >= 1
     assert times == [INTERVAL_NS * k for k in range(1, len(times) + 1)]
-    assert simulated_ns - INTERVAL_NS < times[-1] <= simulated_ns
+    # The last row is the last tick before the stop, or at it: a stretch that ends on a tick's instant stops
+    # before that tick runs (stretches are sized by wall time, so on a busy machine one can).
+    assert simulated_ns - INTERVAL_NS <= times[-1] <= simulated_ns
     assert json.loads(summary)["simulated_ns"] == simulated_ns
     assert replicas == (6,)
 
