@@ -129,11 +129,16 @@ class Intensity:
     def __call__(self, t: Int64s) -> Float64s:
         """The rate at each time of `t`, requests per second."""
         t = t + self.offset
+        total = self._patterns_at(t)
+        for trace in self.traces:
+            total += trace(t)
+        return total
+
+    def _patterns_at(self, t: Int64s) -> Float64s:
+        """The patterns' rate at each time of `t` (the scenario's)."""
         total = np.zeros(t.shape, dtype=np.float64)
         for start, stop, rate in self.patterns:
             total += np.where((t >= start) & (t < stop), rate(t), 0.0)
-        for trace in self.traces:
-            total += trace(t)
         return total
 
     def mean(self, start: int, stop: int) -> float:
@@ -143,5 +148,5 @@ class Intensity:
         start, stop = start + self.offset, stop + self.offset
         parts = np.arange(SAMPLES_PER_STEP, dtype=np.int64) * 2 + 1
         points = start + parts * (stop - start) // (2 * SAMPLES_PER_STEP)
-        total = float(np.mean(Intensity(self.patterns)(points))) if self.patterns else 0.0
+        total = float(np.mean(self._patterns_at(points))) if self.patterns else 0.0
         return total + sum(trace.mean(start, stop) for trace in self.traces)

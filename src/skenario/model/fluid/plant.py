@@ -244,7 +244,7 @@ class FluidPlant:
             if not isinstance(processing, FluidProcessing):
                 continue
             fluid = processing.replica
-            if serving and replica in serving:
+            if replica.state is ReplicaState.ACTIVE:  # one of those serving
                 if waiting:
                     fluid.give(now, waiting / len(serving))
                 fluid.flow(now, share)

@@ -7,9 +7,11 @@ Readings (`count`, `in_flight_area`, `busy_core_ns`, ...) advance a copy that wa
 nothing: a reading taken at an odd instant (a housekeeping scrape, the KPA's 1 s scrape, the
 recorder) cannot change the run, which keeps a seed's run the same whoever reads it.
 
-The figures are those `model/metrics.py` takes from a discrete replica's `RequestsProcessing`:
-requests held now, the integral of requests held (queue-proxy's concurrency, in request-ns), the
-requests that arrived, and the integral of cores in use (cAdvisor's CPU usage, in core-ns).
+The figures are those `model/metrics.py` takes from a discrete replica's `RequestsProcessing`: the
+requests that arrived, the integral of cores in use (cAdvisor's CPU usage, in core-ns, with its noise:
+`jitter`), and the requests held and their integral (queue-proxy's concurrency, in request-ns). The
+plant says how many are held (`hold`: its queue's backlog and those in their IO); the fluid's own level
+(`level`, `count`, `in_flight_area`) counts only the cores it keeps busy.
 """
 
 from __future__ import annotations
@@ -142,11 +144,6 @@ class FluidReplica:
 
     def arrived(self, now: int) -> float:
         return self._arrived + self._rate * (now - self._since) / SECOND
-
-    def outcomes(self, now: int) -> tuple[float, float]:
-        """Requests completed and abandoned so far, read in one advance."""
-        flows = self._since_change(now)[1]
-        return self._completed + flows.completed, self._abandoned + flows.abandoned
 
     def completed(self, now: int) -> float:
         return self._completed + self._since_change(now)[1].completed

@@ -14,7 +14,7 @@ from functools import partial
 from itertools import dropwhile, repeat, takewhile
 from operator import add, gt
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -146,7 +146,7 @@ RATES: dict[type[TrafficBase], RateOf] = {
 
 def build_rate(traffic: TrafficSpec, *, duration: int, base_dir: Path, offset: int = 0) -> Intensity:
     """The scenario traffic's intensity (requests per second at the run's times, in ns, `offset` into the
-    scenario's): each pattern's rate in its window and each trace's rate (`TRACE_RATES`), summed; its
+    scenario's): each pattern's rate in its window and each trace's rate (`TraceReader.rate`), summed; its
     integral over a span is the arrivals a discrete run expects there. Trace files are read now: a bad
     one is a TraceError at its field."""
     items = [traffic] if isinstance(traffic, TrafficBase) else list(traffic)
@@ -160,7 +160,7 @@ def build_rate(traffic: TrafficSpec, *, duration: int, base_dir: Path, offset: i
             path = trace_path(item, base_dir, field)
             if isinstance(item, ObservedTraffic):  # the series and gaps it names are said at its own fields
                 observed_series(item, path, field)
-            traces.append(TRACE_RATES[type(item)](item, path, start, min(stop, end)))
+            traces.append(TRACES[type(item)].rate(item, path, start, min(stop, end)))
         else:
             patterns.append((start, stop, RATES[type(item)](item, start, stop)))
     return Intensity(patterns, traces, offset)
@@ -254,13 +254,18 @@ def _check_observed(t: ObservedTraffic, path: Path, start: int, stop: int) -> No
     observed_series(t, path)
 
 
+def _observed_scale(t: ObservedTraffic) -> float:
+    """Real records per simulated request: the traffic's scale over its rate scale (none at a rate scale of 0)."""
+    return t.scale / t.rate_scale if t.rate_scale else math.inf
+
+
 def _replay_observed(
     t: ObservedTraffic, path: Path, start: int, stop: int, rng: np.random.Generator, since: int
 ) -> Iterator[int]:
     return observed_arrivals(
         observed_series(t, path),
         kind=t.kind,
-        scale=t.scale / t.rate_scale if t.rate_scale else math.inf,
+        scale=_observed_scale(t),
         counts=t.counts,
         rng=rng,
         start=start,
@@ -274,24 +279,27 @@ Check = Callable[[Any, Path, int, int], None]
 Replay = Callable[[Any, Path, int, int, np.random.Generator, int], Iterator[int]]
 """A trace's arrivals in [start, stop): (its spec, its file, start, stop, rng, since); those before `since` may
 be left out (a run with `spec.offset`: counts before it are not drawn at all)."""
-
-TRACES: dict[type[TraceFileTraffic], tuple[Check, Replay]] = {
-    TraceTraffic: (_check_trace, _replay_trace),
-    CountsTraffic: (_check_counts, _replay_counts),
-    AzureLlmTraffic: (_check_azure, _replay_azure),
-    NasaTraffic: (_check_nasa, _replay_nasa),
-    ObservedTraffic: (_check_observed, _replay_observed),
-}
-"""Each trace type's reader: a check of every record the replay will read, and the replay."""
-
 TraceRate = Callable[[Any, Path, int, int], PiecewiseRate]
-"""A trace's rate in [start, stop): (its spec, its file, start, stop)."""
+"""A trace's rate in [start, stop): (its spec, its file, start, stop): what a fluid run reads where a
+discrete run replays it (the same records)."""
 
-TRACE_RATES: dict[type[TraceFileTraffic], TraceRate] = {
-    TraceTraffic: lambda t, path, start, stop: timestamp_rate(
+
+class TraceReader(NamedTuple):
+    """How one trace type is read: a check of every record a replay will read, the replay, and the rate."""
+
+    check: Check
+    replay: Replay
+    rate: TraceRate
+
+
+def _timestamp_rate(t: TraceTraffic, path: Path, start: int, stop: int) -> PiecewiseRate:
+    return timestamp_rate(
         path, t.column, unit=t.unit, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale
-    ),
-    CountsTraffic: lambda t, path, start, stop: count_rate(
+    )
+
+
+def _count_rate(t: CountsTraffic, path: Path, start: int, stop: int) -> PiecewiseRate:
+    return count_rate(
         path,
         t.time_column,
         t.count_column,
@@ -301,23 +309,32 @@ TRACE_RATES: dict[type[TraceFileTraffic], TraceRate] = {
         stop=stop,
         time_scale=t.time_scale,
         rate_scale=t.rate_scale,
-    ),
-    AzureLlmTraffic: lambda t, path, start, stop: timestamp_rate(
+    )
+
+
+def _azure_rate(t: AzureLlmTraffic, path: Path, start: int, stop: int) -> PiecewiseRate:
+    return timestamp_rate(
         path, AZURE_TIMESTAMP_COLUMN, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale
-    ),
-    NasaTraffic: lambda t, path, start, stop: nasa_rate(
-        path, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale
-    ),
-    ObservedTraffic: lambda t, path, start, stop: observed_rate(
-        observed_series(t, path),
-        kind=t.kind,
-        scale=t.scale / t.rate_scale if t.rate_scale else math.inf,
-        start=start,
-        stop=stop,
-        time_scale=t.time_scale,
-    ),
+    )
+
+
+def _nasa_rate(t: NasaTraffic, path: Path, start: int, stop: int) -> PiecewiseRate:
+    return nasa_rate(path, start=start, stop=stop, time_scale=t.time_scale, rate_scale=t.rate_scale)
+
+
+def _observed_rate(t: ObservedTraffic, path: Path, start: int, stop: int) -> PiecewiseRate:
+    series = observed_series(t, path)
+    return observed_rate(series, kind=t.kind, scale=_observed_scale(t), start=start, stop=stop, time_scale=t.time_scale)
+
+
+TRACES: dict[type[TraceFileTraffic], TraceReader] = {
+    TraceTraffic: TraceReader(_check_trace, _replay_trace, _timestamp_rate),
+    CountsTraffic: TraceReader(_check_counts, _replay_counts, _count_rate),
+    AzureLlmTraffic: TraceReader(_check_azure, _replay_azure, _azure_rate),
+    NasaTraffic: TraceReader(_check_nasa, _replay_nasa, _nasa_rate),
+    ObservedTraffic: TraceReader(_check_observed, _replay_observed, _observed_rate),
 }
-"""Each trace type's rate: what a fluid run reads where a discrete run replays `TRACES` (the same records)."""
+"""Each trace type's reader."""
 
 
 def arrivals(
@@ -332,7 +349,7 @@ def arrivals(
             return PATTERNS[type(traffic)](traffic, start, stop, rng)
         high = min(stop, end)
         return LATER[type(traffic)](traffic, start, stop, offset, high, rng) if offset < high else iter(())
-    check, replay = TRACES[type(traffic)]
+    check, replay, _ = TRACES[type(traffic)]
     path = trace_path(traffic, base_dir, field)
     if isinstance(traffic, ObservedTraffic):  # the series and gaps it names are said at its own fields
         observed_series(traffic, path, field)
