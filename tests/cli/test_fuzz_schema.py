@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from datetime import date
 from typing import Any
 
 import jsonschema
@@ -250,6 +251,8 @@ def strictly(value: Any, expected: str) -> Any:
             return NOTHING
     if expected == "boolean" and not isinstance(value, bool) and isinstance(value, int | str):
         return LAX_BOOLEANS.get(value.lower() if isinstance(value, str) else value, NOTHING)
+    if expected == "string" and isinstance(value, date):  # YAML's unquoted timestamp: the string it was written as
+        return value.isoformat()
     return NOTHING
 
 

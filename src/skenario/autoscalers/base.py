@@ -148,6 +148,10 @@ class MetricsSource(Protocol):
         """Messages of the stream the pods consume not yet consumed (waiting or held); None: no stream."""
         ...
 
+    def partition_lags(self) -> list[int] | None:
+        """That lag per partition of the stream's topic; None when it has no partitions (or there is no stream)."""
+        ...
+
 
 class RequestCounters(Protocol):
     """The running totals Knative's autoscaler scrapes: each pod's queue-proxy, and the activator's."""

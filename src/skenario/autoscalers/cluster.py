@@ -216,6 +216,10 @@ class ClusterContext:
         stream = self._model.stream
         return stream.lag() if stream is not None else None
 
+    def partition_lags(self) -> list[int] | None:
+        stream = self._model.stream
+        return stream.partition_lags() if stream is not None else None
+
     def counters(self) -> dict[int, PodCounters]:
         return {
             replica.id: PodCounters(

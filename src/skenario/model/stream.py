@@ -59,7 +59,9 @@ class StreamBacklog(RequestsBuffered):
         "_consumers",
         "_env",
         "_generation",
+        "_held",
         "_idle",
+        "_index",
         "_owned",
         "_pause",
         "_queues",
@@ -100,6 +102,8 @@ class StreamBacklog(RequestsBuffered):
         self._assigned: list[Replica | None] = [None] * len(self._queues)  # each partition's consumer
         self.slots: dict[Replica, int] = {}  # messages each consumer holds and has not finished
         self._sent: dict[Request, Replica] = {}
+        self._index = {id(queue): p for p, queue in enumerate(self._queues)}  # each partition's number
+        self._held: dict[Request, int] = {}  # the partition of each message a consumer holds
         self._idle: dict[Replica, None] = {}  # one shared queue: consumers with a free slot and nothing to take
         self._generation = 0  # of the group: a pause's end from an earlier change is ignored
         self.paused_until: int | None = None  # while consumers wait for a rebalance or restart
@@ -132,6 +136,16 @@ class StreamBacklog(RequestsBuffered):
         """Messages not yet consumed: waiting in the partitions or held by a consumer."""
         return len(self._items) + len(self._sent)
 
+    def partition_lags(self) -> list[int] | None:
+        """Each partition's lag (waiting there, or taken from it and not finished); None without partitions.
+        A count over the partitions' queues, for a reader now and then (KEDA's Kafka scaler)."""
+        if self.partitions is None:
+            return None
+        lags = [sum(1 for r in queue if r.stage == BUFFERED and r.failure is None) for queue in self._queues]
+        for partition in self._held.values():
+            lags[partition] += 1
+        return lags
+
     def pod_ready(self, replica: Replica) -> None:
         """A consumer joins the group: everyone pauses and the partitions are assigned again."""
         if replica not in self.slots:
@@ -150,6 +164,7 @@ class StreamBacklog(RequestsBuffered):
     def left(self, request: Request) -> None:
         """A message left its consumer (done, or failed with its pod): its slot frees for the next."""
         replica = self._sent.pop(request, None)
+        self._held.pop(request, None)
         if replica is not None and replica in self.slots:
             self.slots[replica] -= 1
             if self.paused_until is None:
@@ -218,6 +233,8 @@ class StreamBacklog(RequestsBuffered):
             return True
         self.slots[consumer] += 1
         self._sent[request] = consumer
+        if self.partitions is not None:
+            self._held[request] = self._index[id(oldest)]
         request.processing = processing
         env.schedule("send_to_replica", env.now(), self, processing, request)
         return True

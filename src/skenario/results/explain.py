@@ -115,6 +115,8 @@ def _kind(name: str, details: list[dict[str, Any]]) -> str:
         return "vpa"
     if "groups" in keys and "action" in keys:
         return "cluster-autoscaler"
+    if "triggers" in keys and "cooldown" in keys:
+        return "keda"
     return "other"
 
 
@@ -471,6 +473,42 @@ def _explain_cluster_autoscaler(rows: list[dict[str, Any]], at: int) -> list[Sec
     return [counts, recent]
 
 
+# -- KEDA's operator --------------------------------------------------------------------------------
+
+
+def _explain_keda(rows: list[dict[str, Any]], at: int) -> list[Section]:
+    """The last poll (each trigger's value, the activity, the cooldown) and the polls that moved the target:
+    KEDA's operator only scales to and from zero (or idle); its HPA, `<name>/hpa`, scales in between."""
+    last_row = rows[-1]
+    d = last_row["detail"]
+    poll = Section(f"the poll at {_t(last_row['time_ns'])}", ("what", "value"))
+    poll.rows.append(("replicas before", _cell(d.get("current"))))
+    for metric, value in (d.get("triggers") or {}).items():
+        poll.rows.append((f"trigger {metric}", value if isinstance(value, str) else _cell(value)))
+    if d.get("composite") is not None:
+        poll.rows.append(("composite-metric (the formula)", _cell(d.get("composite"))))
+    if d.get("fallback"):
+        poll.rows.append(("falling back", ", ".join(d["fallback"])))
+    poll.rows.append(("active", "yes" if d.get("active") else "no" + (" (a trigger failed)" if d.get("error") else "")))
+    last_active = d.get("last_active")
+    if last_active is not None:
+        until = int(last_active) + int(d.get("cooldown") or 0)
+        poll.rows.append(("last active", f"{_t(int(last_active))}; the cooldown ends at {_t(until)}"))
+    poll.rows.append(("outcome", str(last_row["message"])))
+    changes = Section("recent activations and deactivations", ("time", "replicas", "why"))
+    moved = [
+        r
+        for r in rows
+        if r["detail"].get("desired") is not None and r["detail"].get("desired") != r["detail"].get("current")
+    ]
+    for row in moved[-RECENT:]:
+        detail = row["detail"]
+        changes.rows.append(
+            (_t(row["time_ns"]), f"{detail.get('current')} -> {detail.get('desired')}", str(row["message"]))
+        )
+    return [poll, changes]
+
+
 def _names(pods: Iterable[str] | None) -> str:
     names = list(pods or [])
     if len(names) > 3:
@@ -491,4 +529,5 @@ _EXPLAINERS: dict[str, Callable[[list[dict[str, Any]], int], list[Section]]] = {
     "kpa": _explain_kpa,
     "vpa": _explain_vpa,
     "cluster-autoscaler": _explain_cluster_autoscaler,
+    "keda": _explain_keda,
 }

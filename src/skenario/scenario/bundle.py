@@ -21,7 +21,7 @@ metadata: {name: web}
 ```
 
 A Deployment becomes the workload's `deployment`; each HorizontalPodAutoscaler,
-VerticalPodAutoscaler and Knative Service becomes an autoscaler named after its `metadata.name`,
+VerticalPodAutoscaler, Knative Service and KEDA ScaledObject becomes an autoscaler named after its `metadata.name`,
 unless an autoscaler entry already refers to it as `<Kind>/<name>` in its `manifest`.
 """
 
@@ -35,12 +35,18 @@ from pydantic import BaseModel
 from skenario.errors import ScenarioError
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
 from skenario.scenario.format.manifests.hpaversions import read_hpa
+from skenario.scenario.format.manifests.keda import ScaledObjectManifest
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest
 from skenario.scenario.format.manifests.pdb import PodDisruptionBudgetManifest
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest
 from skenario.scenario.io import validate_node
 
-_AUTOSCALER_KINDS = {"HorizontalPodAutoscaler": "hpa", "VerticalPodAutoscaler": "vpa", "Service": "kpa"}
+_AUTOSCALER_KINDS = {
+    "HorizontalPodAutoscaler": "hpa",
+    "VerticalPodAutoscaler": "vpa",
+    "Service": "kpa",
+    "ScaledObject": "keda",
+}
 _KINDS = ("Scenario", "Deployment", "PodDisruptionBudget", *_AUTOSCALER_KINDS)
 
 
@@ -147,6 +153,7 @@ def _check_manifest(kind: str, data: Any, root: yaml.Node | None, source: str) -
         "Deployment": DeploymentManifest,
         "VerticalPodAutoscaler": VerticalPodAutoscalerManifest,
         "Service": KnativeServiceManifest,
+        "ScaledObject": ScaledObjectManifest,
         "PodDisruptionBudget": PodDisruptionBudgetManifest,
     }
     validate_node(data, root, models[kind], source, f"a {kind} manifest")

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from skenario.errors import ScenarioError
+from skenario.scenario.format.autoscalers import autoscaler_names
 from skenario.scenario.format.events import merge_patch, split_target
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Phase, Simulation
@@ -285,3 +286,14 @@ def test_a_done_event_at_zero_is_a_scenario_error_or_an_empty_run() -> None:
         return
     simulation.run()
     assert simulation.phase is Phase.COMPLETED and simulation.env.now() == 0
+
+
+def test_an_inline_manifest_whose_name_is_not_a_string_is_named_by_its_type() -> None:
+    """A manifest's metadata is read loosely: a name that is no string (a fuzzer's list) does not name the
+    autoscaler, which is then named by its type, as with no name at all (it used to crash the check)."""
+    manifest = (
+        "{type: hpa, manifest: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, metadata: {name: [[x]]}, "
+        "spec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 4}}}"
+    )
+    text = HEAD.replace("{type: hpa, spec: {maxReplicas: 5}}", manifest).replace("  events:\n", "")
+    assert autoscaler_names(parse_scenario(text).spec.autoscalers) == ["hpa"]

@@ -174,6 +174,9 @@ class HorizontalPodAutoscaler:
     config: HPAControllerConfig = DEFAULT_CONTROLLER_CONFIG
     configurable_tolerance: bool = True
     keep_decisions: int = 100_000
+    external_metrics: Callable[[str], int | None] | None = None
+    """An external metrics API of its own (KEDA's metrics adapter): an External metric's value by name, in
+    milli-units (None: the adapter failed), in place of the metrics skenario's pipeline serves."""
     decisions: list[HPADecision] = field(default_factory=list)
     _context: HPAContext | None = None
     _history: HPAHistory = field(default_factory=HPAHistory)
@@ -209,7 +212,13 @@ class HorizontalPodAutoscaler:
         pods = [_pod(view, now) for view in views]
         samples = context.samples()
         metrics = spec.metrics or DEFAULT_METRICS
-        readings = [_reading(metric, views, samples, context) for metric in metrics]
+        external = self.external_metrics
+        readings = [
+            _external(metric, external)
+            if external is not None and isinstance(metric, ExternalMetricSource)
+            else _reading(metric, views, samples, context)
+            for metric in metrics
+        ]
         current = context.desired
         live = sum(1 for view in views if view.phase != "Terminating")
         tolerances = tolerances_for_hpa(
@@ -302,6 +311,12 @@ def _requests(view: PodView) -> dict[str, int]:
     if view.memory_request is not None:
         requests[MEMORY] = view.memory_request * 1000
     return requests
+
+
+def _external(metric: ExternalMetricSource, serve: Callable[[str], int | None]) -> MetricReading | None:
+    """An External metric from the HPA's own external metrics API (one series), or None when it failed."""
+    value = serve(metric.name)
+    return None if value is None else MetricReading(value=value, values=(value,))
 
 
 def _reading(

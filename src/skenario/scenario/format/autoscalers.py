@@ -14,6 +14,9 @@ autoscalers:
   - type: kpa
     annotations: {autoscaling.knative.dev/target: "10", autoscaling.knative.dev/min-scale: "0"}
     config: {stable-window: 60s, scale-to-zero-grace-period: 30s}
+  - type: keda
+    manifest: scaledobject.yaml   # a keda.sh/v1alpha1 ScaledObject; its HPA syncs under the HPA flags above
+    queries: {"sum(rate(http_requests_total[1m]))": requests_per_second}   # what a prometheus trigger measures
   - type: plugin
     plugin: plugins/my_scaler.py:MyScaler   # or a module you allow (--allow-plugin-module): package.module:Class
     options: {target: 0.7}        # keyword arguments for the class
@@ -24,14 +27,17 @@ A plugin is the only way a scenario runs user code, and only the code it names.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from skenario.autoscalers.keda.scalers import QUERYABLE
 from skenario.core.time import DAY, MINUTE, SECOND
 from skenario.errors import ScenarioError
 from skenario.scenario.format.base import Spec
 from skenario.scenario.format.manifests.hpa import HPASpecModel
+from skenario.scenario.format.manifests.keda import ScaledObjectSpecModel
 from skenario.scenario.format.manifests.vpa import VPASpecModel
 from skenario.scenario.format.units import Duration
 
@@ -61,16 +67,10 @@ class ManifestOrSpec(_Autoscaler):
         return self
 
 
-class HpaAutoscaler(ManifestOrSpec):
-    """A HorizontalPodAutoscaler, from a manifest file or an inline `spec`."""
+class HpaControllerFlags(Spec):
+    """kube-controller-manager's flags for the HPA controller, with their defaults: the HPAs a scenario runs
+    (its own, and those KEDA makes) sync under them."""
 
-    type: Literal["hpa"]
-    manifest: str | dict[str, Any] | None = Field(
-        None,
-        description="A HorizontalPodAutoscaler (autoscaling/v2, or v2beta2, v2beta1 or v1, converted as the API "
-        "server converts them): a YAML file, or the manifest inline.",
-    )
-    spec: HPASpecModel | None = Field(None, description="The HPA's spec, as in a manifest.")
     sync_period: Duration = Field(
         15 * SECOND,
         gt=0,
@@ -101,6 +101,18 @@ class HpaAutoscaler(ManifestOrSpec):
         description="The controller's --horizontal-pod-autoscaler-initial-readiness-delay: an older pod that is not "
         "ready, and last changed readiness within this long of its start, counts as never ready.",
     )
+
+
+class HpaAutoscaler(ManifestOrSpec, HpaControllerFlags):
+    """A HorizontalPodAutoscaler, from a manifest file or an inline `spec`."""
+
+    type: Literal["hpa"]
+    manifest: str | dict[str, Any] | None = Field(
+        None,
+        description="A HorizontalPodAutoscaler (autoscaling/v2, or v2beta2, v2beta1 or v1, converted as the API "
+        "server converts them): a YAML file, or the manifest inline.",
+    )
+    spec: HPASpecModel | None = Field(None, description="The HPA's spec, as in a manifest.")
     ignore_unsimulated_metrics: bool = Field(
         False,
         description="Drop the manifest's metrics skenario does not produce (such as memory) and scale on the "
@@ -138,6 +150,33 @@ class KpaAutoscaler(_Autoscaler):
     container_concurrency: int | None = Field(None, ge=0, description="The revision's containerConcurrency.")
 
 
+class KedaAutoscaler(ManifestOrSpec, HpaControllerFlags):
+    """A KEDA ScaledObject (keda.sh/v1alpha1): KEDA's operator and the HPA it makes, from a manifest or `spec`."""
+
+    type: Literal["keda"]
+    manifest: str | dict[str, Any] | None = Field(
+        None, description="A keda.sh/v1alpha1 ScaledObject: a YAML file, or the manifest inline."
+    )
+    spec: ScaledObjectSpecModel | None = Field(None, description="The ScaledObject's spec, as in a manifest.")
+    queries: dict[str, str] = Field(
+        default_factory=dict,
+        description="What each prometheus trigger's query measures, by the query's text: one of "
+        f"{', '.join(QUERYABLE)} (a query may also be one of these names itself).",
+    )
+    clock: datetime | None = Field(
+        None,
+        description="The wall-clock time at the run's start (ISO 8601, with its offset), which cron triggers "
+        "read: by default Monday 2024-01-01 00:00 UTC.",
+    )
+
+    @field_validator("clock")
+    @classmethod
+    def _with_offset(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("give the time's offset, such as 2024-01-01T00:00:00Z or +02:00")
+        return value
+
+
 class PluginAutoscaler(_Autoscaler):
     """A user's autoscaler class: any class with `start(context)` (see skenario.autoscalers.base)."""
 
@@ -151,7 +190,7 @@ class PluginAutoscaler(_Autoscaler):
 
 
 AutoscalerSpec = Annotated[
-    HpaAutoscaler | VpaAutoscaler | KpaAutoscaler | PluginAutoscaler, Field(discriminator="type")
+    HpaAutoscaler | VpaAutoscaler | KpaAutoscaler | KedaAutoscaler | PluginAutoscaler, Field(discriminator="type")
 ]
 
 
@@ -163,7 +202,8 @@ def autoscaler_names(specs: tuple[AutoscalerSpec, ...] | list[AutoscalerSpec]) -
         manifest = getattr(spec, "manifest", None)
         if name is None and isinstance(manifest, dict):
             metadata = manifest.get("metadata")
-            name = metadata.get("name") if isinstance(metadata, dict) else None
+            written = metadata.get("name") if isinstance(metadata, dict) else None
+            name = written if isinstance(written, str) else None  # a malformed one is the manifest's to report
         name = name or spec.type
         if name in names:
             raise ScenarioError(

@@ -55,6 +55,7 @@ from skenario.model.probes import ReadinessProbe, StartupProbe
 from skenario.scenario.format.autoscalers import (
     AutoscalerSpec,
     HpaAutoscaler,
+    KedaAutoscaler,
     KpaAutoscaler,
     PluginAutoscaler,
     VpaAutoscaler,
@@ -658,7 +659,7 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
     for index, event in enumerate(spec.events):
         kind = split_target(event.body.target)[0] if event.operation != "done" else "done"  # type: ignore[union-attr]
         made = event.body.object if event.operation == "create" else None  # type: ignore[union-attr]
-        if kind == "autoscaler" and isinstance(made, dict) and made.get("type") != "hpa":
+        if kind == "autoscaler" and isinstance(made, dict) and made.get("type") not in ("hpa", "keda"):
             out.append((f"spec.events.{index}", "KPA and VPA (KPA's activator, VPA's resizes)"))
         elif kind not in FLUID_EVENTS:
             out.append(
@@ -671,8 +672,8 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
     if spec.routing.endpoint_propagation is not None:
         out.append(("spec.routing.endpointPropagation", "stale endpoints"))
     for index, autoscaler in enumerate(spec.autoscalers):
-        if not isinstance(autoscaler, HpaAutoscaler | PluginAutoscaler | VpaAutoscaler):
-            out.append((f"spec.autoscalers.{index}", "KPA and VPA (KPA's activator, VPA's resizes)"))
+        if not isinstance(autoscaler, HpaAutoscaler | PluginAutoscaler | VpaAutoscaler | KedaAutoscaler):
+            out.append((f"spec.autoscalers.{index}", "the KPA (its activator)"))
     for name, value, why in (
         ("requestClasses", workload.request_classes, "request classes"),
         ("concurrency", workload.concurrency, "a concurrency limit per replica"),

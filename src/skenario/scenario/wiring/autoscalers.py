@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from skenario.autoscalers.base import Autoscaler
 from skenario.autoscalers.hpa.config import HPAControllerConfig
 from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler
+from skenario.autoscalers.keda.controller import EPOCH, KedaScaledObject
 from skenario.autoscalers.kpa.controller import KnativePodAutoscaler
 from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler
 from skenario.autoscalers.vpa.memory import MemoryConfig
@@ -24,6 +25,7 @@ from skenario.errors import ScenarioError
 from skenario.scenario.format.autoscalers import (
     AutoscalerSpec,
     HpaAutoscaler,
+    KedaAutoscaler,
     KpaAutoscaler,
     ManifestOrSpec,
     PluginAutoscaler,
@@ -32,6 +34,8 @@ from skenario.scenario.format.autoscalers import (
 from skenario.scenario.format.manifests.hpa import HPASpecModel
 from skenario.scenario.format.manifests.hpaversions import SHAPE as HPA_SHAPE
 from skenario.scenario.format.manifests.hpaversions import ReadHPA, read_hpa
+from skenario.scenario.format.manifests.keda import SHAPE as KEDA_SHAPE
+from skenario.scenario.format.manifests.keda import ScaledObjectManifest, ScaledObjectProblem, scaled_object
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest, kpa_config
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest, VPASpecModel
 from skenario.scenario.format.scenario import SimulatedPods
@@ -194,6 +198,40 @@ def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, pods: SimulatedP
     )
 
 
+def build_keda(entry: KedaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> KedaScaledObject:
+    """KEDA's operator for the entry's ScaledObject, with the HPA it makes syncing under the entry's HPA flags."""
+    name, annotations = entry.name or "keda", dict[str, Any]()
+    spec = entry.spec
+    if entry.manifest is not None:
+        manifest = read_manifest(entry.manifest, base_dir, ScaledObjectManifest, KEDA_SHAPE, f"{field}.manifest")
+        spec = manifest.spec
+        metadata = manifest.metadata.model_dump()
+        name = entry.name or str(metadata.get("name") or name)
+        annotations = metadata.get("annotations") or {}
+    assert spec is not None
+    try:
+        scaled = scaled_object(
+            spec, name, annotations=annotations, queries=entry.queries, stream=pods.stream, epoch=entry.clock or EPOCH
+        )
+    except ScaledObjectProblem as problem:
+        if problem.path.startswith("metadata."):  # an annotation: outside the spec
+            if isinstance(entry.manifest, str):
+                file = str(base_dir / entry.manifest)
+                raise ScenarioError(problem.message, file=file, field=problem.path, value=problem.value) from None
+            raise ScenarioError(
+                problem.message, field=f"{field}.manifest.{problem.path}", value=problem.value
+            ) from None
+        raise _error(entry, base_dir, field, problem.path, problem.message, problem.value) from None
+    config = HPAControllerConfig(
+        sync_period=entry.sync_period,
+        tolerance=entry.tolerance,
+        downscale_stabilization=entry.downscale_stabilization,
+        cpu_initialization_period=entry.cpu_initialization_period,
+        initial_readiness_delay=entry.initial_readiness_delay,
+    )
+    return KedaScaledObject(scaled, config)
+
+
 def build_plugin(entry: PluginAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> Autoscaler:
     field = f"{field}.plugin"
     instance = load_class(entry.plugin, base_dir, field, entry.options, ("start",))
@@ -207,6 +245,7 @@ BUILDERS: dict[type[BaseModel], Builder] = {
     HpaAutoscaler: build_hpa,
     VpaAutoscaler: build_vpa,
     KpaAutoscaler: build_kpa,
+    KedaAutoscaler: build_keda,
     PluginAutoscaler: build_plugin,
 }
 """Each autoscaler type's builder: (entry, the scenario's folder, the entry's field, what the pods simulate)."""

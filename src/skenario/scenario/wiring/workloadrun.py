@@ -101,7 +101,8 @@ class WorkloadRun:
         self.take_decisions()
         self._contexts.pop(name).close()
         self.autoscalers.pop(name)
-        self._decisions_taken.pop(name)
+        for source in [s for s in self._decisions_taken if s == name or s.startswith(f"{name}/")]:
+            del self._decisions_taken[source]
 
     def pick(self, event_id: str, count: int) -> int:
         return self._pick(event_id, count)
@@ -130,16 +131,19 @@ class WorkloadRun:
     def take_decisions(self) -> None:
         """Move the decisions built-in autoscalers keep into the timeline (a cheap read, not per decision)."""
         for name, autoscaler in self.autoscalers.items():
-            decisions = getattr(autoscaler, "decisions", None)
-            if not isinstance(decisions, list):
-                continue
-            taken = self._decisions_taken.get(name, 0)
-            for record in decisions[taken:]:
-                detail = as_detail(record)
-                message = str(detail.get("reason") or "")
-                at = int(detail.get("at", self.env.now()))
-                self.timeline.add(at, self.prefix + name, Operation.DECISION, self.target, message, detail)
-            self._decisions_taken[name] = len(decisions)
+            parts = getattr(autoscaler, "parts", None)  # controllers it runs of its own (KEDA's HPA): name/part
+            owned = [(f"{name}/{part}", each) for part, each in parts.items()] if isinstance(parts, dict) else []
+            for source, each in [(name, autoscaler), *owned]:
+                decisions = getattr(each, "decisions", None)
+                if not isinstance(decisions, list):
+                    continue
+                taken = self._decisions_taken.get(source, 0)
+                for record in decisions[taken:]:
+                    detail = as_detail(record)
+                    message = str(detail.get("reason") or "")
+                    at = int(detail.get("at", self.env.now()))
+                    self.timeline.add(at, self.prefix + source, Operation.DECISION, self.target, message, detail)
+                self._decisions_taken[source] = len(decisions)
 
     def summary(self, seed: int, others: dict[str, Summary] | None = None) -> Summary:
         return summarize(self.name, seed, self.env, self.model, others)
