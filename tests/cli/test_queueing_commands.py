@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -113,3 +114,41 @@ def test_validate_compares_simulation_and_theory() -> None:
 def test_validate_refuses_an_unknown_model() -> None:
     code, _, err = invoke("validate", "--model", "M/M/7")
     assert code == 2 and "unknown model" in err
+
+
+def test_solve_a_memory_constraint_and_simulate_the_system_it_stands_for() -> None:
+    """PDQ's fesc figures from the model file (X 0.1750, R 25.70, said to be approximate), and --simulate
+    runs the constrained system itself: its throughput is above the flow-equivalent server's."""
+    model = ROOT / "examples" / "queueing" / "memory-constrained.yaml"
+    code, out, _ = invoke("solve", str(model), "--simulate", "--replications", "3", "--length", "20000", "--json")
+    assert code == 0
+    solution, comparisons = _two_documents(out)
+    assert round(solution["classes"]["work"]["throughput"], 4) == 0.1750
+    assert round(solution["classes"]["work"]["response"], 2) == 25.70
+    assert not solution["exact"]
+    [throughput] = [c for c in comparisons if c["quantity"] == "X(work)"]
+    assert throughput["simulatedMean"] > throughput["analytic"]
+
+
+def _two_documents(out: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    decoder = json.JSONDecoder()
+    first, end = decoder.raw_decode(out)
+    second, _ = decoder.raw_decode(out[end:].lstrip())
+    return first, second
+
+
+def test_solve_a_finite_capacity_prints_its_blocking() -> None:
+    code, out, _ = invoke("solve", str(ROOT / "examples" / "queueing" / "finite-capacity.yaml"))
+    assert code == 0
+    [row] = [line for line in out.splitlines() if line.startswith("front ") and len(line.split()) == 3]
+    assert row.split() == ["front", "5", "0.0851"]  # M/M/2/5 at lambda 1.5: p_5 = 0.085114
+
+
+def test_simulate_refuses_a_centre_with_rates(tmp_path: Path) -> None:
+    model = tmp_path / "pool.yaml"
+    model.write_text(
+        "centres: [{name: pool, rates: [1, 1.5]}]\nclasses: [{name: a, arrivalRate: 1, demands: {pool: 1}}]\n"
+    )
+    code, out, err = invoke("solve", str(model), "--simulate")
+    assert code == 2 and out == ""
+    assert "centres.0.rates" in err and "Traceback" not in err

@@ -46,3 +46,29 @@ def test_a_percentile_lies_in_the_bucket_of_the_nearest_rank(values: list[int], 
     answer = histogram.percentile(q)
     assert answer is not None and min(values) <= answer <= max(values)
     assert abs(answer - ranked) <= max(ranked // 64 + 1, 1) * 2  # within about a bucket's width (1/128 relative)
+
+
+@given(st.lists(st.integers(0, 10**10), max_size=200), st.lists(st.integers(0, 10**10), min_size=1, max_size=200))
+def test_since_is_what_was_recorded_after_the_copy(before: list[int], after: list[int]) -> None:
+    """A window of a cumulative histogram (`since`) holds exactly the later values: their count, total, and
+    every percentile within the bucket the later values alone put it in."""
+    whole = LatencyHistogram()
+    for value in before:
+        whole.record(value)
+    earlier = LatencyHistogram()
+    earlier.merge(whole)
+    alone = LatencyHistogram()
+    for value in after:
+        whole.record(value)
+        alone.record(value)
+    window = whole.since(earlier)
+    assert (window.count, window.total) == (alone.count, alone.total)
+    assert list(window.buckets()) == list(alone.buckets())
+    for q in (50, 95, 99):
+        got, want = window.percentile(q), alone.percentile(q)
+        assert got is not None and want is not None
+        low, high = LatencyHistogram.bucket_bounds(
+            next(i for i, _ in alone.buckets() if alone.bucket_bounds(i)[1] > want)
+        )
+        assert low <= got < high
+    assert whole.since(None).count == whole.count

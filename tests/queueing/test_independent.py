@@ -314,7 +314,8 @@ def test_load_dependent_solver_with_single_servers_equals_exact_mva(
 ) -> None:
     d = np.array(demands)
     delay = np.array(delays[: len(demands)])
-    x1, r1 = single_class_load_dependent(d, np.where(delay, np.inf, 1.0), population, think)
+    alphas = [None if is_delay else np.ones(population) for is_delay in delay]
+    x1, r1 = single_class_load_dependent(d, alphas, population, think)
     x, r = exact_mva(d[:, None], delay, np.array([population]), np.array([think]))
     assert x1 == pytest.approx(float(x[0]), rel=REL)
     np.testing.assert_allclose(r1, r[:, 0], rtol=REL)

@@ -577,7 +577,7 @@ def test_read_pod_trace_dispatches_on_kind(tmp_path: Path) -> None:
     pods = tmp_path / "pods.csv"
     pods.write_text("name,created,cpu,memory\na,1,1,1Gi\n")
     assert isinstance(read_pod_trace("csv", str(pods)), CsvPods)
-    assert_names(message(read_pod_trace, "swf", pods), "pods.csv", "field 'kind'", "'swf'", "sls, openb, csv")
+    assert_names(message(read_pod_trace, "swf", pods), "pods.csv", "field 'kind'", "'swf'", "sls, synth, openb, csv")
     assert_names(message(read_pod_trace, "csv", pods, node_vcores=4), "field 'node_vcores'", "csv", "none")
     assert_names(message(read_pod_trace, "sls", SLS_TRACE, vcores=4), "field 'vcores'", "node_vcores")
     with pytest.raises(ValueError, match="node_vcores"):

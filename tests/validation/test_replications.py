@@ -16,7 +16,7 @@ def test_the_exact_methods_fall_inside_about_95_percent_of_the_intervals() -> No
     inside = total = 0
     for seed in range(12):
         for model in standard_models():
-            if model.name == "priority, closed":  # only approximations to compare with
+            if model.name in ("priority, closed", "memory-constrained"):  # only approximations to compare with
                 continue
             comparisons = widen_together(compare(model, replicate(model, replications=5, seed=seed, scale=0.1)))
             for c in comparisons:

@@ -10,7 +10,7 @@ autoscaler can reach:
     MetricsSource    the metrics it asks for by name (`metric`), whole samples as the pipeline
                      delivered them, and the requests an activator-like buffer holds
     RequestCounters  the running totals Knative scrapes from queue-proxies and its activator
-    Scaler           the desired replica count, and the lever to change it
+    Scaler           the desired replica count, and the lever to change it (or to run Jobs)
     Resizer          the pod template's CPU and memory, in-place resizes, evictions (with the
                      workload's PodDisruptionBudget) and OOM kills
     ServingMode      Knative's serverless service: Proxy or Serve, and the activator's requests
@@ -32,6 +32,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from skenario.core.clock import Clock
+from skenario.core.stats import LatencyHistogram
 from skenario.model.disruption import EvictionBudget
 from skenario.model.metrics import Sample
 
@@ -152,6 +153,10 @@ class MetricsSource(Protocol):
         """That lag per partition of the stream's topic; None when it has no partitions (or there is no stream)."""
         ...
 
+    def latency(self) -> LatencyHistogram:
+        """Every completed request's latency so far, a copy (`LatencyHistogram.since` gives a window of it)."""
+        ...
+
 
 class RequestCounters(Protocol):
     """The running totals Knative's autoscaler scrapes: each pod's queue-proxy, and the activator's."""
@@ -168,12 +173,17 @@ class RequestCounters(Protocol):
 
 
 class Scaler(Protocol):
-    """The scale subresource: the desired replica count, read and written."""
+    """The scale subresource: the desired replica count, read and written; or, for Jobs, how many run."""
 
     @property
     def desired(self) -> int: ...
 
     def scale_to(self, replicas: int) -> None: ...
+
+    def run_as_jobs(self, messages: int) -> None:
+        """From now on the pods are Jobs (KEDA's ScaledJob): each consumes `messages` of the workload's stream
+        and completes, and is not replaced; `desired` counts those not completed."""
+        ...
 
 
 class Resizer(Protocol):

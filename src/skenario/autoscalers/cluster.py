@@ -14,6 +14,7 @@ import numpy as np
 from skenario.autoscalers.base import DEFAULT_CONTAINER, POD_METRICS, PodCounters, PodView
 from skenario.core.clock import Clock, Timer
 from skenario.core.random import RandomStreams
+from skenario.core.stats import LatencyHistogram
 from skenario.core.time import format_duration
 from skenario.errors import ctrl_c_noted, plugin_failure
 from skenario.model.cluster import ClusterModel
@@ -215,6 +216,12 @@ class ClusterContext:
     def consumer_lag(self) -> int | None:
         stream = self._model.stream
         return stream.lag() if stream is not None else None
+
+    def latency(self) -> LatencyHistogram:
+        return self._model.requests_complete.latency
+
+    def run_as_jobs(self, messages: int) -> None:
+        self._model.run_as_jobs(messages)
 
     def partition_lags(self) -> list[int] | None:
         stream = self._model.stream

@@ -216,10 +216,10 @@ def schedule(
             "--yarn-site sets the Fair Scheduler's switches: give --fair-scheduler", field="--yarn-site"
         )
     yarn = capacity_file is not None or fair_file is not None
-    if yarn and kind != "sls":
+    if yarn and kind not in ("sls", "synth"):
         option = "--capacity-scheduler" if capacity_file is not None else "--fair-scheduler"
         raise SkenarioError(
-            f"{option} replays YARN jobs: give an SLS trace with --format sls", field="--format", value=kind
+            f"{option} replays YARN jobs: give an SLS trace with --format sls (or synth)", field="--format", value=kind
         )
     if queues_file is not None and not yarn and kueue_file is None:
         raise SkenarioError(

@@ -9,10 +9,12 @@ import click
 from skenario.cli.common import out, output_option, print_json
 from skenario.cli.validate import comparison_dict, comparison_table
 from skenario.queueing.modelfile import load_model
+from skenario.queueing.network import QueueingModelError
 from skenario.queueing.report import report, solution_dict
 from skenario.queueing.solution import Method
 from skenario.queueing.solve import Priorities
 from skenario.validation.models import Analytic, StandardModel
+from skenario.validation.network import MemoryConstraint
 from skenario.validation.replications import compare, replicate
 
 
@@ -53,6 +55,16 @@ def solve(
     """
     as_json = output in ("json", "yaml")
     model = load_model(model_file)
+    written = model.written or model.network
+    if simulate:  # before any output: refused, it prints nothing
+        for k, centre in enumerate(written.centres):
+            if centre.rates:
+                raise QueueingModelError(
+                    "--simulate runs the system itself, and a centre with rates stands for one: write the "
+                    "subsystem's centres (with a memoryConstraint, if that is what the rates come from)",
+                    file=str(model_file),
+                    field=f"centres.{k}.rates",
+                )
     solution = model.solve(method, priorities=priorities)
     if as_json:
         print_json(solution_dict(solution), output)
@@ -60,13 +72,15 @@ def solve(
         out.print(report(solution), highlight=False, markup=False, soft_wrap=True)
     if simulate:
         label = solution.method.value + (" (approximate)" if not solution.exact else "")
+        memory = MemoryConstraint(*model.constraint) if model.constraint is not None else None
         standard = StandardModel(
-            model.network.name,
+            written.name,
             "",
-            model.network,
+            written,
             lambda _: [Analytic(label, solution)],
             duration=length + length / 40,
             warmup=length / 40,
+            memory=memory,
         )
         with out.status(f"simulating {replications} replications"):
             comparisons = compare(standard, replicate(standard, replications=replications, seed=seed))

@@ -116,6 +116,26 @@ class LatencyHistogram:
         """Non-empty buckets as (index, count), for digests and storage."""
         return ((i, n) for i, n in enumerate(self._counts) if n)
 
+    def since(self, earlier: LatencyHistogram | None) -> LatencyHistogram:
+        """What was recorded after `earlier`, a copy of this histogram taken before (None: everything), as a
+        histogram of its own: what a Prometheus `histogram_quantile` over a rate reads. Its least and greatest
+        values are their buckets' bounds (the exact ones are not kept)."""
+        out = LatencyHistogram()
+        counts = list(self._counts)
+        if earlier is not None:
+            for index, n in enumerate(earlier._counts):
+                counts[index] -= n
+            out.count = self.count - earlier.count
+            out.total = self.total - earlier.total
+        else:
+            out.count, out.total = self.count, self.total
+        out._counts = counts
+        filled = [index for index, n in enumerate(counts) if n]
+        if filled:
+            out._min = max(self.bucket_bounds(filled[0])[0], self._min)
+            out._max = min(self.bucket_bounds(filled[-1])[1] - 1, self._max)
+        return out
+
     def merge(self, other: LatencyHistogram) -> None:
         counts = self._counts
         theirs = other._counts

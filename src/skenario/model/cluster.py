@@ -630,6 +630,16 @@ class ClusterModel:
         """Stop one replica and launch a replacement from the current template (a VPA eviction)."""
         self.replica_set.replace(replica)
 
+    def run_as_jobs(self, messages: int) -> None:
+        """The pods are Jobs (KEDA's ScaledJob): each consumes `messages` of the stream's messages, then completes
+        and is not replaced. Needs a stream."""
+        if self.stream is None:
+            raise ValueError("Jobs consume a stream: the workload has none")
+        if messages < 1:
+            raise ValueError(f"a Job consumes at least 1 message, got {messages}")
+        self.stream.per_job = messages
+        self.stream.on_job_done = self.replica_set.finish
+
     # -- changes and faults that scenario events make --------------------------------------------
 
     def kill(self, replica: Replica) -> None:

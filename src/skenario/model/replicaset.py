@@ -134,6 +134,17 @@ class ReplicaSet:
         self._replacing[replica] = None
         env.schedule("evict_replica", max(env.now(), FIRST_INSTANT), self.running, self._terminating, replica)
 
+    def finish(self, replica: Replica) -> None:
+        """This replica has done its work (a Job's pod that completed): it stops, and no other takes its place.
+
+        Desired goes down by one, as a Job controller's completed pod leaves the count of those wanted.
+        """
+        if self.desired > 0:
+            self.desired -= 1
+        env = self._env
+        self._pending_stops += 1
+        env.schedule("complete_replica", max(env.now(), FIRST_INSTANT), self.running, self._terminating, replica)
+
     def _replaced_already_gone(self, replica: Replica) -> None:
         self._replacing.pop(replica, None)  # an eviction that found nothing: no replacement comes
 

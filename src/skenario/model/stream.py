@@ -59,6 +59,7 @@ class StreamBacklog(RequestsBuffered):
         "_consumers",
         "_env",
         "_generation",
+        "_done",
         "_held",
         "_idle",
         "_index",
@@ -68,7 +69,9 @@ class StreamBacklog(RequestsBuffered):
         "_sent",
         "failed",
         "in_flight",
+        "on_job_done",
         "partitions",
+        "per_job",
         "paused_until",
         "rebalances",
         "slots",
@@ -109,6 +112,10 @@ class StreamBacklog(RequestsBuffered):
         self.paused_until: int | None = None  # while consumers wait for a rebalance or restart
         self.rebalances = 0
         self.taken = 0
+        # Consumers that are Jobs (KEDA's ScaledJob): each finishes after `per_job` messages, then `on_job_done`.
+        self.per_job: int | None = None
+        self.on_job_done: Callable[[Replica], object] | None = None
+        self._done: dict[Replica, int] = {}  # messages each such consumer has finished
 
     def add(self, entity: Request) -> None:
         super().add(entity)
@@ -162,11 +169,20 @@ class StreamBacklog(RequestsBuffered):
             self._rebalance()
 
     def left(self, request: Request) -> None:
-        """A message left its consumer (done, or failed with its pod): its slot frees for the next."""
+        """A message left its consumer (done, or failed with its pod): its slot frees for the next, or, for a
+        consumer that is a Job, it completes once it has finished its share of messages."""
         replica = self._sent.pop(request, None)
         self._held.pop(request, None)
         if replica is not None and replica in self.slots:
             self.slots[replica] -= 1
+            if self.per_job is not None and request.failure is None:
+                done = self._done[replica] = self._done.get(replica, 0) + 1
+                if done >= self.per_job:
+                    del self._done[replica]
+                    self.pod_gone(replica)  # it takes nothing more
+                    if self.on_job_done is not None:
+                        self.on_job_done(replica)
+                    return
             if self.paused_until is None:
                 self._pull(replica)
 

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from skenario.queueing.erlang import erlang_c
-from skenario.queueing.network import Demand, Network, QueueingModelError, Scheduling, WorkloadClass
+from skenario.queueing.network import Centre, Demand, Network, QueueingModelError, Scheduling, WorkloadClass
 from skenario.queueing.priority import (
     Load,
     nonpreemptive_mg1,
@@ -27,6 +27,7 @@ from skenario.queueing.priority import (
     preemptive_resume_mmc,
 )
 from skenario.queueing.solution import demand_matrix
+from skenario.queueing.stations import StationResult, open_station
 
 
 def open_utilization(network: Network) -> np.ndarray:
@@ -37,6 +38,9 @@ def open_utilization(network: Network) -> np.ndarray:
     servers = np.array([1 if k.is_delay else k.servers for k in network.centres], dtype=float)
     total = by_class.sum(axis=1) / servers
     for k, centre in enumerate(network.centres):
+        if centre.special:
+            total[k] = _station(network, k).throughput * _service(network, k) / _top_rate(centre)
+            continue
         if not centre.is_delay and total[k] >= 1:
             j = int(np.argmax(by_class[k]))
             cls = network.classes[j]
@@ -67,6 +71,20 @@ def open_residence(
         if centre.is_delay:
             residence[k, open_] = demands[k, open_]
             continue
+        if centre.special:
+            if closed_queue is not None and closed_queue[k] > 0:
+                raise QueueingModelError(
+                    "a centre with rates or a capacity shared by open and closed classes is not solved",
+                    field=f"centres.{k}.{'rates' if centre.rates else 'capacity'}",
+                )
+            for j, _, demand in _present(network, k):
+                residence[k, j] = demand.visits * _station(network, k).response
+            if _visits_elsewhere(network, k):
+                notes.append(
+                    f"the jobs {centre.name} turns away are taken as lost to the other centres too, "
+                    "and the other centres' loads as offered"
+                )
+            continue
         if centre.scheduling.is_priority:
             if closed_queue is not None and closed_queue[k] > 0:
                 raise QueueingModelError(
@@ -90,6 +108,53 @@ def open_residence(
         extra = 1.0 + (closed_queue[k] if closed_queue is not None else 0.0)
         residence[k, open_] = demands[k, open_] * factor * extra
     return residence
+
+
+def _station(network: Network, k: int) -> StationResult:
+    """The birth-death solution of centre k (rates or a capacity) for the one open class that visits it."""
+    centre = network.centres[k]
+    present = _present(network, k)
+    if len(present) != 1:
+        field = "rates" if centre.rates else "capacity"
+        raise QueueingModelError(
+            f"a centre with {field} serves one open class here; {len(present)} visit {centre.name!r}",
+            field=f"centres.{k}.{field}",
+        )
+    _, cls, demand = present[0]
+    try:
+        return open_station(
+            (cls.arrival_rate or 0.0) * demand.visits, demand.service, centre.rates, centre.servers, centre.capacity
+        )
+    except ValueError as exc:
+        j = network.classes.index(cls)
+        raise QueueingModelError(
+            f"at {centre.name!r}: {exc}", field=f"classes.{j}.arrivalRate", value=cls.arrival_rate
+        ) from None
+
+
+def _service(network: Network, k: int) -> float:
+    """The service time of one visit to centre k by the class that visits it."""
+    return _present(network, k)[0][2].service
+
+
+def _top_rate(centre: Centre) -> float:
+    """What a centre completes with many jobs present, in servers: the last rate, or its servers."""
+    return centre.rates[-1] if centre.rates else float(centre.servers)
+
+
+def _visits_elsewhere(network: Network, k: int) -> bool:
+    """Whether the class visiting finite centre k visits other centres (then losses there are approximate)."""
+    if network.centres[k].capacity is None:
+        return False
+    [(_, cls, _)] = _present(network, k)
+    return any(d.demand > 0 for name, d in cls.demands.items() if name != network.centres[k].name)
+
+
+def open_blocking(network: Network) -> np.ndarray:
+    """B[k]: the probability an open arrival finds centre k full (0 without a capacity)."""
+    return np.array(
+        [_station(network, k).blocking if c.capacity is not None else 0.0 for k, c in enumerate(network.centres)]
+    )
 
 
 def _present(network: Network, k: int) -> list[tuple[int, WorkloadClass, Demand]]:

@@ -7,7 +7,7 @@ as written (`classes.1.population`) and value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -15,6 +15,8 @@ import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, model_validator
 
 from skenario.errors import ScenarioError
+from skenario.queueing.fesc import APPROXIMATION as FESC_APPROXIMATION
+from skenario.queueing.fesc import flow_equivalent
 from skenario.queueing.network import (
     Centre,
     CentreKind,
@@ -40,6 +42,23 @@ class CentreSpec(_Spec):
     kind: CentreKind = CentreKind.QUEUE
     scheduling: Scheduling = Scheduling.FCFS
     servers: int = Field(default=1, ge=1)
+    rates: list[PositiveFloat] | None = Field(
+        default=None,
+        min_length=1,
+        description="Service rate multipliers with 1, 2, ... jobs present (the last repeated).",
+    )
+    capacity: int | None = Field(default=None, ge=1, description="The most jobs it holds, in service included.")
+
+    def to_centre(self) -> Centre:
+        return Centre(self.name, self.kind, self.scheduling, self.servers, tuple(self.rates or ()), self.capacity)
+
+
+class MemoryConstraintSpec(_Spec):
+    """Centres that admit at most `maxJobs` jobs together (a flow-equivalent server, `queueing.fesc`)."""
+
+    centres: list[str] = Field(min_length=1)
+    max_jobs: int = Field(alias="maxJobs", ge=1)
+    name: str = Field(default="memory", min_length=1)
 
 
 class DemandSpec(_Spec):
@@ -95,6 +114,7 @@ class ModelSpec(_Spec):
     priorities: Priorities | None = None
     centres: list[CentreSpec] = Field(min_length=1, validation_alias=AliasChoices("centres", "centers"))
     classes: list[ClassSpec] = Field(min_length=1)
+    memory_constraint: MemoryConstraintSpec | None = Field(default=None, alias="memoryConstraint")
 
 
 @dataclass(frozen=True)
@@ -107,11 +127,18 @@ class QueueingModel:
     priorities: Priorities | None
     source: str
     root: yaml.Node | None
+    written: Network | None = None  # the network as written, when a memory constraint's server replaced centres
+    constraint: tuple[tuple[str, ...], int] | None = None  # the memory constraint: its centres and most jobs
+
+    @property
+    def flow_equivalent(self) -> bool:
+        """Whether a memory constraint stands as a flow-equivalent server (an approximation)."""
+        return self.constraint is not None
 
     def solve(self, method: Method | str | None = None, priorities: Priorities | str | None = None) -> Solution:
         """Solve as the file says (or with another method); errors name the file and line."""
         try:
-            return solve(
+            solution = solve(
                 self.network,
                 method or self.method,
                 tolerance=self.tolerance,
@@ -119,6 +146,9 @@ class QueueingModel:
             )
         except QueueingModelError as exc:
             raise _locate(exc, self.source, self.root) from None
+        if self.flow_equivalent:
+            solution = replace(solution, approximations=(*solution.approximations, FESC_APPROXIMATION))
+        return solution
 
 
 def _locate(exc: QueueingModelError, source: str, root: yaml.Node | None) -> QueueingModelError:
@@ -140,11 +170,11 @@ def parse_model(text: str, source: str = "<model>") -> QueueingModel:
         raise QueueingModelError(exc.message, file=exc.file, field=exc.field, value=exc.value, line=exc.line) from None
     root = yaml.compose(text)
     try:
-        network = Network.of(
-            (Centre(c.name, c.kind, c.scheduling, c.servers) for c in spec.centres),
-            (c.to_class() for c in spec.classes),
-            spec.name,
-        )
+        written = Network.of((c.to_centre() for c in spec.centres), (c.to_class() for c in spec.classes), spec.name)
+        network, constraint = written, spec.memory_constraint
+        if constraint is not None:
+            network = flow_equivalent(written, constraint.centres, constraint.max_jobs, constraint.name)
     except QueueingModelError as exc:
         raise _locate(exc, source, root) from None
-    return QueueingModel(network, spec.method, spec.tolerance, spec.priorities, source, root)
+    kept = (tuple(constraint.centres), constraint.max_jobs) if constraint is not None else None
+    return QueueingModel(network, spec.method, spec.tolerance, spec.priorities, source, root, written, kept)

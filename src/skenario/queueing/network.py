@@ -40,14 +40,30 @@ class Scheduling(StrEnum):
 
 @dataclass(frozen=True)
 class Centre:
+    """A centre: `servers` servers, or `rates`, its service rate multipliers alpha(1), alpha(2), ... with that many
+    jobs present (the last repeated: a load-dependent centre, such as a flow-equivalent server); at most
+    `capacity` jobs present, those in service included (None: no limit), an arrival finding it full lost."""
+
     name: str
     kind: CentreKind = CentreKind.QUEUE
     scheduling: Scheduling = Scheduling.FCFS
     servers: int = 1
+    rates: tuple[float, ...] = ()
+    capacity: int | None = None
 
     @property
     def is_delay(self) -> bool:
         return self.kind is CentreKind.DELAY
+
+    @property
+    def load_dependent(self) -> bool:
+        """Whether its rate depends on the jobs present other than as one server: `rates`, or several servers."""
+        return not self.is_delay and (bool(self.rates) or self.servers > 1)
+
+    @property
+    def special(self) -> bool:
+        """A centre the product-form formulas of one server do not cover: `rates` or `capacity`."""
+        return bool(self.rates) or self.capacity is not None
 
 
 @dataclass(frozen=True)
@@ -139,6 +155,21 @@ def _check(network: Network) -> None:
         seen.add(centre.name)
         if centre.servers < 1:
             raise QueueingModelError("must be at least 1", field=f"centres.{i}.servers", value=centre.servers)
+        if centre.rates and centre.servers > 1:
+            raise QueueingModelError(
+                "give servers or rates, not both (m servers are the rates 1, 2, ..., m)",
+                field=f"centres.{i}.rates",
+                value=list(centre.rates),
+            )
+        if any(not (rate > 0 and math.isfinite(rate)) for rate in centre.rates):
+            raise QueueingModelError(
+                "every rate must be a finite number > 0", field=f"centres.{i}.rates", value=list(centre.rates)
+            )
+        if centre.capacity is not None and centre.capacity < 1:
+            raise QueueingModelError("must be at least 1", field=f"centres.{i}.capacity", value=centre.capacity)
+        if centre.is_delay and centre.special:
+            field = "rates" if centre.rates else "capacity"
+            raise QueueingModelError("a delay centre has neither rates nor a capacity", field=f"centres.{i}.{field}")
     names: set[str] = set()
     for i, cls in enumerate(network.classes):
         where = f"classes.{i}"

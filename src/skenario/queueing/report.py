@@ -34,6 +34,9 @@ def solution_dict(solution: Solution) -> dict[str, Any]:
                 "kind": k.kind.value,
                 "scheduling": k.scheduling.value,
                 "servers": k.servers,
+                "rates": list(k.rates) or None,
+                "capacity": k.capacity,
+                "blocking": max((m.blocking for m in solution.centres[k.name].values()), default=0.0),
                 "utilization": solution.utilization(k.name),
                 "queueLength": solution.queue_length(k.name),
                 "classes": {
@@ -74,4 +77,10 @@ def report(solution: Solution) -> str:
                 continue
             lines.append(f"{label:<12} {name:<16} {m.residence:>10.4f} {m.utilization:>12.4f} {m.queue_length:>9.4f}")
             label = ""
+    lost = [(k.name, solution.centres[k.name]) for k in network.centres if k.capacity is not None]
+    if lost:
+        lines += ["", f"{'Centre':<12} {'Capacity':>8} {'Blocking':>10}"]
+        for (name, per_class), k in zip(lost, [k for k in network.centres if k.capacity is not None], strict=True):
+            blocking = max((m.blocking for m in per_class.values()), default=0.0)
+            lines.append(f"{name:<12} {k.capacity:>8} {blocking:>10.4f}")
     return "\n".join(lines)

@@ -33,8 +33,9 @@ class ClassMetrics:
 @dataclass(frozen=True)
 class CentreMetrics:
     residence: float  # per cycle, over all visits
-    utilization: float  # per server
+    utilization: float  # per server (for a centre with rates, of its last rate)
     queue_length: float  # waiting and in service
+    blocking: float = 0.0  # the probability an arrival finds it full (a centre with a capacity)
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,10 @@ class Solution:
         *,
         iterations: int | None = None,
         approximations: Sequence[str] = (),
+        blocking: Sequence[float] | np.ndarray | None = None,
     ) -> Solution:
-        """Named results from X[c] and R[k, c] over `network`'s own centres and demands."""
+        """Named results from X[c] and R[k, c] over `network`'s own centres and demands; `blocking[k]`, the
+        probability an arrival finds centre k full."""
         x = np.asarray(throughput, dtype=float)
         classes = {
             c.name: ClassMetrics(float(x[j]), float(residence[:, j].sum()), float(x[j] * residence[:, j].sum()))
@@ -85,12 +88,14 @@ class Solution:
         }
         centres: dict[str, dict[str, CentreMetrics]] = {}
         for k, centre in enumerate(network.centres):
-            per_server = 1 if centre.is_delay else centre.servers
+            per_server = 1 if centre.is_delay else (centre.rates[-1] if centre.rates else centre.servers)
+            lost = float(blocking[k]) if blocking is not None else 0.0
             centres[centre.name] = {
                 c.name: CentreMetrics(
                     residence=float(residence[k, j]),
                     utilization=float(x[j] * c.demand(centre.name) / per_server),
                     queue_length=float(x[j] * residence[k, j]),
+                    blocking=lost if c.demand(centre.name) > 0 else 0.0,
                 )
                 for j, c in enumerate(network.classes)
             }

@@ -14,12 +14,13 @@ from enum import StrEnum
 
 import numpy as np
 
-from skenario.queueing.canonical import open_residence, open_utilization
+from skenario.queueing.canonical import open_blocking, open_residence, open_utilization
 from skenario.queueing.loaddependent import single_class_load_dependent
 from skenario.queueing.mva import exact_mva, schweitzer_mva
 from skenario.queueing.network import Network, QueueingModelError
 from skenario.queueing.shadow import solve_with_shadow_servers
 from skenario.queueing.solution import Method, Solution, demand_matrix
+from skenario.queueing.stations import multipliers
 
 PDQ_TOLERANCE = 0.001
 
@@ -62,8 +63,36 @@ def solve(
     if not closed:
         notes: list[str] = []
         residence = open_residence(network, notes=notes)
-        return Solution.of(network, method, _rates(network), residence, approximations=notes)
+        blocking = open_blocking(network)
+        return Solution.of(
+            network, method, _admitted(network, blocking), residence, approximations=notes, blocking=blocking
+        )
     return _solve_closed(network, method, tolerance)
+
+
+def _admitted(network: Network, blocking: np.ndarray) -> np.ndarray:
+    """Each open class's throughput: its arrival rate less what the centres with a capacity turn away, each
+    visit lost with its centre's blocking probability."""
+    rates = _rates(network)
+    for j, cls in enumerate(network.classes):
+        for k, centre in enumerate(network.centres):
+            visits = cls.demands[centre.name].visits if cls.demand(centre.name) > 0 else 0.0
+            if blocking[k] > 0 and visits > 0:
+                rates[j] *= (1.0 - blocking[k]) ** visits
+    return rates
+
+
+def _check_closed_capacities(network: Network, populations: np.ndarray) -> None:
+    """A capacity no closed class's jobs can reach changes nothing; a smaller one would block them (not solved)."""
+    jobs = float(populations.sum())
+    for k, centre in enumerate(network.centres):
+        if centre.capacity is not None and centre.capacity < jobs:
+            raise QueueingModelError(
+                f"closed classes of {jobs:g} jobs would be blocked at a capacity of {centre.capacity}: a closed "
+                "network with blocking is not solved (give a capacity of at least the population, or none)",
+                field=f"centres.{k}.capacity",
+                value=centre.capacity,
+            )
 
 
 def _method(network: Network, method: Method | str | None) -> Method:
@@ -110,7 +139,8 @@ def _solve_closed(network: Network, method: Method, tolerance: float) -> Solutio
                 field=f"classes.{j}",
                 value=network.classes[j].name,
             )
-    multi = (~delay) & (servers > 1)
+    multi = np.array([k.load_dependent for k in network.centres], dtype=bool)
+    _check_closed_capacities(network, populations)
     if network.open_classes and multi.any():
         # Slowing a centre by 1/(1 - U_open) is exact for single-server product-form centres only.
         notes.append("mixed network with multi-server centres: the open load's slowdown is approximate there")
@@ -126,22 +156,34 @@ def _solve_closed(network: Network, method: Method, tolerance: float) -> Solutio
                 )
         if multi.any() and len(closed) > 1:
             k = int(np.argmax(multi))
+            rated = bool(network.centres[k].rates)
             raise QueueingModelError(
-                "exact MVA solves multi-server centres for one closed class only; use method approx",
-                field=f"centres.{k}.servers",
-                value=int(servers[k]),
+                "exact MVA solves multi-server and load-dependent centres for one closed class only"
+                + ("" if rated else "; use method approx"),
+                field=f"centres.{k}.{'rates' if rated else 'servers'}",
+                value=list(network.centres[k].rates) if rated else int(servers[k]),
             )
         try:
             if multi.any():
-                x1, r1 = single_class_load_dependent(
-                    slowed[:, 0], np.where(delay, np.inf, servers), int(whole[0]), float(think[0])
-                )
+                population = int(whole[0])
+                alphas = [
+                    None if centre.is_delay else multipliers(centre.rates, centre.servers, max(population, 1))
+                    for centre in network.centres
+                ]
+                x1, r1 = single_class_load_dependent(slowed[:, 0], alphas, population, float(think[0]))
                 x, r = np.array([x1]), r1[:, None]
             else:
                 x, r = exact_mva(slowed, delay, whole.astype(np.int64), think)
         except ValueError as exc:
             raise QueueingModelError(str(exc), field="method", value=method.value) from None
     else:
+        with_rates = [k for k, centre in enumerate(network.centres) if centre.rates]
+        if with_rates:
+            raise QueueingModelError(
+                "a load-dependent centre (rates) is solved exactly, for one closed class: use method exact",
+                field=f"centres.{with_rates[0]}.rates",
+                value=list(network.centres[with_rates[0]].rates),
+            )
         queue_part, delay_part = slowed, np.zeros_like(slowed)
         if multi.any():
             names = ", ".join(network.centres[k].name for k in np.flatnonzero(multi))

@@ -44,10 +44,10 @@ def multipliers(rates: Sequence[float], servers: int, count: int) -> np.ndarray:
     """α(1..count): the rates given (the last repeated), or min(j, servers)."""
     j = np.arange(1, count + 1, dtype=float)
     if not rates:
-        return np.minimum(j, servers)
+        return np.asarray(np.minimum(j, servers), dtype=float)
     given = np.asarray(rates, dtype=float)
     if count <= len(given):
-        return given[:count]
+        return np.asarray(given[:count], dtype=float)
     return np.concatenate([given, np.full(count - len(given), given[-1])])
 
 

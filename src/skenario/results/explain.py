@@ -117,6 +117,8 @@ def _kind(name: str, details: list[dict[str, Any]]) -> str:
         return "cluster-autoscaler"
     if "triggers" in keys and "cooldown" in keys:
         return "keda"
+    if "triggers" in keys and "created" in keys:
+        return "keda-jobs"
     return "other"
 
 
@@ -509,6 +511,29 @@ def _explain_keda(rows: list[dict[str, Any]], at: int) -> list[Section]:
     return [poll, changes]
 
 
+def _explain_keda_jobs(rows: list[dict[str, Any]], at: int) -> list[Section]:
+    """A ScaledJob's polls: each trigger's queue, the Jobs running and pending, and the Jobs created."""
+    created = sum(int(r["detail"].get("created") or 0) for r in rows)
+    totals = Section("so far", ("what", "value"))
+    totals.rows.append(("polls", str(len(rows))))
+    totals.rows.append(("jobs created", str(created)))
+    recent = Section("recent polls", ("time", "queue", "running", "pending", "created", "why"))
+    for row in rows[-RECENT:]:
+        d = row["detail"]
+        queue = ", ".join(v if isinstance(v, str) else _cell(v) for v in (d.get("triggers") or {}).values())
+        recent.rows.append(
+            (
+                _t(row["time_ns"]),
+                queue,
+                _cell(d.get("running")),
+                _cell(d.get("pending")),
+                _cell(d.get("created")),
+                str(row["message"]),
+            )
+        )
+    return [totals, recent]
+
+
 def _names(pods: Iterable[str] | None) -> str:
     names = list(pods or [])
     if len(names) > 3:
@@ -530,4 +555,5 @@ _EXPLAINERS: dict[str, Callable[[list[dict[str, Any]], int], list[Section]]] = {
     "vpa": _explain_vpa,
     "cluster-autoscaler": _explain_cluster_autoscaler,
     "keda": _explain_keda,
+    "keda-jobs": _explain_keda_jobs,
 }

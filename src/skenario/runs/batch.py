@@ -48,6 +48,7 @@ from skenario.scheduling.queues.yarn_replay import YarnReplay, YarnSummary
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import read_pod_trace
 from skenario.scheduling.traces.sls import SlsTrace
+from skenario.scheduling.traces.synth import SynthTrace
 
 KIND = "BatchReplay"
 MAX_SAMPLES = 2_000
@@ -146,7 +147,7 @@ class BatchRun:
             if spec.fair_scheduler.yarn_site is not None:
                 config = with_site(config, self._path(spec.fair_scheduler.yarn_site))
         trace = self._path(spec.trace)
-        reader = SlsTrace(trace, self._maybe(spec.nodes))
+        reader = (SynthTrace if spec.format == "synth" else SlsTrace)(trace, self._maybe(spec.nodes))
         return YarnReplay(
             reader.jobs,
             reader.nodes(),

@@ -20,8 +20,8 @@ metadata: {name: web}
 ...
 ```
 
-A Deployment becomes the workload's `deployment`; each HorizontalPodAutoscaler,
-VerticalPodAutoscaler, Knative Service and KEDA ScaledObject becomes an autoscaler named after its `metadata.name`,
+A Deployment becomes the workload's `deployment`; each HorizontalPodAutoscaler, VerticalPodAutoscaler,
+Knative Service and KEDA ScaledObject or ScaledJob becomes an autoscaler named after its `metadata.name`,
 unless an autoscaler entry already refers to it as `<Kind>/<name>` in its `manifest`.
 """
 
@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from skenario.errors import ScenarioError
 from skenario.scenario.format.manifests.deployment import DeploymentManifest
 from skenario.scenario.format.manifests.hpaversions import read_hpa
-from skenario.scenario.format.manifests.keda import ScaledObjectManifest
+from skenario.scenario.format.manifests.keda import ScaledJobManifest, ScaledObjectManifest
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest
 from skenario.scenario.format.manifests.pdb import PodDisruptionBudgetManifest
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest
@@ -46,6 +46,7 @@ _AUTOSCALER_KINDS = {
     "VerticalPodAutoscaler": "vpa",
     "Service": "kpa",
     "ScaledObject": "keda",
+    "ScaledJob": "keda",
 }
 _KINDS = ("Scenario", "Deployment", "PodDisruptionBudget", *_AUTOSCALER_KINDS)
 
@@ -154,6 +155,7 @@ def _check_manifest(kind: str, data: Any, root: yaml.Node | None, source: str) -
         "VerticalPodAutoscaler": VerticalPodAutoscalerManifest,
         "Service": KnativeServiceManifest,
         "ScaledObject": ScaledObjectManifest,
+        "ScaledJob": ScaledJobManifest,
         "PodDisruptionBudget": PodDisruptionBudgetManifest,
     }
     validate_node(data, root, models[kind], source, f"a {kind} manifest")

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skenario.queueing import Centre, CentreKind, Demand, Network, Scheduling, Solution, WorkloadClass, solve
+from skenario.queueing.fesc import solve_flow_equivalent
+from skenario.validation.network import MemoryConstraint
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class StandardModel:
     analytic: Callable[[Network], list[Analytic]]
     duration: float  # per replication, model seconds
     warmup: float
+    memory: MemoryConstraint | None = None  # simulated as it is; `analytic` solves its flow-equivalent server
 
 
 def _one(demand: float, scv: float = 1.0) -> Demand:
@@ -82,6 +85,17 @@ def _two_classes(scheduling: Scheduling) -> Network:
     )
 
 
+FESC_CENTRES = ("CPU", "DK1", "DK2")
+
+
+def _fesc() -> Network:
+    """fesc.c's system: 15 users thinking 60 s, demands 3, 4 and 2 s at the CPU and two disks."""
+    return Network.of(
+        [Centre(name) for name in FESC_CENTRES],
+        [WorkloadClass("work", {"CPU": _one(3.0), "DK1": _one(4.0), "DK2": _one(2.0)}, population=15, think_time=60.0)],
+    )
+
+
 def standard_models() -> list[StandardModel]:
     return [
         StandardModel(
@@ -109,6 +123,26 @@ def standard_models() -> list[StandardModel]:
             _open,
             duration=20_000,
             warmup=500,
+        ),
+        StandardModel(
+            "M/M/2/5",
+            "two FCFS servers, room for five: a full centre turns jobs away",
+            Network.of(
+                [Centre("servers", servers=2, capacity=5)],
+                [WorkloadClass("jobs", {"servers": _one(1.0)}, arrival_rate=1.5)],
+            ),
+            lambda n: [Analytic("M/M/c/K", solve(n))],
+            duration=20_000,
+            warmup=500,
+        ),
+        StandardModel(
+            "memory-constrained",
+            "PDQ's fesc: 15 terminals share CPU and two disks, at most 3 jobs in memory at once",
+            _fesc(),
+            lambda n: [Analytic("flow-equivalent server + exact MVA", solve_flow_equivalent(n, FESC_CENTRES, 3))],
+            duration=60_000,
+            warmup=2_000,
+            memory=MemoryConstraint(FESC_CENTRES, 3),
         ),
         StandardModel(
             "tandem",

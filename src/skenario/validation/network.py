@@ -2,7 +2,11 @@
 
 Each centre is a CPU of the model layer with `servers` cores: processor sharing for PS (and LCFS,
 whose mean values are the same), `PriorityCPU` for FCFS (one priority level) and for the priority
-disciplines, and a plain timer for a delay centre. A job of a class visits the centres it has
+disciplines, and a plain timer for a delay centre. A centre with a `capacity` turns away a job that finds
+it full (the job is lost: an open class's, since a closed one is never turned away by a capacity the
+solver accepts). A memory constraint admits at most `max_jobs` jobs to its centres at once, the others
+waiting in line for memory in arrival order, as the system a flow-equivalent server stands for. A
+centre with `rates` is not simulated. A job of a class visits the centres it has
 demands at, in the order written, each `visits` times per cycle (a fractional part is a coin
 toss), with a service time of the given mean and squared coefficient of variation (0 constant,
 1 exponential, else lognormal). Open classes arrive as Poisson streams; closed ones think for an
@@ -15,6 +19,7 @@ example seed001), so it lives here.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,16 +42,26 @@ class SimulatedMeans:
     throughput: dict[str, float]  # per class: cycles completed per unit time
     utilization: dict[str, float]  # per centre, per server
     cycles: dict[str, int]
+    lost: dict[str, int] | None = None  # per class: jobs a full centre turned away
 
 
 class _Job:
-    __slots__ = ("cls", "position", "route", "started")
+    __slots__ = ("cls", "memory", "position", "route", "started")
 
     def __init__(self, cls: int) -> None:
         self.cls = cls
         self.position = 0
         self.route: tuple[int, ...] = ()
         self.started = 0
+        self.memory = False  # whether it holds one of a memory constraint's places
+
+
+@dataclass(frozen=True)
+class MemoryConstraint:
+    """At most `max_jobs` jobs at once at `centres` together (`queueing.fesc` solves it as one centre)."""
+
+    centres: tuple[str, ...]
+    max_jobs: int
 
 
 def _distribution(demand: Demand) -> Distribution:
@@ -61,9 +76,20 @@ def _distribution(demand: Demand) -> Distribution:
 class NetworkSimulation:
     """Simulate `network` for `duration` time units, measuring after `warmup`."""
 
-    def __init__(self, network: Network, *, duration: float, warmup: float, seed: int, stream: str = "") -> None:
+    def __init__(
+        self,
+        network: Network,
+        *,
+        duration: float,
+        warmup: float,
+        seed: int,
+        stream: str = "",
+        memory: MemoryConstraint | None = None,
+    ) -> None:
         if not 0 <= warmup < duration:
             raise ValueError(f"need 0 <= warmup < duration, got warmup={warmup}, duration={duration}")
+        if any(centre.rates for centre in network.centres):
+            raise ValueError("a centre with rates stands for a subsystem; simulate the subsystem itself")
         self.network = network
         self.env = env = Environment(halt_at=round(duration * UNIT))
         self._warmup = round(warmup * UNIT)
@@ -98,6 +124,11 @@ class NetworkSimulation:
             else:
                 self._gaps.append(None)
         classes = len(network.classes)
+        self._present = [0] * len(network.centres)  # jobs at each centre
+        self._lost = [0] * classes
+        self._gate = frozenset(network.index[name] for name in memory.centres) if memory is not None else frozenset()
+        self._places = memory.max_jobs if memory is not None else 0  # memory's places left
+        self._in_line: deque[_Job] = deque()  # jobs waiting for memory
         self._cycles = [0] * classes
         self._time_sum = [0] * classes
         self._busy_at_warmup: list[float] = [0.0] * len(network.centres)
@@ -154,6 +185,21 @@ class NetworkSimulation:
             self._finish(job)
             return
         centre = job.route[job.position]
+        if centre in self._gate and not job.memory:
+            if self._places == 0:
+                self._in_line.append(job)  # waits for memory; `_release` resumes it
+                return
+            self._places -= 1
+            job.memory = True
+        capacity = self.network.centres[centre].capacity
+        if capacity is not None and self._present[centre] >= capacity:
+            if job.started >= self._warmup:
+                self._lost[job.cls] += 1
+            if job.memory:
+                job.memory = False
+                self._release()
+            return  # turned away: the job is lost
+        self._present[centre] += 1
         work = max(1, self._service[job.cls][centre]())
         station = self._stations[centre]
         if station is None:
@@ -162,8 +208,21 @@ class NetworkSimulation:
             station.admit(job, work, self._priority[job.cls])  # the PS CPU ignores the priority
 
     def _served(self, job: _Job) -> None:
+        self._present[job.route[job.position]] -= 1
         job.position += 1
+        if job.memory and (job.position == len(job.route) or job.route[job.position] not in self._gate):
+            job.memory = False
+            self._release()
         self._visit(job)
+
+    def _release(self) -> None:
+        """A place in memory is free: the first job in line takes it and goes on."""
+        if self._in_line:
+            waiting = self._in_line.popleft()
+            waiting.memory = True
+            self._visit(waiting)
+        else:
+            self._places += 1
 
     def _finish(self, job: _Job) -> None:
         env = self.env
@@ -193,4 +252,5 @@ class NetworkSimulation:
                 if not k.is_delay
             },
             cycles=dict(zip((c.name for c in classes), self._cycles, strict=True)),
+            lost=dict(zip((c.name for c in classes), self._lost, strict=True)),
         )

@@ -44,6 +44,7 @@ def replicate(model: StandardModel, *, replications: int, seed: int, scale: floa
             warmup=model.warmup,
             seed=seed,
             stream=f"{model.name}/replication-{r}",
+            memory=model.memory,
         ).run()
         for r in range(replications)
     ]
@@ -52,10 +53,12 @@ def replicate(model: StandardModel, *, replications: int, seed: int, scale: floa
 def compare(model: StandardModel, runs: list[SimulatedMeans]) -> list[Comparison]:
     """Each analytic response time, throughput (closed classes) and utilisation against its interval."""
     network = model.network
-    quantities = [("R", c.name) for c in network.classes]
-    quantities += [("X", c.name) for c in network.classes if not c.is_open]
-    quantities += [("U", k.name) for k in network.centres if not k.is_delay]
     answers = model.analytic(network)
+    finite = any(k.capacity is not None for k in network.centres)
+    solved = answers[0].solution.centres  # a flow-equivalent server stands for the centres it replaces
+    quantities = [("R", c.name) for c in network.classes]
+    quantities += [("X", c.name) for c in network.classes if not c.is_open or finite]
+    quantities += [("U", k.name) for k in network.centres if not k.is_delay and k.name in solved]
     comparisons = []
     for kind, name in quantities:
         interval = confidence_interval([_simulated(kind, name, m) for m in runs])

@@ -20,6 +20,7 @@ from skenario.autoscalers.keda.scalers import (
     find_factors,
     next_balancing_factor,
 )
+from skenario.core.stats import LatencyHistogram
 from skenario.model.metrics import Sample
 
 
@@ -139,3 +140,25 @@ def test_cron_serves_its_replicas_inside_the_window() -> None:
         0, None, "AverageValue", "Asia/Kolkata", parse_schedule("0 0 * * Thu"), parse_schedule("59 23 * * Thu"), 10
     )
     assert kolkata.measure(Source(), datetime(2024, 1, 4, 20, 0, tzinfo=UTC)) == (0.0, False)
+
+
+def test_prometheus_latency_reads_the_requests_completed_since_its_last_read() -> None:
+    """histogram_quantile over a rate: the first read sees 100 requests of 0.2 s; the second only the 100 of
+    1.5 s completed since; with none completed since, the result is empty (0 with ignoreNullValues)."""
+    seen = LatencyHistogram()
+
+    class Latencies(Source):
+        def latency(self) -> LatencyHistogram:
+            copy = LatencyHistogram()
+            copy.merge(seen)
+            return copy
+
+    scaler = PrometheusScaler(0, None, "AverageValue", measures="latency_p95_seconds", threshold=0.5)
+    seen.record_many(200_000_000, 100)
+    first, _ = scaler.measure(Latencies(), AT)
+    seen.record_many(1_500_000_000, 100)
+    second, active = scaler.measure(Latencies(), AT)
+    assert first == pytest.approx(0.2, rel=0.02) and second == pytest.approx(1.5, rel=0.02) and active
+    assert scaler.measure(Latencies(), AT) == (0.0, False)
+    mean = PrometheusScaler(0, None, "AverageValue", measures="latency_mean_seconds", threshold=0.5)
+    assert mean.measure(Latencies(), AT)[0] == pytest.approx((0.2 * 100 + 1.5 * 100) / 200)

@@ -72,11 +72,12 @@ class ScaledObjectSpec:
     paused: bool = False  # autoscaling.keda.sh/paused: neither KEDA nor its HPA scales
     paused_replicas: int | None = None  # autoscaling.keda.sh/paused-replicas: the target is held there
     epoch: datetime = EPOCH  # the wall-clock time of the run's start
+    hpa_config_name: str | None = None  # advanced.horizontalPodAutoscalerConfig.name
 
     @property
     def hpa_name(self) -> str:
-        """`getDefaultHpaName`: keda-hpa-<ScaledObject's name>."""
-        return f"keda-hpa-{self.name}"
+        """`getHPAName`: advanced.horizontalPodAutoscalerConfig.name, else keda-hpa-<ScaledObject's name>."""
+        return self.hpa_config_name or f"keda-hpa-{self.name}"
 
 
 def hpa_spec(spec: ScaledObjectSpec) -> HPASpec:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 from urllib.parse import quote_plus
@@ -28,6 +28,8 @@ from skenario.autoscalers.hpa.types import (
     ValueTarget,
 )
 from skenario.autoscalers.keda.cron import CronSchedule, in_window, timezone
+from skenario.core.stats import LatencyHistogram
+from skenario.core.time import SECOND
 from skenario.model.metrics import Sample
 
 AVERAGE_VALUE = "AverageValue"
@@ -56,6 +58,10 @@ class KedaSource(Protocol):
 
     def samples(self) -> dict[int, Sample]:
         """Each running pod's latest sample."""
+        ...
+
+    def latency(self) -> LatencyHistogram:
+        """Every completed request's latency so far (a copy)."""
         ...
 
 
@@ -235,7 +241,15 @@ POD_SUMS: dict[str, Callable[[Sample], float]] = {
 }
 """What a Prometheus query can measure, summed over the pods' latest samples (as `sum(rate(...))` over their
 metrics would be); `buffered_requests` and `consumer_lag` are read whole."""
-QUERYABLE = (*POD_SUMS, "buffered_requests", "consumer_lag")
+LATENCIES: dict[str, float | None] = {
+    "latency_p50_seconds": 50.0,
+    "latency_p95_seconds": 95.0,
+    "latency_p99_seconds": 99.0,
+    "latency_mean_seconds": None,
+}
+"""Latency of the requests completed since the trigger was last read, as `histogram_quantile` over a rate reads a
+latency histogram (a percentile, or the mean); no request completed is an empty result."""
+QUERYABLE = (*POD_SUMS, *LATENCIES, "buffered_requests", "consumer_lag")
 
 
 @dataclass(frozen=True)
@@ -248,6 +262,7 @@ class PrometheusScaler(Scaler):
     threshold: float = 1.0
     activation_threshold: float = 0.0
     ignore_null_values: bool = True
+    _last: dict[str, LatencyHistogram] = field(default_factory=dict, compare=False, repr=False)  # latency read
 
     def metric_spec(self) -> MetricSpec:
         return ExternalMetricSource(
@@ -263,6 +278,13 @@ class PrometheusScaler(Scaler):
         return value, value > self.activation_threshold
 
     def _value(self, source: KedaSource) -> float | None:
+        if self.measures in LATENCIES:
+            seen = source.latency()
+            window = seen.since(self._last.get("latency"))
+            self._last["latency"] = seen
+            q = LATENCIES[self.measures]
+            value = window.mean() if q is None else window.percentile(q)
+            return None if value is None else value / SECOND
         if self.measures == "buffered_requests":
             return float(source.buffered_requests())
         if self.measures == "consumer_lag":

@@ -155,13 +155,16 @@ class KedaAutoscaler(ManifestOrSpec, HpaControllerFlags):
 
     type: Literal["keda"]
     manifest: str | dict[str, Any] | None = Field(
-        None, description="A keda.sh/v1alpha1 ScaledObject: a YAML file, or the manifest inline."
+        None, description="A keda.sh/v1alpha1 ScaledObject or ScaledJob: a YAML file, or the manifest inline."
     )
     spec: ScaledObjectSpecModel | None = Field(None, description="The ScaledObject's spec, as in a manifest.")
     queries: dict[str, str] = Field(
         default_factory=dict,
         description="What each prometheus trigger's query measures, by the query's text: one of "
         f"{', '.join(QUERYABLE)} (a query may also be one of these names itself).",
+    )
+    messages_per_job: int = Field(
+        1, ge=1, description="With a ScaledJob: the messages one Job's pod consumes before it completes."
     )
     clock: datetime | None = Field(
         None,

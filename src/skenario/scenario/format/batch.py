@@ -31,7 +31,7 @@ from skenario.scenario.format.base import Spec
 from skenario.scenario.format.scenario import MAX_SEED, Metadata
 from skenario.scenario.format.units import Duration
 
-TRACE_FORMATS = ("sls", "openb", "csv")
+TRACE_FORMATS = ("sls", "synth", "openb", "csv")
 """The trace formats `skenario.scheduling.traces` reads (TRACE_KINDS' keys)."""
 
 
@@ -68,7 +68,7 @@ class KueueFile(Spec):
 class BatchReplaySpec(Spec):
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
     trace: str = Field(min_length=1)
-    format: Literal["sls", "openb", "csv"] = "csv"
+    format: Literal["sls", "synth", "openb", "csv"] = "csv"
     nodes: str | None = None
     until: Duration | None = Field(default=None, gt=0)
     heartbeat: Duration | None = Field(default=None, gt=0)
@@ -93,8 +93,10 @@ class BatchReplaySpec(Spec):
         ]
         if len(given) > 1:
             raise ValueError(f"give one queue scheduler, not {' and '.join(given)}")
-        if self.yarn and self.format != "sls":
-            raise ValueError(f"{given[0]} replays YARN jobs: give an SLS trace (format: sls), not {self.format}")
+        if self.yarn and self.format not in ("sls", "synth"):
+            raise ValueError(
+                f"{given[0]} replays YARN jobs: give an SLS trace (format: sls or synth), not {self.format}"
+            )
         if self.yarn and (self.scheduler is not None or self.hold or self.heartbeat_delay is not None):
             raise ValueError(f"scheduler, hold and heartbeatDelay are kube-scheduler's: {given[0]} places the jobs")
         return self

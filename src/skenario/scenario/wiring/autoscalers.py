@@ -18,6 +18,7 @@ from skenario.autoscalers.base import Autoscaler
 from skenario.autoscalers.hpa.config import HPAControllerConfig
 from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler
 from skenario.autoscalers.keda.controller import EPOCH, KedaScaledObject
+from skenario.autoscalers.keda.scaledjob import KedaScaledJob
 from skenario.autoscalers.kpa.controller import KnativePodAutoscaler
 from skenario.autoscalers.vpa.controller import VerticalPodAutoscaler
 from skenario.autoscalers.vpa.memory import MemoryConfig
@@ -35,7 +36,15 @@ from skenario.scenario.format.manifests.hpa import HPASpecModel
 from skenario.scenario.format.manifests.hpaversions import SHAPE as HPA_SHAPE
 from skenario.scenario.format.manifests.hpaversions import ReadHPA, read_hpa
 from skenario.scenario.format.manifests.keda import SHAPE as KEDA_SHAPE
-from skenario.scenario.format.manifests.keda import ScaledObjectManifest, ScaledObjectProblem, scaled_object
+from skenario.scenario.format.manifests.keda import (
+    ScaledJobManifest,
+    ScaledJobSpecModel,
+    ScaledObjectManifest,
+    ScaledObjectProblem,
+    ScaledObjectSpecModel,
+    scaled_job,
+    scaled_object,
+)
 from skenario.scenario.format.manifests.kpa import KnativeServiceManifest, kpa_config
 from skenario.scenario.format.manifests.vpa import VerticalPodAutoscalerManifest, VPASpecModel
 from skenario.scenario.format.scenario import SimulatedPods
@@ -198,29 +207,48 @@ def build_kpa(entry: KpaAutoscaler, base_dir: Path, field: str, pods: SimulatedP
     )
 
 
-def build_keda(entry: KedaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> KedaScaledObject:
-    """KEDA's operator for the entry's ScaledObject, with the HPA it makes syncing under the entry's HPA flags."""
+def build_keda(
+    entry: KedaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods
+) -> KedaScaledObject | KedaScaledJob:
+    """KEDA's operator for the entry's ScaledObject (with the HPA it makes, syncing under the entry's HPA flags)
+    or ScaledJob."""
     name, annotations = entry.name or "keda", dict[str, Any]()
-    spec = entry.spec
+    spec: ScaledObjectSpecModel | ScaledJobSpecModel | None = entry.spec
     if entry.manifest is not None:
-        manifest = read_manifest(entry.manifest, base_dir, ScaledObjectManifest, KEDA_SHAPE, f"{field}.manifest")
+        data, root, source = _document(entry.manifest, base_dir, f"{field}.manifest", KEDA_SHAPE)
+        manifest: ScaledJobManifest | ScaledObjectManifest
+        if isinstance(data, dict) and data.get("kind") == "ScaledJob":
+            manifest = validate_node(data, root, ScaledJobManifest, source, KEDA_SHAPE)
+        else:
+            manifest = validate_node(data, root, ScaledObjectManifest, source, KEDA_SHAPE)
         spec = manifest.spec
         metadata = manifest.metadata.model_dump()
         name = entry.name or str(metadata.get("name") or name)
         annotations = metadata.get("annotations") or {}
     assert spec is not None
+    epoch = entry.clock or EPOCH
     try:
+        if isinstance(spec, ScaledJobSpecModel):
+            return KedaScaledJob(
+                scaled_job(
+                    spec,
+                    name,
+                    queries=entry.queries,
+                    stream=pods.stream,
+                    messages_per_job=entry.messages_per_job,
+                    epoch=epoch,
+                )
+            )
         scaled = scaled_object(
-            spec, name, annotations=annotations, queries=entry.queries, stream=pods.stream, epoch=entry.clock or EPOCH
+            spec, name, annotations=annotations, queries=entry.queries, stream=pods.stream, epoch=epoch
         )
     except ScaledObjectProblem as problem:
         if problem.path.startswith("metadata."):  # an annotation: outside the spec
             if isinstance(entry.manifest, str):
                 file = str(base_dir / entry.manifest)
                 raise ScenarioError(problem.message, file=file, field=problem.path, value=problem.value) from None
-            raise ScenarioError(
-                problem.message, field=f"{field}.manifest.{problem.path}", value=problem.value
-            ) from None
+            where = f"{field}.manifest.{problem.path}"
+            raise ScenarioError(problem.message, field=where, value=problem.value) from None
         raise _error(entry, base_dir, field, problem.path, problem.message, problem.value) from None
     config = HPAControllerConfig(
         sync_period=entry.sync_period,

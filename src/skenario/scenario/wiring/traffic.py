@@ -160,7 +160,11 @@ def build_rate(traffic: TrafficSpec, *, duration: int, base_dir: Path, offset: i
             path = trace_path(item, base_dir, field)
             if isinstance(item, ObservedTraffic):  # the series and gaps it names are said at its own fields
                 observed_series(item, path, field)
-            traces.append(TRACES[type(item)].rate(item, path, start, min(stop, end)))
+            try:
+                traces.append(TRACES[type(item)].rate(item, path, start, min(stop, end)))
+            except TraceError as exc:
+                _column_named(item, exc, path, field)
+                raise
         else:
             patterns.append((start, stop, RATES[type(item)](item, start, stop)))
     return Intensity(patterns, traces, offset)
@@ -354,9 +358,23 @@ def arrivals(
     if isinstance(traffic, ObservedTraffic):  # the series and gaps it names are said at its own fields
         observed_series(traffic, path, field)
     stop = min(stop, end)  # a trace's shape does not depend on stop: read no further than the run
-    check(traffic, path, start, stop)
+    try:
+        check(traffic, path, start, stop)
+    except TraceError as exc:
+        _column_named(traffic, exc, path, field)
+        raise
     times = replay(traffic, path, start, stop, rng, offset)
     return dropwhile(partial(gt, offset), times) if offset else times
+
+
+def _column_named(traffic: TraceFileTraffic, exc: TraceError, path: Path, field: str) -> None:
+    """A column the file's header lacks is the scenario's mistake: a ScenarioError at the field that names it."""
+    if exc.line != 1 or not exc.message.startswith("no column"):
+        return
+    names = {"column": "column", "time_column": "timeColumn", "count_column": "countColumn"}
+    for attribute, alias in names.items():
+        if getattr(traffic, attribute, None) == exc.value:
+            raise ScenarioError(f"{path}: {exc.message}", field=f"{field}.{alias}", value=exc.value) from None
 
 
 def trace_path(traffic: TraceFileTraffic, base_dir: Path, field: str) -> Path:

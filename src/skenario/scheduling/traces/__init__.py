@@ -1,8 +1,9 @@
 """Batch traces for the scheduler: pods that arrive, ask for resources and run for a while, and their nodes.
 
-Three formats, one reader each, all read in full and checked when built:
+Four formats, one reader each, all read in full and checked when built:
 
 * `sls`: a YARN Scheduler Load Simulator JSON trace and node file (`SlsTrace`);
+* `synth`: SLS's synthetic load generator's JSON, its jobs generated from its seed (`SynthTrace`);
 * `openb`: the Alibaba GPU-cluster pod and node lists (`OpenbTrace`);
 * `csv`: skenario's own plain CSV of pods and nodes (`CsvPods`).
 
@@ -19,11 +20,18 @@ from skenario.scheduling.traces.base import LoadedTrace, TracePod, TraceReader
 from skenario.scheduling.traces.csvpods import CsvPods
 from skenario.scheduling.traces.openb import OpenbTrace
 from skenario.scheduling.traces.sls import SlsTrace
+from skenario.scheduling.traces.synth import SynthTrace
 from skenario.workloads.tracefiles import TraceError, TracePath
 
-TRACE_KINDS: dict[str, Callable[..., TraceReader]] = {"sls": SlsTrace, "openb": OpenbTrace, "csv": CsvPods}
+TRACE_KINDS: dict[str, Callable[..., TraceReader]] = {
+    "sls": SlsTrace,
+    "synth": SynthTrace,
+    "openb": OpenbTrace,
+    "csv": CsvPods,
+}
 TRACE_OPTIONS: dict[str, tuple[str, ...]] = {
     "sls": ("default_memory_mb", "default_vcores", "node_memory_mb", "node_vcores"),
+    "synth": ("node_memory_mb", "node_vcores"),
     "openb": (),
     "csv": (),
 }
@@ -34,6 +42,7 @@ __all__ = [
     "LoadedTrace",
     "OpenbTrace",
     "SlsTrace",
+    "SynthTrace",
     "TraceError",
     "TracePod",
     "TraceReader",

@@ -223,7 +223,7 @@ class SlsTrace(LoadedTrace):
             nodes = read_sls_nodes(nodes_path, node_memory_mb, node_vcores)
         elif header is not None:
             count = Record(self.file, header.line, "header").integer(header.value, "num.nodes", 0)
-            nodes = [_node(f"node{i}", node_memory_mb, node_vcores, {}) for i in range(count)]
+            nodes = [sls_node(f"node{i}", node_memory_mb, node_vcores, {}) for i in range(count)]
         else:
             nodes = []
         super().__init__(path, nodes_path, nodes, sorted_pods(pods))
@@ -335,7 +335,7 @@ def read_sls_nodes(path: TracePath, memory_mb: int = 10240, vcores: int = 10) ->
             names.claim(name, where.name, where.line, "node")
             labels = {RACK_LABEL: rack} | dict.fromkeys(_node_labels(where, entry), "true")
             size_mb = where.integer(entry, "memory-mb", memory_mb)
-            nodes.append(_node(name, size_mb, where.integer(entry, "vcores", vcores), labels))
+            nodes.append(sls_node(name, size_mb, where.integer(entry, "vcores", vcores), labels))
     if not nodes:
         raise TraceError("the node file has no nodes", file=file)
     return nodes
@@ -357,5 +357,5 @@ def _node_labels(record: Record, entry: Mapping[str, Any]) -> list[str]:
     return labels
 
 
-def _node(name: str, memory_mb: int, vcores: int, labels: dict[str, str]) -> NodeSpec:
+def sls_node(name: str, memory_mb: int, vcores: int, labels: dict[str, str]) -> NodeSpec:
     return NodeSpec(name=name, cpu=vcores * 1000, memory=memory_mb * MIB, labels=labels)

@@ -25,6 +25,9 @@ from skenario.autoscalers.keda.cron import CronError, parse_schedule, timezone
 from skenario.autoscalers.keda.executor import ExecutorSpec
 from skenario.autoscalers.keda.fallback import BEHAVIORS, STATIC, Fallback
 from skenario.autoscalers.keda.formula import FormulaError, parse
+from skenario.autoscalers.keda.jobs import DEFAULT_MAX_REPLICAS as DEFAULT_MAX_JOBS
+from skenario.autoscalers.keda.jobs import Strategy
+from skenario.autoscalers.keda.scaledjob import ScaledJobSpec
 from skenario.autoscalers.keda.scalers import (
     AVERAGE_VALUE,
     QUERYABLE,
@@ -123,6 +126,90 @@ class ScaledObjectSpecModel(Spec):
         if self.idle_replica_count is not None and self.idle_replica_count >= minimum:
             raise ValueError(f"idleReplicaCount={self.idle_replica_count} must be less than minReplicaCount={minimum}")
         return self
+
+
+class ScalingStrategyModel(Spec):
+    """A ScaledJob's `scalingStrategy`."""
+
+    strategy: Literal["default", "custom", "accurate", "eager"] = "default"
+    custom_scaling_queue_length_deduction: int | None = None
+    custom_scaling_running_job_percentage: str | None = None
+    pending_pod_conditions: list[str] | None = None
+    multiple_scalers_calculation: Literal["max", "min", "avg", "sum"] = "max"
+
+
+class ScaledJobSpecModel(Spec):
+    """`ScaledJobSpec`, with its defaults (pollingInterval 30 s, minReplicaCount 0, maxReplicaCount 100)."""
+
+    job_target_ref: Loose = Field(default_factory=lambda: Loose.model_validate({}))
+    polling_interval: int | None = Field(None, ge=1)
+    successful_jobs_history_limit: int | None = Field(None, ge=0)
+    failed_jobs_history_limit: int | None = Field(None, ge=0)
+    env_source_container_name: str | None = None
+    min_replica_count: int | None = Field(None, ge=0)
+    max_replica_count: int | None = Field(None, ge=0)
+    rollout: Loose | None = None
+    scaling_strategy: ScalingStrategyModel | None = None
+    triggers: list[TriggerModel] = Field(min_length=1)
+
+
+class ScaledJobManifest(Spec):
+    api_version: Literal["keda.sh/v1alpha1"]
+    kind: Literal["ScaledJob"]
+    metadata: Loose = Field(default_factory=lambda: Loose.model_validate({}))
+    spec: ScaledJobSpecModel
+    status: Loose | None = None
+
+
+def scaled_job(
+    spec: ScaledJobSpecModel,
+    name: str,
+    *,
+    queries: Mapping[str, str] | None = None,
+    stream: bool = False,
+    messages_per_job: int = 1,
+    epoch: datetime = EPOCH,
+) -> ScaledJobSpec:
+    """The ScaledJob as KEDA's operator uses it; ScaledObjectProblem (with the spec's path) for a mistake."""
+    if not stream:
+        raise ScaledObjectProblem(
+            "jobTargetRef", "a ScaledJob's Jobs consume a queue: give the workload a stream (spec.workload.stream)"
+        )
+    scalers = tuple(_scaler(trigger, index, queries or {}, stream) for index, trigger in enumerate(spec.triggers))
+    for index, scaler in enumerate(scalers):
+        if not scaler.external:
+            raise ScaledObjectProblem(
+                f"triggers.{index}.type", "a ScaledJob scales on queues, not cpu or memory", spec.triggers[index].type
+            )
+    maximum = DEFAULT_MAX_JOBS if spec.max_replica_count is None else spec.max_replica_count
+    minimum = spec.min_replica_count or 0
+    strategy_model = spec.scaling_strategy or ScalingStrategyModel()
+    if strategy_model.pending_pod_conditions:
+        raise ScaledObjectProblem(
+            "scalingStrategy.pendingPodConditions",
+            "skenario does not simulate pod conditions",
+            strategy_model.pending_pod_conditions,
+        )
+    strategy = Strategy()
+    if strategy_model.strategy == "custom":
+        try:  # NewScalingStrategy: a percentage that does not parse selects the default strategy
+            percentage = float(strategy_model.custom_scaling_running_job_percentage or "")
+            strategy = Strategy("custom", strategy_model.custom_scaling_queue_length_deduction or 0, percentage)
+        except ValueError:
+            strategy = Strategy()
+    elif strategy_model.strategy in ("accurate", "eager"):
+        strategy = Strategy(strategy_model.strategy)
+    return ScaledJobSpec(
+        name=name,
+        scalers=scalers,
+        polling_interval=(spec.polling_interval or 30) * SECOND,
+        min_replicas=min(minimum, maximum),  # MinReplicaCount(): never above the maximum
+        max_replicas=maximum,
+        strategy=strategy,
+        calculation=strategy_model.multiple_scalers_calculation,
+        messages_per_job=messages_per_job,
+        epoch=epoch,
+    )
 
 
 class ScaledObjectManifest(Spec):
@@ -442,6 +529,7 @@ def scaled_object(
         paused=_flag(annotations, PAUSED),
         paused_replicas=_annotation_replicas(annotations),
         epoch=epoch,
+        hpa_config_name=hpa_config.name if hpa_config is not None else None,
     )
 
 
