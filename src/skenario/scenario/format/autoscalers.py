@@ -32,6 +32,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from skenario.autoscalers.hpa.config import HPAControllerConfig
 from skenario.autoscalers.keda.scalers import QUERYABLE
 from skenario.core.time import DAY, MINUTE, SECOND
 from skenario.errors import ScenarioError
@@ -101,6 +102,16 @@ class HpaControllerFlags(Spec):
         description="The controller's --horizontal-pod-autoscaler-initial-readiness-delay: an older pod that is not "
         "ready, and last changed readiness within this long of its start, counts as never ready.",
     )
+
+    def controller_config(self) -> HPAControllerConfig:
+        """The HPA controller's configuration these flags set."""
+        return HPAControllerConfig(
+            sync_period=self.sync_period,
+            tolerance=self.tolerance,
+            downscale_stabilization=self.downscale_stabilization,
+            cpu_initialization_period=self.cpu_initialization_period,
+            initial_readiness_delay=self.initial_readiness_delay,
+        )
 
 
 class HpaAutoscaler(ManifestOrSpec, HpaControllerFlags):

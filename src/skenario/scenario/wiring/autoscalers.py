@@ -15,7 +15,6 @@ import yaml
 from pydantic import BaseModel
 
 from skenario.autoscalers.base import Autoscaler
-from skenario.autoscalers.hpa.config import HPAControllerConfig
 from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler
 from skenario.autoscalers.keda.controller import EPOCH, KedaScaledObject
 from skenario.autoscalers.keda.scaledjob import KedaScaledJob
@@ -143,14 +142,7 @@ def build_hpa(entry: HpaAutoscaler, base_dir: Path, field: str, pods: SimulatedP
         path, message, value = problem
         message += " (ignoreUnsimulatedMetrics: true on the autoscaler drops such metrics)"
         raise _error(entry, base_dir, field, path, message, value, rename)
-    config = HPAControllerConfig(
-        sync_period=entry.sync_period,
-        tolerance=entry.tolerance,
-        downscale_stabilization=entry.downscale_stabilization,
-        cpu_initialization_period=entry.cpu_initialization_period,
-        initial_readiness_delay=entry.initial_readiness_delay,
-    )
-    return HorizontalPodAutoscaler(spec.build(), config)
+    return HorizontalPodAutoscaler(spec.build(), entry.controller_config())
 
 
 def build_vpa(entry: VpaAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> VerticalPodAutoscaler:
@@ -250,14 +242,7 @@ def build_keda(
             where = f"{field}.manifest.{problem.path}"
             raise ScenarioError(problem.message, field=where, value=problem.value) from None
         raise _error(entry, base_dir, field, problem.path, problem.message, problem.value) from None
-    config = HPAControllerConfig(
-        sync_period=entry.sync_period,
-        tolerance=entry.tolerance,
-        downscale_stabilization=entry.downscale_stabilization,
-        cpu_initialization_period=entry.cpu_initialization_period,
-        initial_readiness_delay=entry.initial_readiness_delay,
-    )
-    return KedaScaledObject(scaled, config)
+    return KedaScaledObject(scaled, entry.controller_config())
 
 
 def build_plugin(entry: PluginAutoscaler, base_dir: Path, field: str, pods: SimulatedPods) -> Autoscaler:
