@@ -79,9 +79,7 @@ def open_station(
             f"{last:g} it reaches with many jobs present"
         )
     if load == 0:
-        p = _empty(head)
-        p = np.exp(p)
-        return StationResult(p, 0.0, 0.0, 0.0, service)
+        return StationResult(np.exp(_empty(head)), 0.0, 0.0, 0.0, service)
     logs = np.concatenate([[0.0], np.cumsum(np.log(load) - np.log(alphas))])
     terms = np.exp(logs)
     ratio = load / last  # each term past the head is the one before times this

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from skenario.autoscalers.base import MetricsSource, PodLister, Scaler, Timing
 from skenario.autoscalers.hpa.behavior import Behavior
@@ -102,6 +102,17 @@ def hpa_spec(spec: ScaledObjectSpec) -> HPASpec:
 def _source_type(metric: MetricSpec) -> str:
     """The metric's `MetricSourceType`, which KEDA sorts the HPA's metrics by."""
     return type(metric).__name__.removesuffix("MetricSource")
+
+
+class Fetched(NamedTuple):
+    """One trigger fetched (`GetMetricsAndActivityForScaler`, `GetMetricsWithFallback`): its metric in milli-units
+    (None: none to give), whether it is active, its error (None: none, or covered by the fallback), and whether
+    the fallback stood in."""
+
+    milli: int | None
+    active: bool
+    failed: str | None
+    fell_back: bool
 
 
 @dataclass
@@ -193,31 +204,23 @@ class KedaScaledObject:
         current = context.desired
         active = error = False
         triggers: dict[str, float | str | None] = {}
-        values: dict[str, float | None] = {}  # the formula's variables, by trigger name
-        falling_back: list[str] = []
         active_triggers: list[str] = []
-        for scaler in spec.scalers:
-            if not scaler.external:
-                continue
-            name = scaler.metric_spec().name
-            milli, scaler_active, failed, fell_back = self._fetch(scaler, name, current)
+        fetched = self._fetch_all(current)
+        for name, scaler, got in fetched:
             if scaler.index in spec.cached:
-                self._cache[name] = milli if not failed else None
-            triggers[name] = failed if failed is not None else (None if milli is None else milli / 1000)
-            if fell_back:
-                falling_back.append(name)
-            if failed is not None:
+                self._cache[name] = got.milli if got.failed is None else None
+            triggers[name] = got.failed if got.failed is not None else (None if got.milli is None else got.milli / 1000)
+            if got.failed is not None:
                 error = True
-            elif scaler_active or fell_back:
+            elif got.active or got.fell_back:
                 active = True
                 active_triggers.append(name)
-            if scaler.name is not None:
-                values[scaler.name] = None if milli is None else milli / 1000
+        falling_back = [name for name, _, got in fetched if got.fell_back]
         composite: float | None = None
         modifiers = spec.modifiers
         if modifiers is not None:
             active = False
-            composite = self._composite(values, falling_back, current)
+            composite = self._composite(fetched, current)
             if not error and composite is not None:
                 active = composite > modifiers.activation_target
             active_triggers = [COMPOSITE_METRIC] if active else []
@@ -252,7 +255,11 @@ class KedaScaledObject:
             spec.executor.cooldown,
         )
 
-    def _fetch(self, scaler: TriggerScaler, name: str, current: int) -> tuple[int | None, bool, str | None, bool]:
+    def _fetch_all(self, current: int) -> list[tuple[str, TriggerScaler, Fetched]]:
+        """Every External trigger fetched now, by metric name."""
+        return [(name, scaler, self._fetch(scaler, name, current)) for name, scaler in self._names.items()]
+
+    def _fetch(self, scaler: TriggerScaler, name: str, current: int) -> Fetched:
         """`GetMetricsAndActivityForScaler` then `GetMetricsWithFallback`: the metric (milli-units; None when it
         failed with no fallback value), whether the scaler is active, its error (None: none, or covered by
         the fallback), and whether the fallback stood in."""
@@ -265,12 +272,12 @@ class KedaScaledObject:
         except ScalerError as exc:
             fallback = spec.fallback
             if fallback is None:
-                return None, False, str(exc), False
+                return Fetched(None, False, str(exc), False)
             failures = self._failures[name] = self._failures.get(name, 0) + 1
             if not exceeded(fallback, failures):
-                return None, False, str(exc), False
+                return Fetched(None, False, str(exc), False)
             if fallback.behavior == "scalingModifiers":
-                return None, False, None, False  # a placeholder the formula reads as nil; not a fallback
+                return Fetched(None, False, None, False)  # a placeholder the formula reads as nil; not a fallback
             target = scaler.metric_spec().target
             ready: int | None = None
             if isinstance(target, ValueTarget):
@@ -279,19 +286,25 @@ class KedaScaledObject:
                 milli_target = target.average_value if isinstance(target, AverageValueTarget) else 0
             milli = fallback_value(fallback, milli_target / 1000, current, ready)
             if milli is None:
-                return None, False, "error performing fallback", False
-            return milli, False, None, True
+                return Fetched(None, False, "error performing fallback", False)
+            return Fetched(milli, False, None, True)
         if spec.fallback is not None:
             self._failures[name] = 0
-        return int(value * 1000), active, None, False
+        return Fetched(int(value * 1000), active, None, False)
 
-    def _composite(self, values: dict[str, float | None], falling_back: list[str], current: int) -> float | None:
-        """`HandleScalingModifiers`: the formula over the triggers' values; with the fallback on (not of the
-        scalingModifiers behavior), the first fallback metric instead. None when the formula fails."""
+    def _composite(self, fetched: list[tuple[str, TriggerScaler, Fetched]], current: int) -> float | None:
+        """`HandleScalingModifiers`: the formula over the named triggers' values (nil where a trigger gave none);
+        with the fallback on (not of the scalingModifiers behavior), the first fallback metric instead. None
+        when the formula fails."""
         modifiers = self.spec.modifiers
         assert modifiers is not None
         fallback = self.spec.fallback
-        if falling_back and fallback is not None:
+        values = {
+            scaler.name: None if got.milli is None else got.milli / 1000
+            for _, scaler, got in fetched
+            if scaler.name is not None
+        }
+        if any(got.fell_back for _, _, got in fetched) and fallback is not None:
             milli = fallback_value(fallback, modifiers.target, current)
             return None if milli is None else milli / 1000
         try:
@@ -313,20 +326,12 @@ class KedaScaledObject:
         assert context is not None
         current = context.desired
         if name == COMPOSITE_METRIC and self.spec.modifiers is not None:
-            values: dict[str, float | None] = {}
-            falling_back: list[str] = []
-            for metric, scaler in self._names.items():
-                milli, _, failed, fell_back = self._fetch(scaler, metric, current)
-                if fell_back:
-                    falling_back.append(metric)
-                if scaler.name is not None:
-                    values[scaler.name] = None if milli is None else milli / 1000
-            composite = self._composite(values, falling_back, current)
+            composite = self._composite(self._fetch_all(current), current)
             return None if composite is None else int(composite * 1000)
         served = self._names.get(name)
         if served is None:
             return None
         if served.index in self.spec.cached and name in self._cache:
             return self._cache[name]
-        milli, _, failed, _ = self._fetch(served, name, current)
-        return None if failed is not None else milli
+        got = self._fetch(served, name, current)
+        return None if got.failed is not None else got.milli

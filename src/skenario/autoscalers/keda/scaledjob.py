@@ -122,7 +122,6 @@ class KedaScaledJob:
         )
         if created:
             context.scale_to(running + created)
-        if created:
             reason = f"created {created} job(s): {scale_to} asked for, {running} running ({pending} pending)"
         elif active:
             reason = f"no job created: {scale_to} asked for, {running} running ({pending} pending)"
