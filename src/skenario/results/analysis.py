@@ -467,3 +467,65 @@ def _lifecycle_values(frame: pd.DataFrame, column: str) -> np.ndarray:
         return np.zeros(len(frame))
     values: np.ndarray = pd.to_numeric(frame[column], errors="coerce").fillna(0).to_numpy(dtype=float)
     return values
+
+
+def latency_cdf(run: RunData) -> pd.DataFrame:
+    """Bounds on the share of the run's completed requests with latency at most x, from what the run keeps
+    of latency: each interval's completions and its p50, p95 and p99 (no histogram of every request).
+
+    An interval's q-th percentile is its r-th smallest latency, r = max(1, ceil(q/100 x completed)) (the
+    nearest rank): at x at or above it, at least r of its requests took at most x; below it, at most
+    r - 1 did. Summed over the intervals and divided by all completions, these give `at_least` and
+    `at_most`, between which the run's true share lies (to the histogram's bucket resolution, 0.4%, as
+    each percentile is its bucket's midpoint). Indexed by `latency_ms`, each distinct percentile seen;
+    a row holds from its latency to the next one's. Empty when no request completed.
+    """
+    series = run.series
+    completed = _column(series, "requests_completed").fillna(0).to_numpy()
+    values = np.column_stack([_column(series, f"latency_p{q}_ms").to_numpy() for q in PERCENTILES])
+    known = (completed > 0) & ~np.isnan(values).any(axis=1) if len(series) else np.zeros(0, dtype=bool)
+    completed, values = completed[known], values[known]
+    total = float(completed.sum())
+    if not total:
+        return pd.DataFrame({"at_least": [], "at_most": []}, index=pd.Index([], name="latency_ms", dtype=float))
+    ranks = np.column_stack([np.maximum(1, np.ceil(q / 100 * completed)) for q in PERCENTILES])
+    # Reaching an interval's percentile adds what its rank adds to the rank before it (at_least), and
+    # what the next rank (or all its requests, past the p99) adds to the last rank's (at_most).
+    lower_steps = np.diff(ranks, axis=1, prepend=0)
+    upper_steps = np.diff(np.column_stack([ranks - 1, completed + 0.0]), axis=1)
+    order = np.argsort(values, axis=None, kind="stable")
+    at = values.ravel()[order]
+    lower = np.cumsum(lower_steps.ravel()[order])
+    upper = (ranks[:, 0] - 1).sum() + np.cumsum(upper_steps.ravel()[order])
+    last = np.r_[at[1:] != at[:-1], True]  # the last of equal latencies holds every step taken there
+    return pd.DataFrame(
+        {"at_least": lower[last] / total, "at_most": upper[last] / total},
+        index=pd.Index(at[last], name="latency_ms"),
+    )
+
+
+def queues(run: RunData) -> pd.DataFrame:
+    """Where requests waited at the end of each interval: `buffered`, waiting for a pod (the activator's
+    or the router's buffer, or a stream's backlog); `in_pods`, held by the pods (queued in their
+    queue-proxy or being served); `deepest_pod`, the most one pod held (NaN with no pod); and with a
+    stream, `consumer_lag`, the messages not yet consumed."""
+    series = run.series
+    frame = pd.DataFrame(
+        {
+            "buffered": _column(series, "requests_buffered").to_numpy(),
+            "in_pods": _column(series, "requests_processing").to_numpy(),
+        },
+        index=_time_index(series),
+    )
+    rows = run.replica_series
+    ends = np.asarray(series["time_ns"], dtype=np.int64) if len(series) else np.zeros(0, dtype=np.int64)
+    if len(rows) and len(ends):
+        # The rows sampled with the series (a replica that terminated mid-interval has one more, off it).
+        sampled = rows[np.isin(np.asarray(rows["time_ns"], dtype=np.int64), ends)]
+        held = pd.to_numeric(sampled["requests_held"], errors="coerce").groupby(np.asarray(sampled["time_ns"])).max()
+        frame["deepest_pod"] = held.reindex(ends).to_numpy(dtype=float)
+    else:
+        frame["deepest_pod"] = np.nan
+    if "consumer_lag" in series:
+        frame["consumer_lag"] = _column(series, "consumer_lag").to_numpy()
+    return frame

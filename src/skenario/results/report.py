@@ -1,22 +1,33 @@
 """One run as a single self-contained HTML page: what happened first, in charts, then the figures in tables.
 
 The page reads top down as an operator asks: did the run meet its objectives, what did it cost,
-and what did the autoscalers and the cluster do. Charts come first; every one shares a time axis
-in hh:mm from the run's start and marks the scenario events, so a cause and its effects line up:
+and what did the autoscalers and the cluster do. Charts come first; every one but the latency CDF
+shares a time axis in hh:mm from the run's start and marks the scenario events, so a cause and its
+effects line up:
 
     replicas        desired, Pending, launching, active, terminating, and the autoscalers' max
-    requests        arrived, completed and failed per second
-    latency         p50 / p95 / p99 per interval, against the objective
-    CPU             used over request (what the HPA reads) and over the nodes' allocatable
+    requests        arrived, completed and failed per second, and failed by each cause that occurred
+    latency         p50 / p95 / p99 per interval on a log scale, against the objective
+    latency CDF     the share of completed requests within x ms (x on a log scale), as the bounds
+                    each interval's percentiles give (the run keeps no histogram of every request)
+    CPU             used over request (what the HPA reads) and over the nodes' allocatable, and
+                    each HPA's CPU utilisation target
     HPA <name>      each metric the HPA read against its target       (one chart per HPA)
-    KPA <name>      observed concurrency against the pods' capacity, panic shaded (per KPA)
+    KPA <name>      observed concurrency against the pods' capacity, panic shaded, and the
+                    excess burst capacity on its own axis              (one chart per KPA)
+    VPA <name>      CPU target within lowerBound and upperBound against the template's
+                    request; memory likewise when recorded             (per VPA)
+    queues          requests buffered for a pod, held by the pods, the most one pod held,
+                    a stream's lag                                     (when anything waited)
+    stream          a stream's consumer lag                            (with spec.stream)
     cluster         nodes and pods waiting for one                     (with spec.cluster)
     decisions       every autoscaler decision, its inputs on hover
 
 The tables below use the labels and units `skenario run` and `show` print (`results.readout`).
 plotly.js is inlined rather than loaded from a CDN, so the page can be archived, mailed or opened
 offline and show the same thing in a year. Each trace is thinned to at most `MAX_POINTS` points
-(bucket means; maxima for latency), so a day of 10-second intervals stays a few megabytes.
+(bucket means; maxima for latency and depths, minima where a dip matters), so a day of
+10-second intervals stays a few megabytes.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +51,17 @@ from skenario.results.files import atomic_path
 from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows, slo_rows, summary_rows, verdict
 from skenario.results.rundata import RunData, stated_objectives
 
-CHART_IDS = ("chart-replicas", "chart-requests", "chart-latency", "chart-cpu", "chart-decisions")
-"""The charts every report has; HPA, KPA and cluster charts come as the run has them (`chart_ids`)."""
+CHART_IDS = (
+    "chart-replicas",
+    "chart-requests",
+    "chart-latency",
+    "chart-latency-cdf",
+    "chart-cpu",
+    "chart-decisions",
+)
+"""The charts every report has; HPA, KPA, VPA, queue, stream and cluster charts come as the run has them."""
+UNTIMED = ("chart-latency-cdf",)
+"""The charts whose x axis is not the run's time (so they mark no events)."""
 MAX_POINTS = 1500
 """The most points a trace keeps: beyond a screen's width, more only makes the page heavier."""
 EPOCH = np.datetime64("1970-01-01T00:00:00", "ms")  # the run's start on plotly's date axis
@@ -85,9 +106,10 @@ def _values(column: pd.Series | np.ndarray) -> list[float | None]:
     return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(f"{v:.4g}") for v in column]
 
 
-def thin(frame: pd.DataFrame, peaks: Iterable[str] = ()) -> pd.DataFrame:
+def thin(frame: pd.DataFrame, peaks: Iterable[str] = (), troughs: Iterable[str] = ()) -> pd.DataFrame:
     """At most MAX_POINTS rows: consecutive rows bucketed, each bucket its mean (its maximum for the
-    `peaks` columns, so a spike is never averaged away), indexed by its last row's time."""
+    `peaks` columns, its minimum for the `troughs`, so a spike or a dip is never averaged away),
+    indexed by its last row's time."""
     if len(frame) <= MAX_POINTS:
         return frame
     size = math.ceil(len(frame) / MAX_POINTS)
@@ -98,6 +120,9 @@ def thin(frame: pd.DataFrame, peaks: Iterable[str] = ()) -> pd.DataFrame:
     for column in peaks:
         if column in thinned:
             thinned[column] = grouped[column].max()
+    for column in troughs:
+        if column in thinned:
+            thinned[column] = grouped[column].min()
     last = np.minimum((np.arange(len(thinned)) + 1) * size, len(frame)) - 1
     thinned.index = pd.Index(frame.index.to_numpy()[last], name=frame.index.name)
     return thinned
@@ -116,6 +141,15 @@ class _Charts:
         self.run = run
         self.events = events
         self.long = run.simulated_ns > DAY
+
+    @cached_property
+    def all_decisions(self) -> pd.DataFrame:
+        """`analysis.decisions` once per page: a day of a KPA's ticks is 43,200 rows to flatten."""
+        return analysis.decisions(self.run)
+
+    @cached_property
+    def kinds(self) -> dict[str, list[str]]:
+        return _kinds(self.all_decisions)
 
     def figure(self, title: str, y_title: str) -> go.Figure:
         figure = go.Figure()
@@ -185,7 +219,8 @@ class _Charts:
 
     @staticmethod
     def line(frame: pd.DataFrame, column: str, name: str, **kwargs: Any) -> go.Scatter:
-        return go.Scatter(x=_times(frame.index), y=_values(frame[column]), name=_label(name), mode="lines", **kwargs)
+        kwargs = {"mode": "lines", **kwargs}
+        return go.Scatter(x=_times(frame.index), y=_values(frame[column]), name=_label(name), **kwargs)
 
     def replicas(self) -> go.Figure:
         figure = self.figure("Replicas: what the autoscalers asked for, and what the cluster had", "replicas")
@@ -232,17 +267,17 @@ class _Charts:
         frame = thin(analysis.request_outcomes(self.run))
         for column, colour in (("arrived", "#1f77b4"), ("completed", "#2ca02c"), ("failed", "#d62728")):
             figure.add_trace(self.line(frame, f"{column}_per_s", column, line={"color": colour}))
-        for reason in analysis.failure_reasons(self.run):
-            figure.add_trace(
-                self.line(
-                    frame, f"failed_{reason}_per_s", f"failed: {reason}", visible="legendonly", line={"dash": "dot"}
-                )
-            )
+        for reason in analysis.failure_reasons(self.run):  # the columns of the causes that occurred
+            figure.add_trace(self.line(frame, f"failed_{reason}_per_s", f"failed: {reason}", line={"dash": "dot"}))
         return figure
 
     def latency(self, objectives: Mapping[str, Any] | None) -> go.Figure:
-        figure = self.figure("Latency of the requests completed in each interval", "ms")
+        """Latency on a log scale, where a p99 ten times the p50 and the objective fit one chart; an interval
+        with no completion is a gap (None), as a log axis has no 0."""
+        figure = self.figure("Latency of the requests completed in each interval", "ms (log scale)")
+        figure.update_yaxes(type="log", rangemode="normal")
         frame = thin(analysis.latency(self.run), peaks=("p50_ms", "p95_ms", "p99_ms", "mean_ms"))
+        frame = frame.where(frame > 0)
         for column, colour in (("p50_ms", "#2ca02c"), ("p95_ms", "#ff7f0e"), ("p99_ms", "#d62728")):
             figure.add_trace(self.line(frame, column, column.removesuffix("_ms"), line={"color": colour}))
         observed = self.observed("latency", "observed (the real cluster)", 1000.0, mode="lines", line=_OBSERVED_LINE)
@@ -252,12 +287,81 @@ class _Charts:
         if observed is not None:
             figure.add_trace(observed)
         if objectives is not None:
-            figure.add_hline(
-                y=objectives["latency_ms"],
-                line={"dash": "dash", "color": "#d62728", "width": 1},
-                annotation={"text": f"p{objectives['percentile']} objective", "font": {"size": 10}},
-                annotation_position="top right",
+            level = float(objectives["latency_ms"])
+            # A shape on a log axis is placed by its value, an annotation by the value's log10 (plotly.js).
+            figure.add_hline(y=level, line={"dash": "dash", "color": "#d62728", "width": 1})
+            figure.add_annotation(
+                text=f"p{objectives['percentile']} objective",
+                font={"size": 10},
+                x=1,
+                xref="x domain",
+                xanchor="right",
+                y=math.log10(level),
+                yref="y",
+                yanchor="bottom",
+                showarrow=False,
             )
+        return figure
+
+    def latency_cdf(self, objectives: Mapping[str, Any] | None) -> go.Figure:
+        """The share of the run's completed requests within x ms, as the bounds `analysis.latency_cdf` derives
+        from each interval's percentiles: the run keeps no histogram of every request, so a single line
+        would be invented between them."""
+        cdf = analysis.latency_cdf(self.run)
+        shown = _coarsen(cdf[cdf.index > 0])
+        title = (
+            _label("Latency: the share of the run's completed requests within x")
+            + "<br><sup>"
+            + _label(
+                "bounds from each interval's p50, p95 and p99 (the run keeps no histogram of every request): "
+                "the true share lies in the band"
+                if len(shown)
+                else "no request completed"
+            )
+            + "</sup>"
+        )
+        figure = go.Figure()
+        x = _values(shown.index.to_numpy())
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=_values(shown["at_least"]),
+                name="at least (surely within x)",
+                mode="lines",
+                line={"shape": "hv", "color": "#1f77b4"},
+            )
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=_values(shown["at_most"]),
+                name="at most (possibly within x)",
+                mode="lines",
+                line={"shape": "hv", "color": "#1f77b4", "dash": "dot"},
+                fill="tonexty",
+                fillcolor="rgba(31, 119, 180, 0.15)",
+            )
+        )
+        shapes = []
+        if objectives is not None:
+            level, share = float(objectives["latency_ms"]), objectives["percentile"] / 100
+            name = f"p{objectives['percentile']} objective: {share:.0%} within {level:g} ms"
+            line = {"dash": "dash", "color": "#d62728", "width": 1}
+            # Met when the band at the objective's latency is above its share: a vertical line there (a trace, as
+            # a shape on a log axis is placed differently from an annotation) and the share across.
+            figure.add_trace(go.Scatter(x=[level, level], y=[0, 1], name=_label(name), mode="lines", line=line))
+            shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": share, "y1": share})
+            shapes[-1]["line"] = line
+        figure.update_layout(
+            title={"text": title},
+            xaxis={"title": {"text": "latency (ms, log scale)"}, "type": "log"},
+            yaxis={"title": {"text": "share of completed requests"}, "range": [0, 1.02], "tickformat": ".0%"},
+            template="plotly_white",
+            hovermode="x unified",
+            margin={"l": 70, "r": 30, "t": 70, "b": 50},
+            legend={"orientation": "h", "y": -0.22, "traceorder": "normal"},  # not reversed for the band's fill
+            shapes=shapes,
+        )
         return figure
 
     def cpu(self) -> go.Figure:
@@ -275,6 +379,10 @@ class _Charts:
         observed = self.observed("cpu", "observed, of request", mode="lines", line=_OBSERVED_LINE)
         if observed is not None:
             figure.add_trace(observed)
+        for index, (name, target) in enumerate(_cpu_targets(self.all_decisions, self.kinds["hpa"]).items()):
+            line = {"shape": "hv", "dash": "dash", "color": _PALETTE[(index + 3) % len(_PALETTE)]}
+            frame = pd.DataFrame({"target": target / 100}, index=target.index)  # percent of request, as a share
+            figure.add_trace(self.line(frame, "target", f"{name}: target", line=line))
         return figure
 
     def hpa(self, autoscaler: str, decisions: pd.DataFrame) -> go.Figure:
@@ -332,6 +440,76 @@ class _Charts:
                 for start, stop in spans
             ]
             figure.update_layout(shapes=[*figure.layout.shapes, *rects])
+        if "ebc" in decisions:
+            ebc = pd.DataFrame({"ebc": pd.to_numeric(decisions["ebc"], errors="coerce")}, index=decisions.index)
+            if ebc["ebc"].notna().any():
+                # Its own axis: ready pods x what a pod takes - target-burst-capacity - the panic average is
+                # on another scale than the concurrency (with the default capacity of 211, far below 0).
+                name = "excess burst capacity (right axis; below 0 the activator stays in the path)"
+                line = {"shape": "hv", "color": "#9467bd", "width": 1}
+                figure.add_trace(self.line(thin(ebc, troughs=("ebc",)), "ebc", name, yaxis="y2", line=line))
+                axis: dict[str, Any] = {"title": {"text": "excess burst capacity"}, "overlaying": "y"}
+                axis |= {"side": "right", "showgrid": False, "zerolinecolor": "#9467bd"}
+                figure.update_layout(yaxis2=axis, margin={"r": 70})
+        return figure
+
+    def vpa(self, autoscaler: str, decisions: pd.DataFrame, resource: str) -> go.Figure:
+        """A VPA's recommendation for `resource` (cpu, millicores, or memory, MiB): its target within its
+        bounds, against the template's request it set."""
+        prefix, unit, factor = ("", "millicores", 1.0) if resource == "cpu" else ("memory_", "MiB", 1 / 2**20)
+        figure = self.figure(
+            f"VPA {autoscaler}: its {resource} recommendation, between its bounds, against the template's request",
+            f"{resource} ({unit})",
+        )
+        request = "template_request" if resource == "cpu" else "template_memory_request"
+        fields = {
+            f"{prefix}lower_bound": "lowerBound",
+            f"{prefix}upper_bound": "upperBound",
+            f"{prefix}target": "target",
+            f"{prefix}uncapped_target": "uncappedTarget",  # if a run records it
+            request: "template request",
+        }
+        frame = pd.DataFrame(
+            {c: pd.to_numeric(decisions[c], errors="coerce") * factor for c in fields if c in decisions},
+            index=decisions.index,
+        )
+        frame = thin(frame, peaks=(f"{prefix}upper_bound",), troughs=(f"{prefix}lower_bound",))
+        styles: dict[str, dict[str, Any]] = {
+            f"{prefix}lower_bound": {"line": {"color": "#9ecae1", "width": 1}},
+            f"{prefix}upper_bound": {
+                "line": {"color": "#9ecae1", "width": 1},
+                "fill": "tonexty",
+                "fillcolor": "rgba(158, 202, 225, 0.3)",
+            },
+            f"{prefix}target": {"line": {"color": "#1f77b4", "width": 3}},
+            f"{prefix}uncapped_target": {"line": {"color": "#1f77b4", "dash": "dot"}},
+            request: {"line": {"color": "black", "dash": "dash", "shape": "hv"}},
+        }
+        # A short run's few recommendations (a line through one point is not drawn) as markers too.
+        sparse = {"mode": "lines+markers", "marker": {"size": 5}} if len(frame) < 60 else {}
+        for column, name in fields.items():
+            if column in frame and frame[column].notna().any():
+                figure.add_trace(self.line(frame, column, name, **styles[column] | sparse))
+        figure.update_layout(legend_traceorder="normal")  # not reversed for the bounds' fill
+        return figure
+
+    def queues(self) -> go.Figure | None:
+        """Where requests waited at each interval's end; None when nothing ever waited anywhere."""
+        frame = analysis.queues(self.run)
+        present = [c for c in frame.columns if frame[c].fillna(0).to_numpy().any()]
+        if not present:
+            return None
+        figure = self.figure("Queues: requests waiting for a pod, and held by the pods", "requests (or messages)")
+        names = {
+            "buffered": ("buffered, waiting for a pod (activator, router or stream backlog)", "#d62728"),
+            "in_pods": ("held by the pods (queue-proxy and container)", "#1f77b4"),
+            "deepest_pod": ("the most one pod held", "#ff7f0e"),
+            "consumer_lag": ("consumer lag (messages)", "#9467bd"),
+        }
+        thinned = thin(frame[present], peaks=present)  # a depth's spike is what one looks for
+        for column in present:
+            name, colour = names[column]
+            figure.add_trace(self.line(thinned, column, name, line={"color": colour}))
         return figure
 
     def cluster(self) -> go.Figure:
@@ -357,7 +535,7 @@ class _Charts:
         replicas = thin(analysis.replicas(self.run), peaks=("desired",))
         figure.add_trace(self.line(replicas, "desired", "cluster desired", line={"shape": "hv", "color": "#bbb"}))
         figure.update_layout(hovermode="closest")
-        frame = analysis.decisions(self.run)
+        frame = self.all_decisions
         cpu_axis = False
         for autoscaler in pd.unique(frame["autoscaler"]) if not frame.empty else []:
             rows = frame[frame["autoscaler"] == autoscaler].dropna(axis=1, how="all")
@@ -417,6 +595,55 @@ def _metric_and_target(decisions: pd.DataFrame, metric: str) -> tuple[np.ndarray
     return (None if np.isnan(value).all() else value), target
 
 
+def _coarsen(cdf: pd.DataFrame) -> pd.DataFrame:
+    """At most MAX_POINTS rows of `analysis.latency_cdf`'s bounds, still bounds: each kept row holds until the
+    next, with its own `at_least` (the least over the rows it stands for) and the `at_most` of the last
+    of them (the most); the last row is always kept."""
+    if len(cdf) <= MAX_POINTS:
+        return cdf
+    step = math.ceil((len(cdf) - 1) / (MAX_POINTS - 1))
+    starts = np.r_[np.arange(0, len(cdf) - 1, step), len(cdf) - 1]
+    ends = np.r_[starts[1:] - 1, len(cdf) - 1]
+    return pd.DataFrame(
+        {"at_least": cdf["at_least"].to_numpy()[starts], "at_most": cdf["at_most"].to_numpy()[ends]},
+        index=cdf.index[starts],
+    )
+
+
+def _cpu_metrics(decisions: pd.DataFrame) -> list[str]:
+    """The CPU metrics with a Utilization target among an HPA's (`cpu` as skenario's own records name it,
+    `cpu resource utilization ...` as a manifest's); a record without target_type has utilisation only then."""
+    found = []
+    for metric in sorted({c[len("metrics.") : c.rindex(".")] for c in decisions.columns if c.startswith("metrics.")}):
+        if metric != "cpu" and not metric.startswith("cpu "):
+            continue
+        kind = decisions.get(f"metrics.{metric}.target_type")
+        utilization = decisions.get(f"metrics.{metric}.utilization")
+        if (kind is not None and (kind == "Utilization").any()) or (
+            kind is None and utilization is not None and utilization.notna().any()
+        ):
+            found.append(metric)
+    return found
+
+
+def _cpu_targets(decisions: pd.DataFrame, hpas: Iterable[str]) -> dict[str, pd.Series]:
+    """Each HPA's CPU utilisation target (percent of request) at the decisions where it was first held or
+    changed, and at its last: all a step line needs, however many syncs."""
+    targets: dict[str, pd.Series] = {}
+    for autoscaler in hpas:
+        rows = decisions[decisions["autoscaler"] == autoscaler]
+        metrics = _cpu_metrics(rows)
+        for metric in metrics:
+            target = pd.to_numeric(rows.get(f"metrics.{metric}.target"), errors="coerce").dropna()
+            if target.empty:
+                continue
+            keep = target.ne(target.shift()).to_numpy().copy()
+            keep[-1] = True
+            name = f"HPA {autoscaler}" + (f" ({metric})" if len(metrics) > 1 else "")
+            targets[name] = target[keep]
+    return targets
+
+
 def _kpa_settings(run: RunData, autoscaler: str) -> Mapping[str, Any]:
     """A KPA's settings, which its first decision carries."""
     timeline = run.timeline
@@ -451,16 +678,18 @@ def _hover(time_s: float, autoscaler: str, row: pd.Series) -> str:
     return "<br>".join(fields)
 
 
-def _kinds(run: RunData) -> dict[str, list[str]]:
-    """The run's HPAs and KPAs by name, known by what their decisions record."""
-    frame = analysis.decisions(run)
-    kinds: dict[str, list[str]] = {"hpa": [], "kpa": []}
+def _kinds(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """The run's HPAs, KPAs and VPAs by name (`frame` is `analysis.decisions`), known by what their decisions
+    record."""
+    kinds: dict[str, list[str]] = {"hpa": [], "kpa": [], "vpa": []}
     for autoscaler in pd.unique(frame["autoscaler"]) if not frame.empty else []:
         rows = frame[frame["autoscaler"] == autoscaler]
         if any(str(c).startswith("metrics.") for c in rows.dropna(axis=1, how="all").columns):
             kinds["hpa"].append(str(autoscaler))
         elif "panic" in rows.columns and rows["panic"].notna().any():
             kinds["kpa"].append(str(autoscaler))
+        elif "template_request" in rows.columns and rows["template_request"].notna().any():
+            kinds["vpa"].append(str(autoscaler))
     return kinds
 
 
@@ -505,14 +734,23 @@ def charts(run: RunData, objectives: Mapping[str, Any] | None = None) -> list[tu
         ("chart-replicas", make.replicas()),
         ("chart-requests", make.requests()),
         ("chart-latency", make.latency(objectives)),
+        ("chart-latency-cdf", make.latency_cdf(objectives)),
         ("chart-cpu", make.cpu()),
     ]
-    kinds = _kinds(run)
-    decisions = analysis.decisions(run)
+    kinds = make.kinds
+    decisions = make.all_decisions
     for index, name in enumerate(kinds["hpa"]):
         shown.append((f"chart-hpa-{index}", make.hpa(name, decisions[decisions["autoscaler"] == name])))
     for index, name in enumerate(kinds["kpa"]):
         shown.append((f"chart-kpa-{index}", make.kpa(name, decisions[decisions["autoscaler"] == name])))
+    for index, name in enumerate(kinds["vpa"]):
+        rows = decisions[decisions["autoscaler"] == name]
+        shown.append((f"chart-vpa-{index}", make.vpa(name, rows, "cpu")))
+        if "memory_target" in rows and pd.to_numeric(rows["memory_target"], errors="coerce").notna().any():
+            shown.append((f"chart-vpa-{index}-memory", make.vpa(name, rows, "memory")))
+    queues = make.queues()
+    if queues is not None:
+        shown.append(("chart-queues", queues))
     if "consumer_lag" in run.series:
         shown.append(("chart-stream", make.stream()))
     if "nodes" in run.series:
