@@ -50,6 +50,7 @@ LAYERS: tuple[tuple[str, float], ...] = (
     ("skenario.results", 6),
     ("skenario.runs", 6.2),
     ("skenario.sweeps", 6.5),
+    ("skenario.web", 6.8),
     ("skenario.cli", 7),
 )
 
@@ -72,6 +73,10 @@ HEAVY = (
     "skenario.results.plot",
     "skenario.results.report",
     "skenario.sweeps.api",
+    "fastapi",  # the web extra's: loaded only by `skenario serve`
+    "uvicorn",
+    "skenario.web.app",
+    "skenario.web.sweeps",  # the sweep extra's SciPy, for a sweep's page only
 )
 """What may be imported inside a function: heavy libraries, and our modules that import them at their top."""
 

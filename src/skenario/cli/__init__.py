@@ -93,6 +93,11 @@ COMMANDS: dict[str, Entry] = {
         "Print the JSON Schema of scenario files (editors autocomplete and check with it); defaults are written "
         "as in a scenario (`15s`, `250m`, `16Gi`).",
     ),
+    "serve": Entry(
+        "skenario.cli.serve:serve",
+        "Serve the web dashboard: runs, charts, decisions explained, the scheduler's view, comparisons, sweeps "
+        "and a scenario editor, over the run store.",
+    ),
     "show": Entry(
         "skenario.cli.runs:show",
         "Show one stored RUN (a number, name, tag or `latest`): summary, objectives, cost and events.",

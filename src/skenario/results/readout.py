@@ -167,3 +167,24 @@ def node_cpu_rows(shares: Iterable[float | None]) -> list[Row]:
 def wait(seconds: float | None) -> str:
     """A wait given in seconds, in human units: `6m47s`."""
     return "-" if seconds is None else format_human_duration(round(seconds * 1e9))
+
+
+def figure_text(value: Any) -> str:
+    """A figure as a table shows it: three significant figures, thousands separated."""
+    return f"{value:,.3g}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def batch_rows(batch: Mapping[str, Any]) -> list[Row]:
+    """A batch replay's figures as its summary holds them: the scheduler, its scalars, then each queue's."""
+    summary = batch["summary"]
+    rows = [("scheduler", str(batch["scheduler"]))]
+    rows += [
+        (key, figure_text(value))
+        for key, value in summary.items()
+        if key != "scheduler" and not isinstance(value, Mapping | list)
+    ]
+    for queue, figures in summary.get("queues", {}).items():
+        rows += [(f"{queue}: {key}", figure_text(value)) for key, value in figures.items()]
+    for queue, figures in batch.get("kueue", {}).get("clusterQueues", {}).items():
+        rows += [(f"ClusterQueue {queue}: {key}", figure_text(value)) for key, value in figures.items()]
+    return rows

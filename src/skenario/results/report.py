@@ -48,7 +48,7 @@ from skenario.core.time import DAY, SECOND, format_clock, format_duration
 from skenario.recording.summary import Summary
 from skenario.results import analysis
 from skenario.results.files import atomic_path
-from skenario.results.readout import cost_rows, limit_rows, node_cpu_rows, slo_rows, summary_rows, verdict
+from skenario.results.readout import batch_rows, cost_rows, limit_rows, node_cpu_rows, slo_rows, summary_rows, verdict
 from skenario.results.rundata import RunData, stated_objectives
 
 CHART_IDS = (
@@ -824,22 +824,6 @@ def _waits(jobs: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def _batch_rows(batch: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The replay's figures as the summary holds them: scalars, then each queue's."""
-    summary = batch["summary"]
-    rows = [("scheduler", str(batch["scheduler"]))]
-    rows += [(key, _figure(value)) for key, value in summary.items() if not isinstance(value, Mapping | list)]
-    for queue, figures in summary.get("queues", {}).items():
-        rows += [(f"{queue}: {key}", _figure(value)) for key, value in figures.items()]
-    for queue, figures in batch.get("kueue", {}).get("clusterQueues", {}).items():
-        rows += [(f"ClusterQueue {queue}: {key}", _figure(value)) for key, value in figures.items()]
-    return rows
-
-
-def _figure(value: Any) -> str:
-    return f"{value:,.3g}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value)
-
-
 def _waiting_html(jobs: pd.DataFrame, limit: int = 50) -> str:
     """The jobs or workloads not finished at the end, oldest first, with why."""
     if not len(jobs) or "why" not in jobs:
@@ -888,7 +872,7 @@ def render_batch_report(run: RunData) -> str:
         *_page_head(run),
         *(_chart_html(figure, div_id) for div_id, figure in batch_charts(run)),
         "<h2>What happened</h2>",
-        _table([*_batch_rows(batch), *_facts(run)], "summary"),
+        _table([*batch_rows(batch), *_facts(run)], "summary"),
         "<h2>Left waiting at the end</h2>",
         _waiting_html(run.table("jobs")),
         "<h2>Replay</h2>",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from skenario.recording.recorder import COLUMNS, LIFECYCLE_COLUMNS, REPLICA_COLU
 from skenario.results.rundata import RunData, replica_frame, timeline_frame
 from skenario.results.store import reserve
 from skenario.results.store.base import StoreBase, StoreError, StoreFull
-from skenario.results.store.references import resolve_run, tags_of
+from skenario.results.store.references import check_label, resolve_run, tags_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,6 +128,15 @@ class Runs(StoreBase):
             for run_id in ids:
                 self._delete([run_id], checkpoint=True)
         return ids
+
+    def set_tags(self, run: str | int, tags: Sequence[str]) -> list[str]:
+        """Replace a run's tags with `tags` (each one a label `check_label` accepts, duplicates dropped); the
+        tags now kept."""
+        kept = list(dict.fromkeys(check_label(tag, "tags") for tag in tags))
+        run_id = self.resolve(run)
+        with self._connect() as db, db:
+            db.execute("UPDATE runs SET tags = ? WHERE id = ?", (json.dumps(kept), run_id))
+        return kept
 
     def keep_document(self, run: str | int, name: str, body: Any) -> None:
         """Add a named JSON document to a finished run, or replace it: what was found of the run afterwards (a

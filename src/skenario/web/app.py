@@ -1,0 +1,137 @@
+"""The dashboard's application: the JSON API (`web.api`), its pages and their assets, over one run store.
+
+Each page is a small HTML shell naming its view; `static/app.js` fetches the view's data from the
+API and draws it (tables, and the report's plotly charts). Every asset is served from here, plotly
+from the plotly package itself, so the dashboard works with no network.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import plotly  # type: ignore[import-untyped]
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
+
+from skenario.results.store import RunStore
+from skenario.version import __version__
+from skenario.web import api
+from skenario.web.jobs import Jobs
+
+STATIC = Path(str(resources.files("skenario.web") / "static"))
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+PAGES = {
+    "runs": "Runs",
+    "run": "Run",
+    "scheduler": "Scheduler",
+    "queues": "Queues",
+    "cluster": "Real cluster",
+    "compare": "Compare",
+    "sweeps": "Sweeps and tuning",
+    "sweep": "Sweep",
+    "editor": "Editor",
+}
+"""Each page's view (the function of app.js that draws it) and its title."""
+
+NAVIGATION = (("/", "Runs"), ("/compare", "Compare"), ("/sweeps", "Sweeps"), ("/editor", "Editor"))
+
+
+def create_app(store: Path, *, files: Path | None = None, job_limit: int = 2) -> FastAPI:
+    """The dashboard over the run store in `store`; scenarios from its editor name files under `files`
+    (default: the working directory) and run at most `job_limit` at once."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        app.state.jobs.stop_all()  # the server is stopping: so are the runs it started
+
+    app = FastAPIOffline(  # FastAPI, its API pages (/docs, /redoc) served from here, not from a CDN
+        lifespan=lifespan,
+        title="skenario",
+        version=__version__,
+        description="Runs, their charts and decisions, the scheduler's view, sweeps, and scenarios to run.",
+    )
+    app.state.store = RunStore(store)
+    app.state.files = (files or Path.cwd()).resolve()
+    app.state.loaded = api.Loaded()
+    app.state.jobs = Jobs(store, app.state.files, limit=job_limit)
+    app.state.starter = (STATIC.parent / "starter.yaml").read_text(encoding="utf-8")
+    app.include_router(api.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/static-vendor/plotly.min.js", include_in_schema=False)
+    def plotly_js() -> FileResponse:
+        return FileResponse(PLOTLY_JS, media_type="text/javascript")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)
+
+    def page(view: str, **data: Any) -> HTMLResponse:
+        return HTMLResponse(shell(view, data))
+
+    @app.get("/", include_in_schema=False)
+    def runs_page() -> HTMLResponse:
+        return page("runs")
+
+    @app.get("/runs/{ref}", include_in_schema=False)
+    def run_page(ref: str) -> HTMLResponse:
+        return page("run", run=ref)
+
+    @app.get("/runs/{ref}/scheduler", include_in_schema=False)
+    def scheduler_page(ref: str) -> HTMLResponse:
+        return page("scheduler", run=ref)
+
+    @app.get("/runs/{ref}/queues", include_in_schema=False)
+    def queues_page(ref: str) -> HTMLResponse:
+        return page("queues", run=ref)
+
+    @app.get("/runs/{ref}/cluster", include_in_schema=False)
+    def cluster_page(ref: str) -> HTMLResponse:
+        return page("cluster", run=ref)
+
+    @app.get("/compare", include_in_schema=False)
+    def compare_page(request: Request) -> HTMLResponse:
+        return page("compare", runs=",".join(request.query_params.getlist("runs")))
+
+    @app.get("/sweeps", include_in_schema=False)
+    def sweeps_page() -> HTMLResponse:
+        return page("sweeps")
+
+    @app.get("/sweeps/{ref}", include_in_schema=False)
+    def sweep_page(ref: str) -> HTMLResponse:
+        return page("sweep", sweep=ref)
+
+    @app.get("/editor", include_in_schema=False)
+    def editor_page(request: Request) -> HTMLResponse:
+        return page("editor", run=request.query_params.get("from", ""))
+
+    return app
+
+
+def shell(view: str, data: dict[str, Any]) -> str:
+    """A page: the navigation, an empty main the view draws into, and the view's parameters as data attributes."""
+    title = PAGES[view]
+    attributes = " ".join(f'data-{html.escape(k)}="{html.escape(str(v))}"' for k, v in data.items())
+    links = "".join(f'<a href="{href}">{html.escape(text)}</a>' for href, text in NAVIGATION)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>skenario: {html.escape(title)}</title>
+<link rel="stylesheet" href="/static/app.css">
+<script>window.PlotlyConfig = {{MathJaxConfig: 'local'}};</script>
+<script src="/static-vendor/plotly.min.js" defer></script>
+<script src="/static/app.js" defer></script>
+</head><body>
+<nav><span class="brand">skenario</span>{links}<a href="/docs">API</a></nav>
+<main id="app" data-view="{view}" {attributes}><p class="loading">Loading…</p></main>
+</body></html>
+"""

@@ -1,0 +1,68 @@
+"""A sweep or study as the dashboard shows it: the table `skenario sweeps show` prints, and a Pareto front.
+
+The table is `sweeps.api.table_document` of the stored sweep (each point's settings, and each
+figure's mean and 95% interval over its seeds), with the runs each point made, so a click on a
+point opens its run. The front is drawn over two figures the page picks, each minimised (SLO
+compliance and met, the figures more of which is better, maximised), from the points' means.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skenario.errors import SkenarioError
+from skenario.results.store import RunStore
+from skenario.sweeps import api
+from skenario.sweeps.runner import METRICS
+from skenario.web.views import pareto_mask, safe
+
+MAXIMISED = frozenset({"slo_met", "slo_compliance"})
+"""Figures where more is better: the front maximises them."""
+DEFAULT_AXES = ("p99_ms", "replica_hours")
+"""The front's figures unless the page or the study says: latency against what it cost in pods."""
+
+
+def sweep_view(store: RunStore, ref: str, baseline: int | None, x: str | None, y: str | None) -> dict[str, Any]:
+    """The sweep's table, its runs by point, and which points are on the front over figures `x` and `y`."""
+    stored = api.stored_sweep(store, ref)
+    table = stored.points(baseline)
+    document = api.table_document(table, stored, baseline)
+    record = stored.record
+    runs: dict[int, list[int]] = {}
+    for done in record["runs_done"]:
+        if done["run"] is not None:
+            runs.setdefault(int(done["point"]), []).append(int(done["run"]))
+    present = [m for m in METRICS if any(p["figures"][m]["mean"] is not None for p in document["points"])]
+    first, second = _axes(record, present, x, y)
+    coordinates = [
+        [_minimised(point["figures"][metric]["mean"], metric) for metric in (first, second)]
+        for point in document["points"]
+    ]
+    front = pareto_mask(coordinates)
+    for point, on_front in zip(document["points"], front, strict=True):
+        point["runs_made"] = runs.get(point["point"], [])
+        point["front"] = on_front
+    head = {k: record[k] for k in ("sweep", "kind", "name", "scenario", "phase", "message", "started_at")}
+    return safe(document | head | {"metrics": present, "axes": [first, second]})
+
+
+def _axes(record: dict[str, Any], present: list[str], x: str | None, y: str | None) -> tuple[str, str]:
+    """The front's two figures: as asked, else a study's first two objectives, else DEFAULT_AXES (those present)."""
+    chosen = [a for a in (x, y) if a is not None]
+    for field, axis in (("x", x), ("y", y)):
+        if axis is not None and axis not in METRICS:
+            raise SkenarioError(f"no such figure; the figures are {', '.join(METRICS)}", field=field, value=axis)
+    objectives = (record.get("options") or {}).get("objectives") or []
+    named = [str(o.get("metric") if isinstance(o, dict) else str(o).split(":")[0]) for o in objectives]
+    for fallback in (*named, *DEFAULT_AXES, *present):
+        if len(chosen) == 2:
+            break
+        if fallback in METRICS and fallback not in chosen and (fallback in present or fallback in named):
+            chosen.append(fallback)
+    while len(chosen) < 2:
+        chosen.append(DEFAULT_AXES[len(chosen)])
+    return chosen[0], chosen[1]
+
+
+def _minimised(value: float | None, metric: str) -> float | None:
+    return None if value is None else (-value if metric in MAXIMISED else value)
