@@ -234,3 +234,15 @@ def test_every_asset_is_served_here(client: TestClient) -> None:
 
 def _attribute(page: str, name: str) -> list[str]:
     return re.findall(rf'{name}="([^"]*)"', page) + re.findall(rf"{name}='([^']*)'", page)
+
+
+def test_a_calibrated_replay_shows_its_fitted_values_and_held_out_error(client: TestClient, world: World) -> None:
+    """The replayed example was held out of its calibration: its own replay is the held-out error."""
+    calibration = client.get(f"/api/runs/{world.replay}/calibration").json()
+    body = yaml.safe_load((EXAMPLES / "calibration" / "flink-hpa-70.calibrated.yaml").read_text())["spec"]["workload"]
+    assert calibration["values"]["workload.request.cpuTime"] == body["request"]["cpuTime"]
+    assert calibration["held_out"] == ["flink-hpa-70.yaml"]
+    (replay,) = calibration["replays"]
+    stored = RunStore(world.store).load(world.replay).documents["replay"]["replicas"]
+    assert (replay["run"], replay["set"], replay["replica_mae"]) == (world.replay, "held-out", stored["mae"])
+    assert client.get(f"/api/runs/{world.cluster}/calibration").status_code == 404

@@ -46,11 +46,18 @@ def serve(store: Path | None, host: str, port: int, files: Path | None) -> None:
             f"[bold yellow]warning:[/] listening on {host}: anyone who can reach it can read, delete and run "
             "scenarios in this store (there is no login); the default 127.0.0.1 keeps it to this machine",
             highlight=False,
+            markup=True,
+            soft_wrap=True,
         )
     folder = store if store is not None else Path(DEFAULT_STORE)
     app = create_app(folder, files=files)
     shown = f"[{host}]" if ":" in host else host
-    err.print(f"skenario dashboard on http://{shown}:{port}/ (store {folder}); Ctrl-C stops it", highlight=False)
+    err.print(
+        f"skenario dashboard on http://{shown}:{port}/ (store {folder}); Ctrl-C stops it",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -344,6 +345,33 @@ def calibrated_header(
     held = ", ".join(t.file.name if t.file is not None else t.source for t in validation) or "none"
     values = ", ".join(f"{path}={value}" for path, value in best.items())
     return f"# {name}, calibrated by skenario calibrate: {values}\n# fitted on: {fitted}; held out: {held}\n"
+
+
+@dataclass(frozen=True)
+class CalibratedFile:
+    """What `calibrated_header` wrote at the top of a calibrated scenario: the file it was, the fitted values,
+    and the files the fit saw and the ones it held out."""
+
+    file: str
+    values: dict[str, str]
+    fitted_on: list[str]
+    held_out: list[str]
+
+
+_CALIBRATED = re.compile(
+    r"\A# (?P<file>.+?), calibrated by skenario calibrate: (?P<values>.*)\n"
+    r"# fitted on: (?P<fitted>.*?); held out: (?P<held>.*)\n"
+)
+
+
+def read_calibrated_header(text: str) -> CalibratedFile | None:
+    """The header `calibrated_header` wrote at the top of `text`; None if it has none."""
+    found = _CALIBRATED.match(text)
+    if found is None:
+        return None
+    values = dict(pair.split("=", 1) for pair in found["values"].split(", ") if "=" in pair)
+    held = [] if found["held"] == "none" else found["held"].split(", ")
+    return CalibratedFile(found["file"], values, found["fitted"].split(", "), held)
 
 
 def _check_figure(metric: str, template: Template, prices: Prices) -> None:

@@ -192,6 +192,17 @@ def run_replay(request: Request, ref: str) -> dict[str, Any]:
     return result
 
 
+@router.get("/runs/{ref}/calibration", summary="A calibrated replay's fitted values, and its scenarios' errors")
+def run_calibration(request: Request, ref: str) -> dict[str, Any]:
+    from skenario.web.sweeps import calibration_view  # the sweep extra's, only for this page
+
+    data, _ = loaded(request, ref)
+    result = calibration_view(store_of(request), data)
+    if result is None:
+        raise HTTPException(404, detail=f"run {data.id}'s scenario is not one `skenario calibrate` wrote")
+    return result
+
+
 @router.put("/runs/{ref}/tags", summary="Replace a run's tags")
 def put_tags(request: Request, ref: str, body: Tags) -> dict[str, Any]:
     store = store_of(request)

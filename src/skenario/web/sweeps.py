@@ -1,4 +1,5 @@
-"""A sweep or study as the dashboard shows it: the table `skenario sweeps show` prints, and a Pareto front.
+"""A sweep or study as the dashboard shows it (the table `skenario sweeps show` prints, and a Pareto front), and a
+calibration as the replays of its scenarios show it.
 
 The table is `sweeps.api.table_document` of the stored sweep (each point's settings, and each
 figure's mean and 95% interval over its seeds), with the runs each point made, so a click on a
@@ -8,9 +9,11 @@ compliance and met, the figures more of which is better, maximised), from the po
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from skenario.errors import SkenarioError
+from skenario.results.rundata import RunData
 from skenario.results.store import RunStore
 from skenario.sweeps import api
 from skenario.sweeps.runner import METRICS
@@ -66,3 +69,44 @@ def _axes(record: dict[str, Any], present: list[str], x: str | None, y: str | No
 
 def _minimised(value: float | None, metric: str) -> float | None:
     return None if value is None else (-value if metric in MAXIMISED else value)
+
+
+def calibration_view(store: RunStore, run: RunData) -> dict[str, Any] | None:
+    """A replayed run's calibration, if its scenario is a calibrated one (`skenario calibrate` wrote it): the
+    fitted values, and every stored replay of the scenarios calibrated together with the same values, each
+    with its trajectory error, in-sample (a scenario the fit saw) or held out. None if it is not calibrated."""
+    header = api.read_calibrated_header(run.scenario)
+    if header is None:
+        return None
+    files = {name: "in-sample" for name in header.fitted_on} | {name: "held-out" for name in header.held_out}
+    calibrated = {Path(name).stem + ".calibrated.yaml": name for name in files}
+    replays = []
+    for record in store.runs():
+        written = Path(str(record.get("scenario_file") or "")).name
+        if written not in calibrated or record["phase"] != "Completed":
+            continue
+        data = run if record["run"] == run.id else store.load(record["run"])
+        found = api.read_calibrated_header(data.scenario)
+        replay = data.documents.get("replay", {}).get("replicas")
+        if found is None or found.values != header.values or replay is None:
+            continue
+        name = calibrated[written]
+        replays.append(
+            {
+                "run": record["run"],
+                "scenario": name,
+                "set": files[name],
+                "replica_mae": replay.get("mae"),
+                "replica_seconds_error_pct": replay.get("replica_seconds_error_pct"),
+                "decision_match": replay.get("decision_match"),
+            }
+        )
+    return safe(
+        {
+            "file": header.file,
+            "values": header.values,
+            "fitted_on": header.fitted_on,
+            "held_out": header.held_out,
+            "replays": replays,
+        }
+    )

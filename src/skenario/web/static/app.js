@@ -425,12 +425,25 @@ async function clusterView() {
   const ref = encodeURIComponent(params.run);
   const [run, replay] = await Promise.all([api(`/api/runs/${ref}`), api(`/api/runs/${ref}/replay`)]);
   const charts = el("section", {});
+  const calibration = await fetch(`/api/runs/${ref}/calibration`).then((r) => (r.ok ? r.json() : null));
   fill(main,
     el("h1", {}, `${run.name} against the real cluster`),
     el("p", { class: "links" }, el("a", { href: `/runs/${run.run}` }, `back to run ${run.run}`)),
     el("p", {}, `Observed series: ${replay.observed.join(", ") || "none"}. Each is drawn dotted over its simulated counterpart.`),
     el("h2", {}, "How closely the run followed the cluster"),
     rowsTable(replay.rows),
+    calibration ? el("section", { id: "calibration" },
+      el("h2", {}, "Calibration"),
+      el("p", {}, `${calibration.file} was calibrated by skenario calibrate, fitted on ${calibration.fitted_on.join(", ")}; held out: ${calibration.held_out.join(", ") || "none"}.`),
+      rowsTable(Object.entries(calibration.values).map(([label, value]) => ({ label, value }))),
+      el("h3", {}, "Replica-trajectory error with the fitted values, in-sample and held out"),
+      recordsTable(calibration.replays, [
+        ["run", (r) => el("a", { href: `/runs/${r.run}/cluster` }, r.run), "number"], ["scenario", (r) => r.scenario],
+        ["set", (r) => r.set], ["replica MAE", (r) => number(r.replica_mae), "number"],
+        ["replica-seconds error", (r) => (r.replica_seconds_error_pct === null ? "-" : `${r.replica_seconds_error_pct.toFixed(1)}%`), "number"],
+        ["decisions matched", (r) => percent(r.decision_match), "number"],
+      ], { id: "calibration-replays" }),
+      el("p", { class: "note" }, "Replay the other calibrated scenarios (skenario replay NAME.calibrated.yaml) to see them here.")) : null,
     charts,
   );
   const [all] = await Promise.all([api(`/api/runs/${ref}/charts`), whenPlotly()]);
