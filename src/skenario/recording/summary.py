@@ -15,6 +15,10 @@ from typing import Any
 from skenario.core.environment import Environment
 from skenario.model.cluster import ClusterModel
 
+# The document (`Simulation.documents`) holding the histogram of every completed request's latency the
+# digest hashes, as `LatencyHistogram.as_document` writes it: kept beside the summary, never in the digest.
+LATENCY_HISTOGRAM = "latency_histogram"
+
 # Ratios of floats left out of the digest (their exact integrals, or the counts they come from, are in it).
 _NOT_DIGESTED = ("latency_mean_ns", "cpu_request_utilisation", "node_cpu_utilisation")
 

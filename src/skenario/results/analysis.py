@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from skenario.core.time import MILLISECOND, SECOND
+from skenario.recording.summary import LATENCY_HISTOGRAM
 from skenario.results.rundata import RunData
 
 HOUR_NS = 3600 * SECOND
@@ -470,8 +471,45 @@ def _lifecycle_values(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 
 def latency_cdf(run: RunData) -> pd.DataFrame:
-    """Bounds on the share of the run's completed requests with latency at most x, from what the run keeps
-    of latency: each interval's completions and its p50, p95 and p99 (no histogram of every request).
+    """The share of the run's completed requests with latency within x, indexed by `latency_ms`; empty when
+    no request completed.
+
+    With the run's histogram of every completed request's latency (the `latency_histogram` document), it
+    is exact: one column, `share`, a row at each non-empty bucket's upper edge holding the share of the
+    requests below that edge (the bucket's running count over all completed), from that edge to the next
+    one's, and a first row at 0 at the first bucket's lower edge. Within a bucket (at most 1/128 of its latency
+    wide) the histogram does not say where its requests lie.
+
+    A run stored before the histogram was kept has no such document: then `bounds_from_percentiles`,
+    columns `at_least` and `at_most`, between which the share lies.
+    """
+    histogram = run.documents.get(LATENCY_HISTOGRAM)
+    exact = _cdf_of_histogram(histogram) if isinstance(histogram, Mapping) else None
+    return exact if exact is not None else bounds_from_percentiles(run)
+
+
+def _cdf_of_histogram(histogram: Mapping[str, Any]) -> pd.DataFrame | None:
+    """`latency_cdf` from a `LatencyHistogram.as_document`; None if the document is not of that shape."""
+    try:
+        lower = np.asarray(histogram["lower_ns"], dtype=np.int64)
+        upper = np.asarray(histogram["upper_ns"], dtype=np.int64)
+        counts = np.asarray(histogram["counts"], dtype=np.int64)
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None
+    if not (lower.ndim == upper.ndim == counts.ndim == 1 and len(lower) == len(upper) == len(counts)):
+        return None
+    total = int(counts.sum())
+    if not total:
+        return pd.DataFrame({"share": []}, index=pd.Index([], name="latency_ms", dtype=float))
+    edges = np.r_[lower[:1], upper] / MILLISECOND
+    share = np.r_[0, np.cumsum(counts)] / total
+    return pd.DataFrame({"share": share}, index=pd.Index(edges, name="latency_ms"))
+
+
+def bounds_from_percentiles(run: RunData) -> pd.DataFrame:
+    """Bounds on the share of the run's completed requests with latency at most x, from the series alone:
+    each interval's completions and its p50, p95 and p99 (what a run stored before its latency histogram
+    was kept has of latency).
 
     An interval's q-th percentile is its r-th smallest latency, r = max(1, ceil(q/100 x completed)) (the
     nearest rank): at x at or above it, at least r of its requests took at most x; below it, at most

@@ -8,8 +8,9 @@ effects line up:
     replicas        desired, Pending, launching, active, terminating, and the autoscalers' max
     requests        arrived, completed and failed per second, and failed by each cause that occurred
     latency         p50 / p95 / p99 per interval on a log scale, against the objective
-    latency CDF     the share of completed requests within x ms (x on a log scale), as the bounds
-                    each interval's percentiles give (the run keeps no histogram of every request)
+    latency CDF     the share of completed requests within x ms (x on a log scale), exact from
+                    the run's latency histogram; for a run stored before it was kept, the bounds
+                    each interval's percentiles give
     CPU             used over request (what the HPA reads) and over the nodes' allocatable, and
                     each HPA's CPU utilisation target
     HPA <name>      each metric the HPA read against its target       (one chart per HPA)
@@ -304,51 +305,68 @@ class _Charts:
         return figure
 
     def latency_cdf(self, objectives: Mapping[str, Any] | None) -> go.Figure:
-        """The share of the run's completed requests within x ms, as the bounds `analysis.latency_cdf` derives
-        from each interval's percentiles: the run keeps no histogram of every request, so a single line
-        would be invented between them."""
+        """The share of the run's completed requests within x ms, `analysis.latency_cdf`: one line, exact at
+        each bucket's edge, from the run's histogram of every completed request; for a run stored before
+        that was kept, the bounds each interval's percentiles prove, as a band (a single line would be
+        invented between them)."""
         cdf = analysis.latency_cdf(self.run)
-        shown = _coarsen(cdf[cdf.index > 0])
+        exact = "share" in cdf
+        figure = go.Figure()
+        if exact:
+            shown = _thin_steps(cdf[cdf.index > 0])
+            fluid = self.run.summary.get("mode") == "fluid"
+            note = "exact at each bucket's edge, from the run's histogram of every completed request's latency" + (
+                " (a fluid run's: each step's completions at their mean latency)" if fluid else ""
+            )
+            figure.add_trace(
+                go.Scatter(
+                    x=_values(shown.index.to_numpy()),
+                    y=_values(shown["share"]),
+                    name="share within x",
+                    mode="lines",
+                    line={"shape": "hv", "color": "#1f77b4"},
+                )
+            )
+        else:
+            shown = _coarsen(cdf[cdf.index > 0])
+            note = (
+                "bounds from each interval's p50, p95 and p99 (this run keeps no histogram of every request): "
+                "the true share lies in the band"
+            )
+            x = _values(shown.index.to_numpy())
+            figure.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=_values(shown["at_least"]),
+                    name="at least (surely within x)",
+                    mode="lines",
+                    line={"shape": "hv", "color": "#1f77b4"},
+                )
+            )
+            figure.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=_values(shown["at_most"]),
+                    name="at most (possibly within x)",
+                    mode="lines",
+                    line={"shape": "hv", "color": "#1f77b4", "dash": "dot"},
+                    fill="tonexty",
+                    fillcolor="rgba(31, 119, 180, 0.15)",
+                )
+            )
         title = (
             _label("Latency: the share of the run's completed requests within x")
             + "<br><sup>"
-            + _label(
-                "bounds from each interval's p50, p95 and p99 (the run keeps no histogram of every request): "
-                "the true share lies in the band"
-                if len(shown)
-                else "no request completed"
-            )
+            + _label(note if len(shown) else "no request completed")
             + "</sup>"
-        )
-        figure = go.Figure()
-        x = _values(shown.index.to_numpy())
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=_values(shown["at_least"]),
-                name="at least (surely within x)",
-                mode="lines",
-                line={"shape": "hv", "color": "#1f77b4"},
-            )
-        )
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=_values(shown["at_most"]),
-                name="at most (possibly within x)",
-                mode="lines",
-                line={"shape": "hv", "color": "#1f77b4", "dash": "dot"},
-                fill="tonexty",
-                fillcolor="rgba(31, 119, 180, 0.15)",
-            )
         )
         shapes = []
         if objectives is not None:
             level, share = float(objectives["latency_ms"]), objectives["percentile"] / 100
             name = f"p{objectives['percentile']} objective: {share:.0%} within {level:g} ms"
             line = {"dash": "dash", "color": "#d62728", "width": 1}
-            # Met when the band at the objective's latency is above its share: a vertical line there (a trace, as
-            # a shape on a log axis is placed differently from an annotation) and the share across.
+            # Met when the line (or band) at the objective's latency is above its share: a vertical line there (a
+            # trace, as a shape on a log axis is placed differently from an annotation) and the share across.
             figure.add_trace(go.Scatter(x=[level, level], y=[0, 1], name=_label(name), mode="lines", line=line))
             shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": share, "y1": share})
             shapes[-1]["line"] = line
@@ -593,6 +611,15 @@ def _metric_and_target(decisions: pd.DataFrame, metric: str) -> tuple[np.ndarray
     utilization, usage, target = column("utilization"), column("usage"), column("target")
     value = utilization if not np.isnan(utilization).all() else usage
     return (None if np.isnan(value).all() else value), target
+
+
+def _thin_steps(cdf: pd.DataFrame) -> pd.DataFrame:
+    """At most MAX_POINTS rows of an exact `analysis.latency_cdf`, evenly spread, the first and last always
+    kept: each kept row is still exact at its latency; a step drawn from them rises late, never early."""
+    if len(cdf) <= MAX_POINTS:
+        return cdf
+    step = math.ceil((len(cdf) - 1) / (MAX_POINTS - 1))
+    return cdf.iloc[np.r_[np.arange(0, len(cdf) - 1, step), len(cdf) - 1]]
 
 
 def _coarsen(cdf: pd.DataFrame) -> pd.DataFrame:

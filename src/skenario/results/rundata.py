@@ -32,9 +32,11 @@ class RunData:
     - `replicas`: one lifecycle record per replica ever made (LIFECYCLE_COLUMNS).
     - `timeline`: TIMELINE_COLUMNS, in time order; `operation` is Create, Patch, Delete or Done
       for scenario events and Decision for an autoscaler's; `detail` is a dict.
-    - `documents`: plain JSON data by name (`Simulation.documents`): with a cluster, `scheduling`
-      (the summary), the `pods`, `nodes` and `attempts` tables as lists of records, and `kep140`
-      (KEP-140's per-pod results with every attempt's plugin results).
+    - `documents`: plain JSON data by name (`Simulation.documents`): `latency_histogram`, every completed
+      request's latency (`LatencyHistogram.as_document`; absent from runs stored before it was kept, and
+      from batch, KEP-140 and sweep runs); with a cluster, `scheduling` (the summary), the `pods`,
+      `nodes` and `attempts` tables as lists of records, and `kep140` (KEP-140's per-pod results with
+      every attempt's plugin results).
     - `damaged`: one line per stored row that could not be read back (not JSON, or not the shape
       written), which the rest is read without.
     """

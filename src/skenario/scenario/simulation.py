@@ -22,7 +22,7 @@ from skenario.core.time import format_duration, parse_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
 from skenario.recording.recorder import REPLICA_COLUMNS, Recorder
-from skenario.recording.summary import Summary
+from skenario.recording.summary import LATENCY_HISTOGRAM, Summary
 from skenario.recording.timeline import Entry, Operation, Timeline, as_detail
 from skenario.scenario.format.events import Event
 from skenario.scenario.format.scenario import Scenario
@@ -238,10 +238,13 @@ class Simulation:
         return series[["workload", *(column for column in series.columns if column != "workload")]]
 
     def documents(self) -> dict[str, Any]:
-        """Results beyond the series, as plain JSON data by name: with a cluster, its scheduling
-        summary, the pods, nodes and attempts tables and KEP-140's per-pod results; with several
-        workloads, the others' series rows by workload name."""
+        """Results beyond the series, as plain JSON data by name: `latency_histogram`, spec.workload's
+        histogram of every completed request's latency (the one its digest hashes; a fluid run's holds
+        each step's completions at their mean latency); with a cluster, its scheduling summary, the pods,
+        nodes and attempts tables and KEP-140's per-pod results; with several workloads, the others'
+        series rows by workload name."""
         documents = self.placement.results() if self.placement is not None else {}
+        documents[LATENCY_HISTOGRAM] = self.model.requests_complete.latency.as_document()
         others = {name: run.recorder.rows() for name, run in self.workloads.items() if name != MAIN}
         if others:
             documents["workload-series"] = others

@@ -84,7 +84,8 @@ class RunOutput(Protocol):
         ...
 
     def documents(self) -> dict[str, Any]:
-        """Results beyond the series (scheduling tables, KEP-140's results), as JSON data by name."""
+        """Results beyond the series (the latency histogram, scheduling tables, KEP-140's results), as JSON
+        data by name; read at the run's end."""
         ...
 
 
