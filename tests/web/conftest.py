@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
+import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +15,7 @@ import uvicorn
 from click.testing import CliRunner
 
 from skenario.cli import cli
+from skenario.results.store import DATABASE
 from skenario.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +34,8 @@ class World:
     replay: int  # a replay held against its real cluster's series
     sweep: int  # three HPA targets, two seeds each
     sweep_runs: tuple[int, ...]
+    kueue: int  # Kueue's admission of two teams' workloads under a cohort
+    study: int  # `skenario tune`: three trials of an HPA's target, two objectives
 
 
 def invoke(*args: str) -> str:
@@ -50,20 +53,15 @@ def build_world(folder: Path) -> World:
     invoke("replay", str(EXAMPLES / "calibration" / "flink-hpa-70.calibrated.yaml"), "--store", str(store))
     short = folder / "sweep.yaml"
     short.write_text((EXAMPLES / "sweep" / "hpa.yaml").read_text().replace("duration: 1h", "duration: 10m"))
-    invoke(
-        "sweep",
-        str(short),
-        "--set",
-        SWEEP_SET,
-        "--seeds",
-        "2",
-        "--workers",
-        "1",
-        "--no-progress",
-        "--store",
-        str(store),
-    )
-    return World(store, cluster=1, kep=2, batch=3, replay=4, sweep=1, sweep_runs=(5, 6, 7, 8, 9, 10))
+    invoke("sweep", str(short), "--set", SWEEP_SET, "--seeds", "2", "--workers", "1", "--no-progress", *keep[:2])
+    kueue = EXAMPLES / "kueue"
+    nodes, manifests = str(kueue / "nodes.csv"), str(kueue / "manifests.yaml")
+    invoke("schedule", str(kueue / "pods.csv"), "--nodes", nodes, "--kueue", manifests, *keep[:2])
+    target = SWEEP_SET.replace("=50,70,90", "=40..90:int")
+    objectives = ["--objective", "min:replica_hours", "--objective", "min:p99"]
+    tune = ["--trials", "3", "--seeds", "1", "--workers", "1", "--no-progress", "--to", str(folder / "tune")]
+    invoke("tune", str(short), "--space", target, *objectives, *tune, *keep[:2])
+    return World(store, 1, 2, 3, 4, sweep=1, sweep_runs=(5, 6, 7, 8, 9, 10), kueue=11, study=2)
 
 
 @pytest.fixture(scope="session")
@@ -117,7 +115,13 @@ def served(world: World) -> Iterator[str]:
 
 @pytest.fixture
 def own_store(world: World, tmp_path: Path) -> Path:
-    """A copy of the world's store for a test that adds or deletes runs."""
+    """A copy of the world's store for a test that adds or deletes runs: SQLite's own backup, as the world's
+    store may be open in the dashboard serving it (its log files come and go)."""
     copy = tmp_path / "store"
-    shutil.copytree(world.store, copy)
+    copy.mkdir()
+    with (
+        closing(sqlite3.connect(world.store / DATABASE)) as source,
+        closing(sqlite3.connect(copy / DATABASE)) as target,
+    ):
+        source.backup(target)
     return copy

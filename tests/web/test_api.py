@@ -11,6 +11,7 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
+from skenario.core.time import SECOND, format_clock
 from skenario.results.store import FinishedRun, RunStore
 from skenario.scenario.format.jsonschema import batch_json_schema, scenario_json_schema
 from skenario.web.api import MAX_SCENARIO_BYTES
@@ -79,11 +80,39 @@ def test_a_pods_verdicts_are_kep140s_per_plugin_results(client: TestClient, worl
 def test_a_batch_replays_jobs_and_why_one_waited(client: TestClient, world: World) -> None:
     jobs = client.get(f"/api/runs/{world.batch}/jobs").json()["jobs"]
     waited = max(jobs, key=lambda job: job["wait_s"] or 0)
+    assert waited["wait_s"] > 0 and waited["why"] is None  # it waited, then started
     detail = client.get(f"/api/runs/{world.batch}/jobs/{waited['job']}").json()
     assert detail["queue"] == waited["queue"]
-    assert f"waited {waited['wait_s']:.1f} s" in detail["why"]
+    # The scheduler's reason the instant before it started: still waiting, for its AM's container.
+    assert detail["why"].startswith("waiting for its AM container")
+    assert detail["why_at"] == format_clock(round(waited["started_s"] * SECOND) - 1)
     submitted = detail["queue_state"]["submitted"]
     assert submitted["time_s"] <= waited["submitted_s"] and "allocated.memory" in submitted["figures"]
+    prompt = min((j for j in jobs if j["wait_s"] == 0), key=lambda j: j["submitted_s"], default=None)
+    if prompt is not None:
+        assert "did not wait" in client.get(f"/api/runs/{world.batch}/jobs/{prompt['job']}").json()["why"]
+
+
+def test_kueues_workloads_and_their_cluster_queues(client: TestClient, world: World) -> None:
+    data = client.get(f"/api/runs/{world.kueue}/jobs").json()
+    assert data["queues"] == ["team-a", "team-b"]
+    stored = RunStore(world.store).load(world.kueue).documents["jobs"]
+    assert [w["workload"] for w in data["jobs"]] == [w["workload"] for w in stored]
+    detail = client.get(f"/api/runs/{world.kueue}/jobs/{stored[-1]['workload']}").json()
+    assert (
+        detail["queue"] == stored[-1]["clusterQueue"]
+        and "admitted.workloads" in detail["queue_state"]["submitted"]["figures"]
+    )
+
+
+def test_a_studys_front_is_over_its_objectives(client: TestClient, world: World) -> None:
+    """Both objectives minimised: a trial is on the front unless another is no worse on both and better on one."""
+    study = client.get(f"/api/sweeps/{world.study}").json()
+    assert study["kind"] == "study" and study["axes"] == ["replica_hours", "p99_ms"]
+    means = [(p["figures"]["replica_hours"]["mean"], p["figures"]["p99_ms"]["mean"]) for p in study["points"]]
+    for (hours, p99), point in zip(means, study["points"], strict=True):
+        beaten = any(h <= hours and q <= p99 and (h, q) != (hours, p99) for h, q in means)
+        assert point["front"] == (not beaten)
 
 
 def test_a_replay_shows_its_comparison_with_the_cluster(client: TestClient, world: World) -> None:
@@ -224,7 +253,8 @@ def test_unknown_things_are_404s_saying_what(client: TestClient) -> None:
 
 def test_every_asset_is_served_here(client: TestClient) -> None:
     """No page loads anything from another host: the dashboard works offline."""
-    for path in ("/", "/runs/1", "/editor", "/docs", "/redoc"):
+    assert client.get("/redoc").status_code == 404  # ReDoc's page would fetch its logo from a CDN
+    for path in ("/", "/runs/1", "/editor", "/docs"):
         page = client.get(path).text
         for source in [*_attribute(page, "src"), *_attribute(page, "href")]:
             assert source.startswith(("/", "#")) or source == "", (path, source)

@@ -11,7 +11,8 @@ import pytest
 from playwright.sync_api import ConsoleMessage, Page, expect
 
 from skenario.results.store import RunStore
-from tests.web.conftest import World, serving
+from skenario.web.api import MAX_SCENARIO_BYTES
+from tests.web.conftest import EXAMPLES, World, serving
 
 expect.set_options(timeout=0)  # `expect` waits for what it waits for: no wall-clock limit (pytest-timeout is the net)
 
@@ -56,8 +57,11 @@ def pages(world: World) -> list[str]:
         f"/runs/{world.replay}",
         f"/runs/{world.replay}/cluster",
         f"/compare?runs={world.sweep_runs[0]}&runs={world.sweep_runs[2]}",
+        f"/runs/{world.kueue}",
+        f"/runs/{world.kueue}/queues",
         "/sweeps",
         f"/sweeps/{world.sweep}",
+        f"/sweeps/{world.study}",
         "/editor",
         f"/editor?from={world.cluster}",
     ]
@@ -74,8 +78,6 @@ def test_every_page_loads_with_no_errors(world: World, served: str, browser_page
         assert errors == [], path
     browser_page.goto(served + "/docs")  # the API's own page, from the copy served here
     expect(browser_page.locator(".swagger-ui .info .title")).to_contain_text("skenario")
-    browser_page.goto(served + "/redoc")
-    expect(browser_page.locator("h1")).to_contain_text("skenario")
     assert errors == []
 
 
@@ -202,3 +204,20 @@ def test_runs_are_tagged_sorted_and_deleted(world: World, own: str, own_store: P
     browser_page.locator("#delete").click()  # the second click confirms
     expect(browser_page.locator("#runs-status")).to_have_text("deleted")
     assert world.kep not in [r["run"] for r in RunStore(own_store).runs()]
+
+
+def test_an_uploaded_scenario_is_checked_and_one_too_large_refused(
+    served: str, browser_page: Page, tmp_path: Path
+) -> None:
+    browser_page.goto(served + "/editor")
+    browser_page.locator("main[data-ready=true]").wait_for()
+    mistaken = tmp_path / "mistaken.yaml"
+    mistaken.write_text((EXAMPLES / "quickstart.yaml").read_text().replace("duration: 30m", "duration: soon"))
+    browser_page.locator("#upload").set_input_files(str(mistaken))
+    expect(browser_page.locator("#scenario")).to_have_value(mistaken.read_text())
+    expect(browser_page.locator("#problems li")).to_contain_text("field spec.duration")
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("#" * (MAX_SCENARIO_BYTES + 1))
+    browser_page.locator("#upload").set_input_files(str(huge))
+    expect(browser_page.locator("#problems .error")).to_contain_text("larger than 1,000,000 bytes")
+    expect(browser_page.locator("#scenario")).to_have_value(mistaken.read_text())  # kept as it was

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from skenario.errors import SkenarioError
@@ -68,27 +69,48 @@ class Validation(BaseModel):
     problems: list[Problem] = Field(default_factory=list)
 
 
+@dataclass
 class Loaded:
-    """The runs loaded lately, by id, each while its row says the same (a Running run is read afresh)."""
+    """One run read from the store, while its row says the same (`stamp`), and what was made of it (`made`)."""
+
+    stamp: tuple[Any, ...]
+    data: RunData
+    made: dict[str, str] = field(default_factory=dict)
+
+
+class LoadedRuns:
+    """The runs loaded lately, by id: a page asks for a run's overview, charts and decisions at once, and a
+    day-long run takes a second to read and chart. A Running run is read afresh each time. One run is
+    loaded at a time, so two requests for it at once read it once."""
 
     def __init__(self) -> None:
-        self._runs: OrderedDict[int, tuple[tuple[Any, ...], RunData]] = OrderedDict()
+        self._runs: OrderedDict[int, Loaded] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading = threading.Lock()
 
-    def get(self, store: RunStore, ref: str) -> tuple[RunData, dict[str, Any]]:
+    def get(self, store: RunStore, ref: str) -> tuple[Loaded, dict[str, Any]]:
         record = found(lambda: store.record(ref))
         stamp = (record["phase"], record["finished_at"], record["simulated_ns"])
-        with self._lock:
-            cached = self._runs.get(record["run"])
-            if cached is not None and cached[0] == stamp and record["phase"] != "Running":
-                self._runs.move_to_end(record["run"])
-                return cached[1], record
-        data = found(lambda: store.load(record["run"]))
-        with self._lock:
-            self._runs[record["run"]] = (stamp, data)
-            while len(self._runs) > CACHED_RUNS:
-                self._runs.popitem(last=False)
-        return data, record
+        with self._loading:
+            with self._lock:
+                cached = self._runs.get(record["run"])
+                if cached is not None and cached.stamp == stamp and record["phase"] != "Running":
+                    self._runs.move_to_end(record["run"])
+                    return cached, record
+            loaded = Loaded(stamp, found(lambda: store.load(record["run"])))
+            with self._lock:
+                self._runs[record["run"]] = loaded
+                while len(self._runs) > CACHED_RUNS:
+                    self._runs.popitem(last=False)
+        return loaded, record
+
+    def made(self, store: RunStore, ref: str, what: str, make: Callable[[RunData], str]) -> str:
+        """`make(run)`, made once per run loaded (`what` names it)."""
+        loaded, _ = self.get(store, ref)
+        with self._loading:
+            if what not in loaded.made:
+                loaded.made[what] = make(loaded.data)
+            return loaded.made[what]
 
     def forget(self, run_id: int) -> None:
         with self._lock:
@@ -111,8 +133,15 @@ def store_of(request: Request) -> RunStore:
 
 
 def loaded(request: Request, ref: str) -> tuple[RunData, dict[str, Any]]:
-    cache: Loaded = request.app.state.loaded
-    return cache.get(store_of(request), ref)
+    cache: LoadedRuns = request.app.state.loaded
+    entry, record = cache.get(store_of(request), ref)
+    return entry.data, record
+
+
+def made(request: Request, ref: str, what: str, make: Callable[[RunData], str]) -> Response:
+    """JSON made of a run once (plotly's figures, written already), kept while the run is."""
+    cache: LoadedRuns = request.app.state.loaded
+    return json_text(cache.made(store_of(request), ref, what, make))
 
 
 def json_text(text: str) -> Response:
@@ -141,16 +170,17 @@ def run_overview(request: Request, ref: str) -> dict[str, Any]:
 
 @router.get("/runs/{ref}/charts", summary="A run's charts as plotly figures, as the static report draws them")
 def run_charts(request: Request, ref: str) -> Response:
-    data, _ = loaded(request, ref)
-    return json_text(views.charts_json(data))
+    return made(request, ref, "charts", views.charts_json)
 
 
 @router.get("/runs/{ref}/decisions", summary="Every autoscaler decision, and why each autoscaler decided as of `at`")
 def run_decisions(
     request: Request, ref: str, at: Annotated[float | None, Query(ge=0)] = None, autoscaler: str | None = None
-) -> dict[str, Any]:
+) -> Response:
+    if at is None and autoscaler is None:  # what the run's page asks first: kept
+        return made(request, ref, "decisions", lambda data: json.dumps(views.decisions(data)))
     data, _ = loaded(request, ref)
-    return found(lambda: views.decisions(data, at, autoscaler))  # type: ignore[no-any-return]
+    return JSONResponse(found(lambda: views.decisions(data, at, autoscaler)))
 
 
 @router.get("/runs/{ref}/scheduler", summary="Nodes and pods as the scheduler saw them")

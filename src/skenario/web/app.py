@@ -53,15 +53,16 @@ def create_app(store: Path, *, files: Path | None = None, job_limit: int = 2) ->
         yield
         app.state.jobs.stop_all()  # the server is stopping: so are the runs it started
 
-    app = FastAPIOffline(  # FastAPI, its API pages (/docs, /redoc) served from here, not from a CDN
+    app = FastAPIOffline(  # FastAPI, its API page (/docs) served from here, not from a CDN
         lifespan=lifespan,
+        redoc_url=None,  # ReDoc's page fetches its logo from its CDN
         title="skenario",
         version=__version__,
         description="Runs, their charts and decisions, the scheduler's view, sweeps, and scenarios to run.",
     )
     app.state.store = RunStore(store)
     app.state.files = (files or Path.cwd()).resolve()
-    app.state.loaded = api.Loaded()
+    app.state.loaded = api.LoadedRuns()
     app.state.jobs = Jobs(store, app.state.files, limit=job_limit)
     app.state.starter = (STATIC.parent / "starter.yaml").read_text(encoding="utf-8")
     app.include_router(api.router)
@@ -112,7 +113,7 @@ def create_app(store: Path, *, files: Path | None = None, job_limit: int = 2) ->
 
     @app.get("/editor", include_in_schema=False)
     def editor_page(request: Request) -> HTMLResponse:
-        return page("editor", run=request.query_params.get("from", ""))
+        return page("editor", run=request.query_params.get("from", ""), limit=api.MAX_SCENARIO_BYTES)
 
     return app
 

@@ -3,8 +3,9 @@ calibration as the replays of its scenarios show it.
 
 The table is `sweeps.api.table_document` of the stored sweep (each point's settings, and each
 figure's mean and 95% interval over its seeds), with the runs each point made, so a click on a
-point opens its run. The front is drawn over two figures the page picks, each minimised (SLO
-compliance and met, the figures more of which is better, maximised), from the points' means.
+point opens its run. The front is drawn over two figures the page picks (a study's objectives unless it picks
+others), from the points' means: each in its objective's direction, else minimised (SLO compliance
+and met, the figures more of which is better, maximised).
 """
 
 from __future__ import annotations
@@ -36,9 +37,13 @@ def sweep_view(store: RunStore, ref: str, baseline: int | None, x: str | None, y
         if done["run"] is not None:
             runs.setdefault(int(done["point"]), []).append(int(done["run"]))
     present = [m for m in METRICS if any(p["figures"][m]["mean"] is not None for p in document["points"])]
-    first, second = _axes(record, present, x, y)
+    directions = _directions(record)
+    first, second = _axes(list(directions), present, x, y)
     coordinates = [
-        [_minimised(point["figures"][metric]["mean"], metric) for metric in (first, second)]
+        [
+            _minimised(point["figures"][metric]["mean"], directions.get(metric, _direction(metric)))
+            for metric in (first, second)
+        ]
         for point in document["points"]
     ]
     front = pareto_mask(coordinates)
@@ -49,14 +54,26 @@ def sweep_view(store: RunStore, ref: str, baseline: int | None, x: str | None, y
     return safe(document | head | {"metrics": present, "axes": [first, second]})
 
 
-def _axes(record: dict[str, Any], present: list[str], x: str | None, y: str | None) -> tuple[str, str]:
+def _directions(record: dict[str, Any]) -> dict[str, str]:
+    """A study's objectives (`min:replica_hours`, `max:slo_compliance`) as figure -> min or max; none for a sweep."""
+    objectives = (record.get("options") or {}).get("objectives") or []
+    found = {}
+    for objective in objectives:
+        direction, _, metric = str(objective).rpartition(":")
+        found[metric] = direction or _direction(metric)
+    return found
+
+
+def _direction(metric: str) -> str:
+    return "max" if metric in MAXIMISED else "min"
+
+
+def _axes(named: list[str], present: list[str], x: str | None, y: str | None) -> tuple[str, str]:
     """The front's two figures: as asked, else a study's first two objectives, else DEFAULT_AXES (those present)."""
     chosen = [a for a in (x, y) if a is not None]
     for field, axis in (("x", x), ("y", y)):
         if axis is not None and axis not in METRICS:
             raise SkenarioError(f"no such figure; the figures are {', '.join(METRICS)}", field=field, value=axis)
-    objectives = (record.get("options") or {}).get("objectives") or []
-    named = [str(o.get("metric") if isinstance(o, dict) else str(o).split(":")[0]) for o in objectives]
     for fallback in (*named, *DEFAULT_AXES, *present):
         if len(chosen) == 2:
             break
@@ -67,8 +84,8 @@ def _axes(record: dict[str, Any], present: list[str], x: str | None, y: str | No
     return chosen[0], chosen[1]
 
 
-def _minimised(value: float | None, metric: str) -> float | None:
-    return None if value is None else (-value if metric in MAXIMISED else value)
+def _minimised(value: float | None, direction: str) -> float | None:
+    return None if value is None else (-value if direction == "max" else value)
 
 
 def calibration_view(store: RunStore, run: RunData) -> dict[str, Any] | None:

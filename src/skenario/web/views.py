@@ -32,6 +32,7 @@ from skenario.results.readout import (
     verdict,
 )
 from skenario.results.rundata import RunData, stated_objectives
+from skenario.runs.batch import replay_to
 
 COMPARED = (
     ("requests arrived", "requests_arrived", "count"),
@@ -383,8 +384,10 @@ def queue_names(run: RunData) -> list[str]:
 
 
 def job_detail(run: RunData, job: str) -> dict[str, Any] | None:
-    """Why one job waited: its record, and its queue's figures at the last recording before it was submitted
-    and at the one before it started (what was allocated, pending and running there then)."""
+    """Why one job (or workload) waited, in its scheduler's terms, as `skenario explain --job --at` says it: for
+    one that waited and then started, the stored replay run again with its seed to the instant before it
+    started (the same decisions up to there); for one that never started, its reason at the end. With its
+    queue's figures at the last recording before it was submitted and before it started."""
     table = run.table("jobs")
     key = "job" if "job" in table else "workload"
     if table.empty or key not in table:
@@ -393,27 +396,31 @@ def job_detail(run: RunData, job: str) -> dict[str, Any] | None:
     if match.empty:
         return None
     record = match.iloc[0].replace({np.nan: None}).to_dict()
+    submitted = record.get("submitted_s", record.get("created_s"))
+    started = record.get("started_s", record.get("admitted_s"))
+    why, asked = record.get("why"), None
+    if why is None and started is not None and submitted is not None and started > submitted:
+        asked = max(round(started * SECOND) - 1, 0)
+        replayed = replay_to(run.scenario, f"run {run.id}", seed=run.seed, until=asked)
+        found = next((r for r in replayed.jobs() if str(r.get(key)) == job), {})
+        why = found.get("why")
+    elif why is None:
+        why = "it did not wait: it started when it was submitted"
     queue = str(record.get("queue") or record.get("clusterQueue") or "")
     prefix = "queue" if "queue" in record else "clusterQueue"
     columns = [c for c in run.series.columns if c.startswith(f"{prefix}.{queue}.")]
-    moments = {"submitted": record.get("submitted_s", record.get("created_s")), "started": record.get("started_s")}
     states = {}
-    for moment, time_s in moments.items():
-        if time_s is None or not columns:
-            continue
-        before = run.series[run.series.index <= float(time_s)]
-        if before.empty:
+    for moment, time_s in (("submitted", submitted), ("started", started)):
+        before = run.series[run.series.index <= float(time_s)] if time_s is not None and columns else None
+        if before is None or before.empty:
             continue
         last = before.iloc[-1]
         states[moment] = {
             "time_s": float(before.index[-1]),
             "figures": {c[len(prefix) + len(queue) + 2 :]: last[c] for c in columns},
         }
-    waited = record.get("wait_s")
-    reason = record.get("why") or (
-        f"waited {waited:.1f} s in {queue} for its containers to be allocated" if isinstance(waited, float) else None
-    )
-    return safe({"job": record, "queue": queue, "why": reason, "queue_state": states})
+    at = None if asked is None else format_clock(asked)
+    return safe({"job": record, "queue": queue, "why": why, "why_at": at, "queue_state": states})
 
 
 def replay(run: RunData) -> dict[str, Any] | None:
