@@ -1,22 +1,21 @@
 """How soon a day-long run's page is usable in the dashboard, in a real browser (issue #36: within 2 s).
 
 The run: `examples/hpa-step.yaml` (an HPA through a traffic step) for `--hours` simulated hours (24 by
-default), kept in a temporary store. The dashboard (`skenario.web.app`) serves it on this machine and
-Debian's Chromium, driven by Playwright, opens the run's page `--rounds` times, each in a fresh
-browser context (nothing cached). Measured on each load, from the navigation's start, by the page's
-own clock (`performance.now()`):
+default), kept in a temporary store. Each of `--rounds` rounds starts `skenario serve` over it, as a user
+does, and Debian's Chromium, driven by Playwright, opens the run's page twice, each time in a fresh
+browser context (nothing cached): the first load finds the server new (it reads and charts the run
+then, and keeps both, `web.api.LoadedRuns`), the second finds the run kept. Measured on each load,
+from the navigation's start, by the page's own clock (`performance.now()`):
 
     interactive   the page's view drawn: the run's figures, verdict, decisions, and the charts in view
-                  (the others draw as they scroll into view): `window.skenarioReady`. The first load
-                  is also reported alone: the server reads and charts the run then, and keeps both
-                  for the loads after it (`web.api.LoadedRuns`)
+                  (the others draw as they scroll into view): `window.skenarioReady`
     all charts    every chart drawn, the page scrolled through as a reader does
 
 Beside it, the peer a user had before: the static report (`skenario report`) of the same run, one
 self-contained file, opened from disk until all its charts are drawn (it draws every chart at once).
 Reported: each figure's median over the rounds, the dashboard's over the report's, and whether the
-median time to interactive is within `LIMIT_MS`. Nothing here is a test: tests/benchmarks checks the
-script's output for shape at a small size.
+median time to interactive, first and second load, is within `LIMIT_MS`. Nothing here is a test:
+tests/benchmarks checks the script's output for shape at a small size.
 
 Usage (from the repository root, with the virtualenv active; needs the `web` extra and Chromium)::
 
@@ -29,23 +28,24 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from skenario.results.report import write_report
 from skenario.results.store import RunStore
 from skenario.runs import execute, open_run
-from skenario.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "examples" / "hpa-step.yaml"
@@ -64,21 +64,30 @@ def day_run(store: Path, hours: float) -> int:
 
 @contextmanager
 def serving(store: Path) -> Iterator[str]:
+    """`skenario serve` over `store` in a process of its own, as a user starts it: its address once it answers."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("the dashboard did not start")
-        threading.Event().wait(0.02)
+    command = [sys.executable, "-m", "skenario", "serve", "--store", str(store), "--port", str(port)]
+    server = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    address = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        while not _answers(address):
+            if server.poll() is not None:
+                raise RuntimeError("the dashboard did not start")
+            time.sleep(0.02)
+        yield address
     finally:
-        server.should_exit = True
-        thread.join()
+        server.send_signal(signal.SIGINT)
+        server.wait()
+
+
+def _answers(address: str) -> bool:
+    try:
+        with urllib.request.urlopen(address + "/favicon.ico"):
+            return True
+    except OSError:
+        return False
 
 
 def scroll_through(page: Page) -> None:
@@ -121,16 +130,18 @@ def measure(hours: float, rounds: int) -> dict[str, Any]:
         data = RunStore(store).load(run)
         report = Path(folder) / "report.html"
         write_report(data, report)
-        loads, reports = [], []
-        with serving(store) as address, sync_playwright() as playwright:
+        loads, firsts, reports = [], [], []
+        with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
                 executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
             )
             for _ in range(rounds):
-                loads.append(dashboard_load(browser, f"{address}/runs/{run}"))
+                with serving(store) as address:  # a server of its own each round: its first page is cold
+                    firsts.append(dashboard_load(browser, f"{address}/runs/{run}")["interactive_ms"])
+                    loads.append(dashboard_load(browser, f"{address}/runs/{run}"))
                 reports.append(report_load(browser, report, _report_charts(report)))
             browser.close()
-        first = loads[0]["interactive_ms"]  # the server reading and charting the run: its first page
+        first = statistics.median(firsts)  # the server reading and charting the run: its first page
         interactive = statistics.median(load["interactive_ms"] for load in loads)
         every = statistics.median(load["all_charts_ms"] for load in loads)
         static = statistics.median(reports)
@@ -147,7 +158,7 @@ def measure(hours: float, rounds: int) -> dict[str, Any]:
             "interactive_x_report": interactive / static,
             "all_charts_x_report": every / static,
             "limit_ms": LIMIT_MS,
-            "within_limit": interactive <= LIMIT_MS,
+            "within_limit": max(first, interactive) <= LIMIT_MS,
         }
 
 
@@ -167,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{args.hours:g} h of {SCENARIO.name}: {result['requests']:,} requests, {result['charts']} charts")
     print(f"  dashboard, interactive          {result['interactive_ms']:8.0f} ms (median of {args.rounds})")
-    print(f"  the first time, the run read    {result['first_interactive_ms']:8.0f} ms")
+    print(f"  the first time (a new server)   {result['first_interactive_ms']:8.0f} ms")
     print(f"  dashboard, every chart drawn    {result['all_charts_ms']:8.0f} ms")
     print(
         f"  static report, every chart      {result['report_all_charts_ms']:8.0f} ms ({result['report_bytes']:,} bytes)"

@@ -20,6 +20,7 @@ def test_one_round_of_an_hour_long_run() -> None:
     result = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     assert result["hours"] == 1 and result["rounds"] == 1 and result["requests"] > 0
     assert result["charts"] >= 8  # the report's charts every run has, and the decisions
-    assert 0 < result["first_interactive_ms"] == result["interactive_ms"] <= result["all_charts_ms"]
+    assert result["first_interactive_ms"] > 0 and 0 < result["interactive_ms"] <= result["all_charts_ms"]
     assert result["interactive_x_report"] == pytest.approx(result["interactive_ms"] / result["report_all_charts_ms"])
-    assert result["within_limit"] == (result["interactive_ms"] <= result["limit_ms"] == 2000)
+    slowest = max(result["first_interactive_ms"], result["interactive_ms"])
+    assert result["within_limit"] == (slowest <= result["limit_ms"] == 2000)

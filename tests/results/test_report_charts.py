@@ -24,6 +24,7 @@ from skenario.results.report import MAX_POINTS, UNTIMED, _coarsen, charts, rende
 from skenario.results.rundata import RunData
 from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
+from tests.autoscalers.vpa.test_memory import VPA_SCENARIO
 from tests.results.conftest import EXAMPLES, REPLICA_ROWS, ROW_NAMES, ROWS, TIMELINE, TIMES_S
 from tests.results.test_report import _a_day, _figure_json
 
@@ -272,29 +273,11 @@ def test_a_vpas_recommendation_is_drawn_between_its_bounds(run: RunData, tmp_pat
     assert request[-1] == simulation.model.cpu_request == real.series["cpu_request_millicores"].iloc[-1] > 100
 
 
-VPA_MEMORY = """\
-apiVersion: skenario.dev/v1alpha1
-kind: Scenario
-metadata: {name: vpa-oom}
-spec:
-  duration: 30m
-  seed: 3
-  workload:
-    replicas: 2
-    resources: {requests: {cpu: 500m, memory: 256Mi}, limits: {memory: 384Mi}}
-    memory: {baseline: 400Mi}
-    request: {cpuTime: 20ms}
-  traffic: {type: poisson, rate: 5/s}
-  autoscalers:
-    - type: vpa
-      memoryAggregationInterval: 10m
-      spec: {updatePolicy: {updateMode: Recreate}}
-"""
 """tests/autoscalers/vpa/test_memory.py's crash-looping pods, whose VPA lifts their memory past 400Mi."""
 
 
 def test_a_vpas_memory_recommendation_has_its_own_chart_in_mib(tmp_path: Path) -> None:
-    simulation = _simulate(VPA_MEMORY)
+    simulation = _simulate(VPA_SCENARIO)  # a VPA in Recreate mode, memory modelled
     run = RunData.from_simulation(simulation)
     write_report(run, tmp_path / "vpa.html")
     page = (tmp_path / "vpa.html").read_text(encoding="utf-8")

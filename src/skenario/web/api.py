@@ -76,12 +76,14 @@ class Loaded:
     stamp: tuple[Any, ...]
     data: RunData
     made: dict[str, str] = field(default_factory=dict)
+    making: threading.Lock = field(default_factory=threading.Lock)  # one thing made of it at a time
 
 
 class LoadedRuns:
     """The runs loaded lately, by id: a page asks for a run's overview, charts and decisions at once, and a
     day-long run takes a second to read and chart. A Running run is read afresh each time. One run is
-    loaded at a time, so two requests for it at once read it once."""
+    loaded at a time, so two requests for it at once read it once; what is made of a run is made apart,
+    so its overview is not held up behind its charts."""
 
     def __init__(self) -> None:
         self._runs: OrderedDict[int, Loaded] = OrderedDict()
@@ -107,7 +109,7 @@ class LoadedRuns:
     def made(self, store: RunStore, ref: str, what: str, make: Callable[[RunData], str]) -> str:
         """`make(run)`, made once per run loaded (`what` names it)."""
         loaded, _ = self.get(store, ref)
-        with self._loading:
+        with loaded.making:
             if what not in loaded.made:
                 loaded.made[what] = make(loaded.data)
             return loaded.made[what]

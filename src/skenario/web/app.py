@@ -129,8 +129,8 @@ def shell(view: str, data: dict[str, Any]) -> str:
 <title>skenario: {html.escape(title)}</title>
 <link rel="stylesheet" href="/static/app.css">
 <script>window.PlotlyConfig = {{MathJaxConfig: 'local'}};</script>
-<script src="/static-vendor/plotly.min.js" defer></script>
 <script src="/static/app.js" defer></script>
+<script id="plotly" src="/static-vendor/plotly.min.js" async></script>
 </head><body>
 <nav><span class="brand">skenario</span>{links}<a href="/docs">API</a></nav>
 <main id="app" data-view="{view}" {attributes}><p class="loading">Loading…</p></main>

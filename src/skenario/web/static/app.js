@@ -122,10 +122,14 @@ async function drawCharts(figures, into) {
   }
 }
 
+// plotly.js (4.8 MB) loads apart from this script (`async`): a page asks the server for its data at once, and
+// draws its charts when both are in.
 function whenPlotly() {
-  return new Promise((resolve) => {
-    if (window.Plotly) resolve();
-    else window.addEventListener("load", () => resolve());
+  return new Promise((resolve, reject) => {
+    if (window.Plotly) return resolve();
+    const script = document.getElementById("plotly");
+    script.addEventListener("load", () => resolve());
+    script.addEventListener("error", () => reject(new Error("plotly.js did not load")));
   });
 }
 
