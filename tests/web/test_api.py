@@ -46,6 +46,13 @@ def test_a_run_has_its_overview_charts_and_decisions(client: TestClient, world: 
     ids = [f["id"] for f in figures]
     assert {"chart-replicas", "chart-latency", "chart-hpa-0", "chart-cluster", "chart-pods"} <= set(ids)
     assert all(f["figure"]["data"] for f in figures if f["id"] != "chart-decisions")
+    # What the bound pods ask for, of the nodes' allocatable, sampled at each recording: never above the peak
+    # the scheduler's summary takes over every change of it.
+    allocation = next(f for f in figures if f["id"] == "chart-allocation")["figure"]["data"]
+    peak = RunStore(world.store).load(world.cluster).documents["scheduling"]["allocationPeak"]
+    assert [t["name"] for t in allocation] == ["CPU", "memory"]
+    for trace, resource in zip(allocation, ("cpu", "memory"), strict=True):
+        assert 0 < max(v for v in trace["y"] if v is not None) <= peak[resource] + 1e-12
     decisions = client.get(f"/api/runs/{world.cluster}/decisions").json()
     assert decisions["decisions"] and decisions["explained"][0]["kind"] == "hpa"
     # As of one decision's time, the explanation is of that moment: `skenario explain --at`.

@@ -181,12 +181,12 @@ def charts_json(run: RunData) -> str:
     """The run's charts, as the static report draws them (`report.charts`, `report.batch_charts`), as one
     JSON list of `{"id", "figure"}`: plotly's own serialisation, which knows numpy and dates."""
     made = report.batch_charts(run) if kind_of(run) == "batch" else report.charts(run, stated_objectives(run))
-    if kind_of(run) == "kep140" or ("pods" in run.documents and "batch" not in run.documents):
-        made = (
-            [*made, ("chart-pods", pods_figure(run))]
-            if kind_of(run) != "kep140"
-            else [("chart-pods", pods_figure(run))]
-        )
+    if kind_of(run) == "kep140":
+        made = [("chart-pods", pods_figure(run))]
+    elif "pods" in run.documents:  # a scenario on nodes: the scheduler's charts too
+        made = [*made, ("chart-pods", pods_figure(run))]
+        if ALLOCATION[0] in run.series:
+            made.append(("chart-allocation", allocation_figure(run)))
     return "[" + ",".join(f'{{"id": {json.dumps(div)}, "figure": {figure.to_json()}}}' for div, figure in made) + "]"
 
 
@@ -337,6 +337,32 @@ def pods_figure(run: RunData) -> Any:
         figure.add_trace(
             go.Scatter(x=times, y=counts, name="pods bound", mode="lines", line={"shape": "hv", "color": "#2ca02c"})
         )
+    return figure
+
+
+ALLOCATION = ("node_cpu_allocation", "node_memory_allocation")
+"""The series of what the bound pods ask for, as a share of the nodes' allocatable CPU and memory."""
+
+
+def allocation_figure(run: RunData) -> Any:
+    """The nodes' allocatable CPU and memory that bound pods ask for, over time: what the scheduler fills,
+    and what the cluster autoscaler adds nodes for (`report.thin`'s peaks, so no full moment is averaged away)."""
+    import plotly.graph_objects as go
+
+    figure = go.Figure()
+    figure.update_layout(
+        title={"text": "Scheduler: the nodes' allocatable asked for by bound pods"},
+        template="plotly_white",
+        xaxis={"title": {"text": "time (s)"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": "share of allocatable"}, "tickformat": ".0%", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.22},
+        margin={"l": 70, "r": 30, "t": 60, "b": 50},
+    )
+    columns = [c for c in ALLOCATION if c in run.series]
+    frame = report.thin(run.series[columns].apply(pd.to_numeric, errors="coerce"), peaks=columns)
+    for column, name in zip(columns, ("CPU", "memory"), strict=False):
+        values = [None if not math.isfinite(v) else float(v) for v in frame[column]]
+        figure.add_trace(go.Scatter(x=list(frame.index), y=values, name=name, mode="lines", line={"shape": "hv"}))
     return figure
 
 

@@ -369,7 +369,8 @@ async function schedulerView() {
   );
   drawPods();
   const [figures] = await Promise.all([api(`/api/runs/${ref}/charts`), whenPlotly()]);
-  await drawCharts(figures.filter((f) => f.id === "chart-pods" || f.id === "chart-cluster"), charts);
+  const shown = ["chart-pods", "chart-allocation", "chart-cluster"];
+  await drawCharts(figures.filter((f) => shown.includes(f.id)), charts);
   main.dataset.ready = "true";
 }
 
