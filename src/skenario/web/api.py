@@ -129,6 +129,13 @@ def found(read: Any) -> Any:
         raise HTTPException(400, detail=str(exc)) from None
 
 
+def there(result: dict[str, Any] | None, missing: str) -> dict[str, Any]:
+    """What a view found, or a 404 saying what is `missing`."""
+    if result is None:
+        raise HTTPException(404, detail=missing)
+    return result
+
+
 def store_of(request: Request) -> RunStore:
     store: RunStore = request.app.state.store
     return store
@@ -194,10 +201,7 @@ def run_scheduler(request: Request, ref: str) -> dict[str, Any]:
 @router.get("/runs/{ref}/pods/{pod}", summary="A pod's scheduling attempts with every plugin's results (KEP-140)")
 def run_pod(request: Request, ref: str, pod: str) -> dict[str, Any]:
     data, _ = loaded(request, ref)
-    result = views.pod_attempts(data, pod)
-    if result is None:
-        raise HTTPException(404, detail=f"run {data.id} has no pod {pod!r} with KEP-140 results")
-    return result
+    return there(views.pod_attempts(data, pod), f"run {data.id} has no pod {pod!r} with KEP-140 results")
 
 
 @router.get("/runs/{ref}/jobs", summary="A batch replay's jobs or workloads, with their queues and waits")
@@ -209,19 +213,13 @@ def run_jobs(request: Request, ref: str) -> dict[str, Any]:
 @router.get("/runs/{ref}/jobs/{job}", summary="Why a job waited: its record and its queue's state then")
 def run_job(request: Request, ref: str, job: str) -> dict[str, Any]:
     data, _ = loaded(request, ref)
-    result = views.job_detail(data, job)
-    if result is None:
-        raise HTTPException(404, detail=f"run {data.id} has no job {job!r}")
-    return result
+    return there(views.job_detail(data, job), f"run {data.id} has no job {job!r}")
 
 
 @router.get("/runs/{ref}/replay", summary="A replay's comparison with the real cluster it replays")
 def run_replay(request: Request, ref: str) -> dict[str, Any]:
     data, _ = loaded(request, ref)
-    result = views.replay(data)
-    if result is None:
-        raise HTTPException(404, detail=f"run {data.id} is not a replay (`skenario replay` makes one)")
-    return result
+    return there(views.replay(data), f"run {data.id} is not a replay (`skenario replay` makes one)")
 
 
 @router.get("/runs/{ref}/calibration", summary="A calibrated replay's fitted values, and its scenarios' errors")
@@ -229,10 +227,9 @@ def run_calibration(request: Request, ref: str) -> dict[str, Any]:
     from skenario.web.sweeps import calibration_view  # the sweep extra's, only for this page
 
     data, _ = loaded(request, ref)
-    result = calibration_view(store_of(request), data)
-    if result is None:
-        raise HTTPException(404, detail=f"run {data.id}'s scenario is not one `skenario calibrate` wrote")
-    return result
+    return there(
+        calibration_view(store_of(request), data), f"run {data.id}'s scenario is not one `skenario calibrate` wrote"
+    )
 
 
 @router.put("/runs/{ref}/tags", summary="Replace a run's tags")

@@ -8,7 +8,7 @@ from the plotly package itself, so the dashboard works with no network.
 from __future__ import annotations
 
 import html
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -40,6 +40,19 @@ PAGES = {
     "editor": "Editor",
 }
 """Each page's view (the function of app.js that draws it) and its title."""
+
+PAGE_ROUTES = {
+    "/": "runs",
+    "/runs/{ref}": "run",
+    "/runs/{ref}/scheduler": "scheduler",
+    "/runs/{ref}/queues": "queues",
+    "/runs/{ref}/cluster": "cluster",
+    "/compare": "compare",
+    "/sweeps": "sweeps",
+    "/sweeps/{ref}": "sweep",
+    "/editor": "editor",
+}
+"""Each page's address and its view."""
 
 NAVIGATION = (("/", "Runs"), ("/compare", "Compare"), ("/sweeps", "Sweeps"), ("/editor", "Editor"))
 
@@ -76,46 +89,30 @@ def create_app(store: Path, *, files: Path | None = None, job_limit: int = 2) ->
     def favicon() -> Response:
         return Response(status_code=204)
 
-    def page(view: str, **data: Any) -> HTMLResponse:
-        return HTMLResponse(shell(view, data))
-
-    @app.get("/", include_in_schema=False)
-    def runs_page() -> HTMLResponse:
-        return page("runs")
-
-    @app.get("/runs/{ref}", include_in_schema=False)
-    def run_page(ref: str) -> HTMLResponse:
-        return page("run", run=ref)
-
-    @app.get("/runs/{ref}/scheduler", include_in_schema=False)
-    def scheduler_page(ref: str) -> HTMLResponse:
-        return page("scheduler", run=ref)
-
-    @app.get("/runs/{ref}/queues", include_in_schema=False)
-    def queues_page(ref: str) -> HTMLResponse:
-        return page("queues", run=ref)
-
-    @app.get("/runs/{ref}/cluster", include_in_schema=False)
-    def cluster_page(ref: str) -> HTMLResponse:
-        return page("cluster", run=ref)
-
-    @app.get("/compare", include_in_schema=False)
-    def compare_page(request: Request) -> HTMLResponse:
-        return page("compare", runs=",".join(request.query_params.getlist("runs")))
-
-    @app.get("/sweeps", include_in_schema=False)
-    def sweeps_page() -> HTMLResponse:
-        return page("sweeps")
-
-    @app.get("/sweeps/{ref}", include_in_schema=False)
-    def sweep_page(ref: str) -> HTMLResponse:
-        return page("sweep", sweep=ref)
-
-    @app.get("/editor", include_in_schema=False)
-    def editor_page(request: Request) -> HTMLResponse:
-        return page("editor", run=request.query_params.get("from", ""), limit=api.MAX_SCENARIO_BYTES)
+    for path, view in PAGE_ROUTES.items():
+        app.add_api_route(path, _page(view), include_in_schema=False, response_class=HTMLResponse)
 
     return app
+
+
+def _page(view: str) -> Callable[[Request], HTMLResponse]:
+    """The page of `view`, its parameters from the address: the run or sweep it names, the runs compared, the run
+    whose scenario the editor opens (`?from=`) and the largest scenario the editor takes."""
+
+    def serve(request: Request) -> HTMLResponse:
+        ref = request.path_params.get("ref")
+        data: dict[str, Any]
+        if view == "compare":
+            data = {"runs": ",".join(request.query_params.getlist("runs"))}
+        elif view == "editor":
+            data = {"run": request.query_params.get("from", ""), "limit": api.MAX_SCENARIO_BYTES}
+        elif ref is not None:
+            data = {"sweep" if view == "sweep" else "run": ref}
+        else:
+            data = {}
+        return HTMLResponse(shell(view, data))
+
+    return serve
 
 
 def shell(view: str, data: dict[str, Any]) -> str:
