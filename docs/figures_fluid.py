@@ -18,8 +18,8 @@ from skenario.runs import open_run
 from skenario.scenario.simulation import Simulation
 
 FOLDER = ROOT / "examples" / "fluid"
-HELD = ("steady", "step", "sinusoid", "trace", "cluster")  # issue 34's set, at 50 requests/s per replica or more
-LIMITS = ("low-load", "from-one", "overload")  # where agreement ends
+HELD = ("steady", "step", "sinusoid", "trace", "kpa", "cluster")  # issue 34's set, at 50 requests/s per replica or more
+LIMITS = ("low-load", "from-one", "from-zero", "overload")  # where agreement ends
 SEEDS = (1, 2, 3)
 
 

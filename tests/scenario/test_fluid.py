@@ -11,7 +11,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from skenario.autoscalers.kpa.controller import KnativePodAutoscaler
 from skenario.cli import cli
+from skenario.core.time import MILLISECOND, SECOND
 from skenario.errors import ScenarioError
 from skenario.recording.summary import Summary
 from skenario.results.analysis import cost
@@ -144,7 +146,6 @@ def test_past_capacity_clients_give_up_and_the_server_finishes_their_requests(tm
     [
         ("  client: {retries: {attempts: 2}}\n", "spec.client.retries"),
         ("  client: {cancel: true}\n", "spec.client.cancel"),
-        ("  autoscalers: [{type: kpa, name: k}]\n", "spec.autoscalers.0"),
         ("  events: [{id: slower, at: 1m, patch: {target: workload, patch: {replicas: 2}}}]\n", "spec.events.0"),
     ],
 )
@@ -312,3 +313,61 @@ def test_a_fluid_replicas_cpu_has_the_noise_of_a_busy_server() -> None:
         spread[mode] = float(np.std(rows))
     assert spread["fluid"] == pytest.approx(math.sqrt(2 * 0.8 / 20 * 10) / 10, rel=0.10)
     assert spread["fluid"] == pytest.approx(spread["discrete"], rel=0.20)
+
+
+def test_a_kpa_takes_a_fluid_workload_from_zero_at_its_first_request() -> None:
+    """examples/fluid/from-zero.yaml: at zero pods the burst of 50/s from 2m flows into the activator from the
+    plant's step that starts it (each falls 1 ns past its second: a clock's first instant is 1), and its first
+    whole request, 20 ms later, pokes the KPA, which asks for a pod then, not at its next tick; the pods serve
+    the bursts and every request arrived is completed, failed or held."""
+    simulation, summary = ran((ROOT / "examples" / "fluid" / "from-zero.yaml").read_text(), ROOT / "examples")
+    [kpa] = [a for a in simulation.main.autoscalers.values() if isinstance(a, KnativePodAutoscaler)]
+    first = next(d for d in kpa.decisions if d.desired > 0 or d.proposed > 0)
+    assert first.at == 120 * SECOND + 1 + 20 * MILLISECOND
+    assert summary.replicas_started > 0 and summary.requests_completed > 0.9 * summary.requests_arrived
+    held = summary.requests_completed + summary.requests_failed + summary.requests_in_flight
+    assert abs(summary.requests_arrived - held) <= 4
+
+
+def test_requests_held_for_a_replica_wait_in_their_latency(tmp_path: Path) -> None:
+    """Two one-core replicas (1 ms of CPU a request: 2,000/s between them) launching for 10 s while 20/s arrive:
+    a request that arrived at t waits 10 - t, then the 20 t held before it drain in 20 t / 2,000 s. So those
+    that arrived before t = 9 / 0.99 (182 of them) take a second or more; no other request does."""
+    text = STEADY.format(mode="fluid", policy="roundRobin").replace("duration: 2h", "duration: 1m")
+    launch = "launch: {scheduling: 0s, imagePull: 0s, containerStart: 0s, readiness: 10s}"
+    text = text.replace("replicas: 4", f"replicas: 2\n    initialReady: false\n    {launch}")
+    text = text.replace("{type: poisson, rate: 64/s}", "{type: constant, rate: 20/s}")
+    text = text.replace("mean: 50ms", "mean: 1ms")
+    simulation, summary = ran(text)
+    latency = simulation.model.requests_complete.latency
+    over_a_second = sum(n for index, n in latency.buckets() if latency.bucket_bounds(index)[0] >= SECOND)
+    assert over_a_second == pytest.approx(182, abs=2)
+    assert summary.requests_failed == 0
+
+
+def test_a_kpa_on_flows_agrees_with_its_discrete_run_at_high_load() -> None:
+    """examples/fluid/kpa.yaml for its first 10 minutes (a wave from 600 to 1,000/s on 10 to 16 pods): issue 34's
+    bounds, replica-hours within 5%, mean latency and p95 within 10%."""
+    text = (ROOT / "examples" / "fluid" / "kpa.yaml").read_text().replace("duration: 20m", "duration: 10m")
+    figures = {}
+    for mode in ("discrete", "fluid"):
+        simulation, summary = ran(text.replace("mode: fluid", f"mode: {mode}"))
+        figures[mode] = (cost(RunData.from_simulation(simulation))["replica_hours"], summary)
+    (fluid_hours, fluid), (discrete_hours, discrete) = figures["fluid"], figures["discrete"]
+    assert fluid_hours == pytest.approx(discrete_hours, rel=0.05)
+    assert fluid.latency_mean_ns == pytest.approx(discrete.latency_mean_ns, rel=0.10)
+    assert fluid.latency_p95_ns == pytest.approx(discrete.latency_p95_ns, rel=0.10)
+
+
+def test_an_event_makes_a_kpa_for_a_fluid_workload() -> None:
+    """A KPA made at 10m by an event, with a target of 20 in flight a pod (14 at 70%): 64/s of 100 ms IO and
+    5 ms of CPU keep 64 x 0.1 plus at most one on the CPU (Little's law), under 8 in all; so it scales the
+    four replicas in to the one pod ceil(8 / 14) asks for, and nothing moves before it is made."""
+    kpa = "{type: kpa, config: {container-concurrency-target-default: '20'}}"
+    events = f"  events: [{{id: knative, at: 10m, create: {{target: autoscaler/k, object: {kpa}}}}}]\n"
+    text = STEADY.format(mode="fluid", policy="roundRobin").replace("duration: 2h", "duration: 20m") + events
+    text = text.replace("mean: 50ms}, timeout: null", "mean: 5ms}, ioTime: 100ms, timeout: null")
+    simulation, _ = ran(text)
+    series = simulation.series().set_index("time_ns")
+    assert set(series.loc[: 10 * 60 * SECOND, "replicas_desired"]) == {4}
+    assert series["replicas_desired"].iloc[-1] == 1

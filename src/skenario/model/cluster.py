@@ -44,6 +44,7 @@ from skenario.model.cpu.quota import CfsQuota
 from skenario.model.cpu.sharing import ProcessorSharingCPU
 from skenario.model.disruption import EvictionBudget, budget_status
 from skenario.model.endpoints import StaleEndpoints
+from skenario.model.fluid.buffer import FluidBuffer
 from skenario.model.fluid.plant import FluidInputs, FluidPlant
 from skenario.model.fluid.processing import FluidCPU, FluidProcessing
 from skenario.model.kubelet import Kubelet, ReplicaStocks
@@ -351,9 +352,10 @@ class ClusterModel:
         self.requests_failed = sinks.failed
         self.clients = sinks.clients
         self._failure_sink = sinks.failure_sink
-        self.activator = sinks.activator
+        # A fluid run's plant holds what waits for a replica, and stands for both (below).
+        self.activator: Activator | FluidBuffer | None = sinks.activator
         self.stream = sinks.stream
-        self.requests_buffered = sinks.buffered
+        self.requests_buffered: RequestsBuffered | FluidBuffer = sinks.buffered
         self.stale_endpoints = sinks.stale_endpoints
 
         replicas = build_replica_path(
@@ -384,7 +386,12 @@ class ClusterModel:
                 self.replicas_active,
                 self.replicas.values,
                 streams.generator("fluid.cpu-noise"),
+                spec.routing.buffer_capacity,
             )
+            # What waits for a replica is the plant's: the buffer's stock, and the activator the KPA reads.
+            self.requests_buffered = self.plant.buffer
+            if self.activator is not None:
+                self.activator = self.plant.buffer
             # A replica became active or stopped being: the traffic is shared among those active now.
             plant = self.plant
             self.replicas_active.on_activate.append(lambda replica: plant.route())
@@ -415,6 +422,7 @@ class ClusterModel:
         if self.plant is not None:
             return self._made(id, self.plant.replica(f"FluidProcessing[replica-{id}]", capacity))
         activator = self.activator
+        assert not isinstance(activator, FluidBuffer)  # a discrete run's
         puller = _puller(activator, self.stream)  # hears who leaves, to fill the slot
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
@@ -462,17 +470,22 @@ class ClusterModel:
             self.metrics_server.started(replica)
         else:
             self.metrics_ticker.start(replica)
-        puller = _puller(self.activator, self.stream)
+        if self.plant is not None:
+            return  # the plant hands what its buffer holds to the replicas active now (`FluidPlant.route`)
+        activator = self.activator
+        assert not isinstance(activator, FluidBuffer)
+        puller = _puller(activator, self.stream)
         if puller is not None:  # it sends what it holds into the pod's free slots
             puller.pod_ready(replica)
             return
-        env = self.env
+        env, buffered = self.env, self.requests_buffered
+        assert not isinstance(buffered, FluidBuffer)
         # Requests the buffer held go out again through routing, oldest first.
-        for request in self.requests_buffered.oldest_first():
+        for request in buffered.oldest_first():
             if request.stage != BUFFERED:
                 continue  # already on its way out, sent by another replica's activation
             request.stage = ROUTING
-            env.schedule("route_buffered", env.now(), self.requests_buffered, self.requests_routing, request)
+            env.schedule("route_buffered", env.now(), buffered, self.requests_routing, request)
 
     def _terminated(self, replica: Replica) -> None:
         if self.plant is not None:

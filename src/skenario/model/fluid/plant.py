@@ -27,6 +27,7 @@ import numpy as np
 from skenario.core.environment import Environment
 from skenario.core.time import SECOND
 from skenario.model.cpu.node import fair_shares
+from skenario.model.fluid.buffer import FluidBuffer
 from skenario.model.fluid.pool import FluidPool
 from skenario.model.fluid.processing import FluidProcessing, NodeShare
 from skenario.model.fluid.replica import FluidReplica
@@ -59,6 +60,16 @@ the percentiles the tables print (p50, p95, p99), so that each lands inside a ba
 def _bands() -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Each band's midpoint and its width (its share of a step's completions)."""
     return tuple((a + b) / 2 for a, b in pairwise(EDGES)), tuple(b - a for a, b in pairwise(EDGES))
+
+
+HANDOVER_PARTS = 8
+"""Parts each chunk of requests the buffer held is cut into when handed over (their waits spread evenly)."""
+
+
+def _fluid(replica: Replica) -> FluidReplica:
+    processing = replica.processing
+    assert isinstance(processing, FluidProcessing)
+    return processing.replica
 
 
 QUANTILES, SHARES = _bands()
@@ -145,6 +156,7 @@ class FluidPlant:
         active: ReplicasActive,
         live: Callable[[], Iterable[Replica]],
         noise: np.random.Generator,
+        buffer_capacity: int = 1000,
     ) -> None:
         self.env = env
         self._noise = noise  # the CPU's noise (`_jitter`): the scenario's stream "fluid.cpu-noise"
@@ -157,10 +169,11 @@ class FluidPlant:
         self.rate = 0.0  # requests/s over the current step
         self._intensity = inputs.rate  # the traffic now (a traffic event replaces it)
         self._started = env.now()  # steps fall every inputs.step from here
-        self._since = env.now()
-        self.buffered = 0.0  # requests waiting for an active replica
-        self._buffer_in = 0.0  # requests/s into the buffer now (the whole rate while none is active)
-        self._buffered_total = 0.0  # every request that arrived to the buffer (they count as arrivals there)
+        # Requests waiting for an active replica (the routing buffer, or the activator with a KPA).
+        self.buffer = FluidBuffer(env, buffer_capacity, inputs.timeout_s, self.fail)
+        self._waited = _Carry()  # requests handed over from the buffer, recorded whole
+        self._prerecorded = 0.0  # of those, the ones recorded at their handover, not yet completed by a replica
+        self._handed_over = 0.0  # requests the buffer handed over (arrivals at the buffer, and again at replicas)
         self._retired_arrived = 0.0  # arrivals counted on replicas gone
         # Per replica at its last settling: requests completed and arrived, its backlog (`backlog_step`), when.
         self._seen: dict[int, tuple[float, float, float, int]] = {}
@@ -231,14 +244,13 @@ class FluidPlant:
     def route(self) -> None:
         """Share the current rate among the active replicas from now (and hand them what the buffer holds)."""
         now = self.env.now()
-        self._fill_buffer(now)
         serving = [
             r for r in self.live() if r.state is ReplicaState.ACTIVE and isinstance(r.processing, FluidProcessing)
         ]
         self._serving = len(serving)
         share = self.rate / len(serving) if serving else 0.0
-        self._buffer_in = 0.0 if serving else self.rate
-        waiting, self.buffered = self.buffered, (self.buffered if not serving else 0.0)
+        self.buffer.flow(now, 0.0 if serving else self.rate)
+        waiting = self._hand_over(now, serving) if serving else 0.0
         for replica in self.live():
             processing = replica.processing
             if not isinstance(processing, FluidProcessing):
@@ -278,11 +290,38 @@ class FluidPlant:
                 if millicores != fluid.millicores:
                     fluid.resize(now, millicores)
 
-    def _fill_buffer(self, now: int) -> None:
-        arrived = self._buffer_in * (now - self._since) / SECOND
-        self.buffered += arrived
-        self._buffered_total += arrived
-        self._since = now
+    def _hand_over(self, now: int, serving: Sequence[Replica]) -> float:
+        """What the buffer held goes to the replicas serving now; how many. Their latencies are recorded now: the
+        wait of each (they arrived evenly over each chunk's span), then their place in the backlog, which the
+        serving replicas' cores drain oldest first (as the activator, sending new requests to the less loaded
+        pods, leaves them those cores), then their IO. Past the timeout their clients gave up (the servers, not
+        told, still do the work)."""
+        chunks = self.buffer.release(now)
+        total = sum(amount for _, _, amount in chunks)
+        if total <= 0:
+            return 0.0
+        inputs = self.inputs
+        capacity = sum(self.pool.mu * _fluid(r).millicores / 1000 for r in serving)
+        timeout = inputs.timeout_s if inputs.timeout_s else math.inf
+        ahead, late = 0.0, 0.0
+        for first, last, amount in chunks:
+            part = amount / HANDOVER_PARTS
+            for k in range(HANDOVER_PARTS):
+                arrived = first + (last - first) * (k + 0.5) / HANDOVER_PARTS
+                latency = (now - arrived) / SECOND + (ahead + part / 2) / capacity + inputs.io_mean_s
+                ahead += part
+                if latency >= timeout:
+                    late += part
+                    continue
+                n = self._waited.whole(part)
+                if n > 0:
+                    self.complete.add_many(round(latency * SECOND), n)
+        if late:
+            self.failed.add_many("timeout", self._gave_up.whole(late))
+            self._completed -= late
+        self._prerecorded += total
+        self._handed_over += total
+        return total
 
     # -- what happened ---------------------------------------------------------------------------
 
@@ -297,10 +336,17 @@ class FluidPlant:
                 key = settled[1:]
                 alike[key] = alike.get(key, 0.0) + settled[0]
         for (backlog, rate, millicores), done in alike.items():
-            self._record(done, backlog, rate, millicores)
+            self._record_new(done, backlog, rate, millicores)
+
+    def _record_new(self, count: float, backlog: float, rate: float, millicores: int) -> None:
+        """`_record` what completed, less the requests handed over from the buffer (recorded then)."""
+        skipped = min(count, self._prerecorded)
+        self._prerecorded -= skipped
+        if count > skipped:
+            self._record(count - skipped, backlog, rate, millicores)
 
     def _settle_one(
-        self, replica: Replica, now: int, steps: dict[tuple[float, float, float, float], float]
+        self, replica: Replica, now: int, steps: dict[tuple[float, float, float, float], float], last: bool = False
     ) -> tuple[float, float, float, int] | None:
         """The replica's completions since the last settling, and the backlog and rate its latency is read at.
 
@@ -308,7 +354,8 @@ class FluidPlant:
         backlog and the requests in their IO (the rate times the mean IO time, Little's law), and what
         completed is what arrived less what it holds and what failed: so the requests held are those a
         stochastic queue would hold, not only the cores the fluid keeps busy, and every request is in one
-        place. Its latency is read at the backlog it held on average and the rate it had."""
+        place. Its latency is read at the backlog it held on average and the rate it had. At its `last` settling
+        (it terminated, drained or killed) it holds nothing: what it still held completed."""
         processing = replica.processing
         if not isinstance(processing, FluidProcessing):
             return None
@@ -324,7 +371,7 @@ class FluidPlant:
             after = steps.get(key, -1.0)
             if after < 0:
                 after = steps[key] = self.inputs.backlog(backlog, rate, capacity, seconds)
-        fluid.hold(now, after + fluid.rate * self.inputs.io_mean_s)
+        fluid.hold(now, 0.0 if last else after + fluid.rate * self.inputs.io_mean_s)
         done = max(arrived - fluid.held() - fluid.held_taken() - done_before, 0.0)
         self._seen[replica.id] = (done_before + done, arrived, after, now)
         self._completed += done
@@ -375,9 +422,9 @@ class FluidPlant:
     def retire(self, replica: Replica) -> None:
         """A replica terminated: settle it a last time and keep its arrivals in the total."""
         now = self.env.now()
-        settled = self._settle_one(replica, now, {})
+        settled = self._settle_one(replica, now, {}, last=True)
         if settled is not None:
-            self._record(*settled)
+            self._record_new(*settled)
         processing = replica.processing
         if isinstance(processing, FluidProcessing):
             self._retired_arrived += processing.replica.arrived(now)
@@ -395,5 +442,4 @@ class FluidPlant:
             processing = replica.processing
             if isinstance(processing, FluidProcessing):
                 at_replicas += processing.replica.arrived(now)
-        buffer = self._buffered_total + self._buffer_in * (now - self._since) / SECOND
-        return math.floor(self._retired_arrived + at_replicas + buffer + 1e-9)
+        return math.floor(self._retired_arrived + at_replicas + self.buffer.arrived() - self._handed_over + 1e-9)

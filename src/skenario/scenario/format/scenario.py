@@ -54,11 +54,7 @@ from skenario.model.memory import IMPLICIT_NODE_MEMORY
 from skenario.model.probes import ReadinessProbe, StartupProbe
 from skenario.scenario.format.autoscalers import (
     AutoscalerSpec,
-    HpaAutoscaler,
-    KedaAutoscaler,
     KpaAutoscaler,
-    PluginAutoscaler,
-    VpaAutoscaler,
 )
 from skenario.scenario.format.base import Spec as _Spec
 from skenario.scenario.format.clients import Client
@@ -658,10 +654,7 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
         out.append(("spec.workloads", "workloads side by side"))
     for index, event in enumerate(spec.events):
         kind = split_target(event.body.target)[0] if event.operation != "done" else "done"  # type: ignore[union-attr]
-        made = event.body.object if event.operation == "create" else None  # type: ignore[union-attr]
-        if kind == "autoscaler" and isinstance(made, dict) and made.get("type") not in ("hpa", "keda"):
-            out.append((f"spec.events.{index}", "KPA and VPA (KPA's activator, VPA's resizes)"))
-        elif kind not in FLUID_EVENTS:
+        if kind not in FLUID_EVENTS:
             out.append(
                 (f"spec.events.{index}", f"events on {kind}: a fluid run's events are on {', '.join(FLUID_EVENTS)}")
             )
@@ -671,9 +664,6 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
         out.append(("spec.client.cancel", "clients that cancel what they gave up on"))
     if spec.routing.endpoint_propagation is not None:
         out.append(("spec.routing.endpointPropagation", "stale endpoints"))
-    for index, autoscaler in enumerate(spec.autoscalers):
-        if not isinstance(autoscaler, HpaAutoscaler | PluginAutoscaler | VpaAutoscaler | KedaAutoscaler):
-            out.append((f"spec.autoscalers.{index}", "the KPA (its activator)"))
     for name, value, why in (
         ("requestClasses", workload.request_classes, "request classes"),
         ("concurrency", workload.concurrency, "a concurrency limit per replica"),
