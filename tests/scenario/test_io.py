@@ -128,6 +128,16 @@ def test_a_manifest_that_is_a_device_is_one_line_naming_the_field(tmp_path: Path
     assert result.exit_code == 2 and "not a regular file" in result.stderr and result.stderr.count("\n") == 1
 
 
+def test_a_manifest_whose_name_is_too_long_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    """A name past the file system's 255 bytes (found by the example fuzzer: it was an OSError traceback)."""
+    scenario = tmp_path / "s.yaml"
+    hpa_step = (Path(__file__).resolve().parents[2] / "examples" / "hpa-step.yaml").read_text()
+    scenario.write_text(hpa_step.replace("manifest: manifests/web-hpa.yaml", f"manifest: {'1' * 400}.yaml"))
+    result = CliRunner().invoke(cli, ["check", str(scenario)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "field 'spec.autoscalers.0.manifest': cannot be read as a manifest file" in result.stderr
+
+
 def test_files_and_yaml_past_their_limits_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     big = tmp_path / "big.yaml"
     big.write_text("# a comment\n" * 100)

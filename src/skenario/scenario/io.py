@@ -62,12 +62,15 @@ def read_text(path: str | Path) -> str:
 
 def file_problem(path: Path, what: str) -> str | None:
     """What keeps `path` from being read as `what` (a manifest file...), said the user's way; None if nothing."""
-    if path.is_file():
-        return None
-    if path.is_dir():
-        return f"is a folder, not a {what}"
-    if path.exists():
-        return f"is not a regular file (a device or a pipe), not a {what}"
+    try:
+        if path.is_file():
+            return None
+        if path.is_dir():
+            return f"is a folder, not a {what}"
+        if path.exists():
+            return f"is not a regular file (a device or a pipe), not a {what}"
+    except OSError as exc:  # a name too long, a folder it may not look in: what `is_file` does not take as no
+        return f"cannot be read as a {what}: {exc.strerror or exc}"
     return f"no such {what}"
 
 
