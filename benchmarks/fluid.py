@@ -4,9 +4,10 @@ Issue 34 asks for 7 simulated days of a 10,000 requests/s sinusoid with an HPA i
 flat memory, a cost that does not grow with the request rate, and ratios against the discrete run of
 the same scenario over a shorter horizon. The scenario is `benchmarks/week.yaml` (a daily wave between
 5,000 and 15,000 requests/s, 5 ms of CPU each, one-core pods scaled by an HPA at 60%; 15 s fluid steps,
-rows every minute). Each run is a fresh `python -m skenario run FILE --no-store -o json` process;
-reported: the run's own wall time (`wall_s`), its peak RSS, the simulated time over the wall time, and
-the mean replicas serving (replica-hours over hours).
+rows every minute). Each run is a fresh `python -m skenario run FILE --store DIR -o json` process, kept
+in a store of its own as a user's runs are (the store takes the run's history as it goes); reported: the
+run's own wall time (`wall_s`), its peak RSS, the simulated time over the wall time, and the mean
+replicas serving (replica-hours over hours).
 
 - **week**: the scenario as written (7 days, fluid), and its first day (the same traffic: memory
   should not grow with the horizon, time should grow with it);
@@ -58,8 +59,11 @@ def variant(into: Path, name: str, *, hours: float, mode: str = "fluid", rate: f
 
 
 def run(scenario: Path) -> dict[str, Any]:
-    """One run of `scenario` in a fresh process."""
-    command = [sys.executable, "-m", "skenario", "run", str(scenario), "--no-store", "-o", "json", "--no-progress"]
+    """One run of `scenario` in a fresh process, kept in a run store of its own beside it (as a user's runs are
+    kept: the store takes the run's history as it goes)."""
+    store = scenario.with_suffix(".store")
+    command = [sys.executable, "-m", "skenario", "run", str(scenario), "--store", str(store), "-o", "json"]
+    command.append("--no-progress")
     output, wall, rss = scale._child(command, None)
     summary = json.loads(output)
     simulated_s = summary["simulated_ns"] / 1e9

@@ -6,7 +6,9 @@ import enum
 import json
 from dataclasses import dataclass, field
 
-from skenario.recording.timeline import as_detail
+import pytest
+
+from skenario.recording.timeline import Operation, Timeline, as_detail
 
 
 class Mode(enum.Enum):
@@ -46,3 +48,20 @@ def test_a_record_becomes_plain_data_field_by_field() -> None:
 def test_mappings_and_other_values() -> None:
     assert as_detail({"at": 1, 2: Mode.PROXY}) == {"at": 1, "2": "Proxy"}
     assert as_detail(3) == {"value": "3"}
+
+
+def test_entries_let_go_keep_their_numbers() -> None:
+    """After the first two of five entries are let go, `since(2)` is still the last three and `len` still five;
+    entries before those kept cannot be read."""
+    timeline = Timeline()
+    for at in range(5):
+        timeline.add(at, "web", Operation.DECISION, "workload", f"tick {at}", {})
+    timeline.forget(2)
+    assert len(timeline) == 5 and [entry[0] for entry in timeline.since(2)] == [2, 3, 4]
+    assert [entry[0] for entry in timeline.since(4)] == [4]
+    timeline.forget(1)  # already gone: nothing changes
+    assert [entry[0] for entry in timeline.entries()] == [2, 3, 4]
+    timeline.forget(9)  # no more than there are
+    assert len(timeline) == 5 and timeline.entries() == []
+    with pytest.raises(ValueError, match="let go"):
+        timeline.since(1)

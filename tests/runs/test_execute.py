@@ -28,6 +28,27 @@ def test_a_scenario_is_kept_with_its_series_and_summary(tmp_path: Path) -> None:
     assert done.store == store.path
 
 
+def test_a_run_that_lets_go_of_its_stored_history_stores_the_same_history(tmp_path: Path) -> None:
+    """With `release`, each batch the store commits leaves the run's memory: what the store holds is what a run
+    keeping everything stores, the series stays whole in memory, and fewer rows, entries and decisions stay."""
+    stored = {}
+    for release in (False, True):
+        run = open_run(EXAMPLES / "hpa-step.yaml")
+        assert isinstance(run, Simulation)
+        store = RunStore(tmp_path / str(release))
+        done = execute(run, store, scenario_file="hpa-step.yaml", release=release)
+        data = store.load(done.run_id or 0)
+        stored[release] = (data.replica_series, data.timeline, run)
+    (replicas, timeline, whole), (replicas_released, timeline_released, released) = stored[False], stored[True]
+    assert replicas_released.equals(replicas) and timeline_released.equals(timeline)
+    assert len(released.recorder.rows()) == len(whole.recorder.rows())
+    forgotten = released.recorder.replica_rows_forgotten
+    assert forgotten > 0 and len(released.replica_rows(forgotten)) + forgotten == len(whole.replica_rows())
+    assert len(released.timeline.entries()) < len(whole.timeline.entries()) == len(released.timeline)
+    [hpa], [hpa_released] = whole.main.autoscalers.values(), released.main.autoscalers.values()
+    assert len(hpa_released.decisions) < len(hpa.decisions)  # those stored let go; the timeline has them all
+
+
 def test_a_kep140_run_is_kept_whole_once_over(tmp_path: Path) -> None:
     run = open_run(KEP)
     assert isinstance(run, KepRun)

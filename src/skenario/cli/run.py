@@ -167,7 +167,16 @@ def run(
         quiet = no_progress or output in ("json", "yaml")
         bar = _progress(opened, quiet=quiet) if isinstance(opened, Simulation) else nullcontext(None)
         with bar as advance:
-            done = execute(opened, kept, scenario_file=str(file), name=name, tags=tags, budget=budget, progress=advance)
+            done = execute(
+                opened,
+                kept,
+                scenario_file=str(file),
+                name=name,
+                tags=tags,
+                budget=budget,
+                progress=advance,
+                release=True,  # nothing below reads the run's per-replica rows or timeline: the store has them
+            )
     except Stopped as stopped:  # every kind of run stops the same way, and so does reading its input
         where = "" if stopped.run_id is None else f": run {stopped.run_id} kept in the store as Failed"
         err.print(f"[bold red]{escape(str(stopped))}[/]{where}", highlight=False, soft_wrap=True, markup=True)

@@ -102,6 +102,7 @@ class Recorder:
         self._last_requested = 0.0
         self._last_node = (0.0, 0.0)  # (busy, allocatable) core-ns on the nodes
         self.replica_columns: dict[str, list[Any]] = {name: [] for name in REPLICA_COLUMNS}
+        self.replica_rows_forgotten = 0  # the first rows of `replica_columns`, let go (`forget_replica_rows`)
         self._replica_last: dict[int, tuple[int, float]] = {}  # id -> (time, busy core-ns) at its last row
         self._lifecycles: list[tuple[Any, ...]] = []  # of terminated replicas; live ones are read at the end
         model.replicas_terminated.on_terminated.append(self._replica_terminated)
@@ -187,6 +188,14 @@ class Recorder:
         columns["state"].append(_STATE_NAMES[replica.state])
         columns["cpu_utilisation"].append(utilisation)
         columns["requests_held"].append(replica.processing.count())
+
+    def forget_replica_rows(self, n: int) -> None:
+        """Let the first `n` per-replica rows go (a run store holds them); rows keep their numbers."""
+        drop = n - self.replica_rows_forgotten
+        if drop > 0:
+            for column in self.replica_columns.values():
+                del column[:drop]
+            self.replica_rows_forgotten += drop
 
     def _replica_terminated(self, replica: Replica) -> None:
         now = self._env.now()

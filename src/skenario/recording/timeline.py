@@ -23,13 +23,16 @@ class Operation(StrEnum):
 
 
 class Timeline:
-    """Entries of (time_ns, source, operation, target, message, detail)."""
+    """Entries of (time_ns, source, operation, target, message, detail). Those a run store holds may be
+    let go (`forget`); entries keep their numbers."""
 
     def __init__(self) -> None:
         self._entries: list[Entry] = []
+        self._forgotten = 0  # entries let go, the first ones
 
     def __len__(self) -> int:
-        return len(self._entries)
+        """Every entry made, those let go too."""
+        return self._forgotten + len(self._entries)
 
     def add(
         self, time_ns: int, source: str, operation: Operation, target: str, message: str, detail: dict[str, Any]
@@ -37,11 +40,21 @@ class Timeline:
         self._entries.append((time_ns, source, operation.value, target, message, detail))
 
     def entries(self) -> list[Entry]:
+        """The entries kept (every one, unless some were let go)."""
         return list(self._entries)
 
     def since(self, n: int) -> list[Entry]:
-        """The entries after the first `n`."""
-        return self._entries[n:]
+        """The entries after the first `n` (none of them let go)."""
+        if n < self._forgotten:
+            raise ValueError(f"entries before {self._forgotten} were let go: none from {n} can be read")
+        return self._entries[n - self._forgotten :]
+
+    def forget(self, n: int) -> None:
+        """Let the first `n` entries go (a run store holds them)."""
+        drop = min(n, len(self)) - self._forgotten
+        if drop > 0:
+            del self._entries[:drop]
+            self._forgotten += drop
 
 
 def as_detail(record: object) -> dict[str, Any]:

@@ -47,11 +47,14 @@ def execute(
     tags: Sequence[str] = (),
     budget: int | None = None,
     progress: Callable[[int], object] | None = None,
+    release: bool = False,
 ) -> Executed:
     """Run `run` to its end under supervision and keep it in `store` (None: keep nothing).
 
     A stop (a signal, the memory budget) raises `Stopped`, and any other error is raised, once a
     streamed run is kept as Failed with what it had made; a whole run is kept only once it is over.
+    With `release`, a streamed run lets go of the history each batch stored (its per-replica rows and
+    timeline: `RunOutput.stored`), so its memory does not grow with it; read that history from the store.
     """
     kept = store if run.keeping != "none" else None
     with supervise(run.pause_soon, budget=budget, now=run.simulated) as stops:
@@ -60,7 +63,7 @@ def execute(
         if kept is not None and run.keeping == "streamed":
             record = run.record()
             assert record is not None, f"a {run.kind} run kept as it goes has no record"
-            writer = kept.begin(record, scenario_file, name=name, tags=tags)
+            writer = kept.begin(record, scenario_file, name=name, tags=tags, release=release)
         started = time.perf_counter()
         try:
             try:

@@ -268,8 +268,22 @@ class Simulation:
         return self.recorder.rows(start)
 
     def replica_rows(self, start: int = 0) -> list[tuple[Any, ...]]:
-        columns = self.recorder.replica_columns
-        return list(zip(*(columns[name][start:] for name in REPLICA_COLUMNS), strict=True))
+        recorder = self.recorder
+        if start < recorder.replica_rows_forgotten:
+            forgotten = recorder.replica_rows_forgotten
+            raise ValueError(f"rows before {forgotten} were let go: none from {start} can be read")
+        columns, first = recorder.replica_columns, start - recorder.replica_rows_forgotten
+        return list(zip(*(columns[name][first:] for name in REPLICA_COLUMNS), strict=True))
+
+    def stored(self, series: int, replica_rows: int, timeline: int) -> None:
+        """A run store holds the first rows and entries up to these counts: the per-replica rows, the timeline
+        and the autoscalers' own lists of the decisions it took let them go, so a long run's memory does not
+        grow with its history (the series, a row an interval, stays whole: `series()` reads it)."""
+        self.recorder.forget_replica_rows(replica_rows)
+        if timeline >= len(self.timeline):  # every decision taken so far is stored
+            for run in self.workloads.values():
+                run.forget_decisions()
+        self.timeline.forget(timeline)
 
     def timeline_since(self, start: int = 0) -> list[Entry]:
         return self.timeline.since(start)

@@ -49,6 +49,7 @@ class Handmade:
     scenario_text: str = "kind: Handmade\n"
     seed: int = 9
     summary: dict[str, Any] = field(default_factory=lambda: {"requests_arrived": 370})
+    heard: list[tuple[int, int, int]] = field(default_factory=list)  # what `stored` was told
 
     @property
     def simulated_ns(self) -> int:
@@ -69,6 +70,9 @@ class Handmade:
 
     def lifecycle_rows(self) -> list[tuple[Any, ...]]:
         return LIFECYCLES
+
+    def stored(self, series: int, replica_rows: int, timeline: int) -> None:
+        self.heard.append((series, replica_rows, timeline))
 
     def ignored_movements(self) -> list[tuple[int, str, str, str, str]]:
         return IGNORED
@@ -104,6 +108,19 @@ def test_a_run_written_in_batches_and_one_written_whole_store_the_same_rows(tmp_
     with closing(whole.open()) as db, db:
         whole_id = RunWriter.whole(db, run, 1.5, "handmade.yaml", name="h", tags=["t"])
     assert rows(batched, writer.run_id) == rows(whole, whole_id)
+
+
+def test_a_releasing_writer_tells_the_run_what_each_committed_batch_holds(tmp_path: Path) -> None:
+    """Row by row: after the first batch the store holds 1 series row, 1 sample and no timeline entry; after the
+    second 2, 3 and 1 (the entry at 15 s); after the third all of them. Without `release` the run hears nothing."""
+    for release, heard in ((True, [(1, 1, 0), (2, 3, 1), (3, 5, 2)]), (False, [])):
+        run = Handmade()
+        writer = RunStore(tmp_path / str(release)).begin(run, "handmade.yaml", release=release)
+        for made in range(1, len(SERIES) + 1):
+            run.made, run.phase = made, "Running"
+            writer.flush()
+        writer.finish(1.0)
+        assert run.heard == heard
 
 
 def test_a_handmade_run_loads_back_as_written(tmp_path: Path) -> None:

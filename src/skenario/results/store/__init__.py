@@ -50,10 +50,17 @@ class RunStore(Sweeps):
     """The runs kept in one folder."""
 
     def begin(
-        self, run: RunOutput, scenario_file: str | None, *, name: str | None = None, tags: Sequence[str] = ()
+        self,
+        run: RunOutput,
+        scenario_file: str | None,
+        *,
+        name: str | None = None,
+        tags: Sequence[str] = (),
+        release: bool = False,
     ) -> RunWriter:
-        """A new run, phase Running, with its own name and tags if given; its results follow through the writer."""
-        return RunWriter.start(self, run, scenario_file, name=name, tags=tags)
+        """A new run, phase Running, with its own name and tags if given; its results follow through the writer
+        (with `release`, the run lets go of the history each batch stored)."""
+        return RunWriter.start(self, run, scenario_file, name=name, tags=tags, release=release)
 
     def keep(
         self,

@@ -79,6 +79,10 @@ class RunOutput(Protocol):
         """Every replica's lifecycle, as LIFECYCLE_COLUMNS tuples."""
         ...
 
+    def stored(self, series: int, replica_rows: int, timeline: int) -> None:
+        """The store holds the first rows, samples and entries up to these counts: the run may let them go."""
+        ...
+
     def ignored_movements(self) -> Sequence[tuple[int, str, str, str, str]]:
         """The movements the run ignored: (time_ns, kind, from stock, to stock, reason)."""
         ...
@@ -148,6 +152,9 @@ class FinishedRun:
     def lifecycle_rows(self) -> list[tuple[Any, ...]]:
         return self.lifecycles
 
+    def stored(self, series: int, replica_rows: int, timeline: int) -> None:
+        return None  # kept whole, at once
+
     def ignored_movements(self) -> list[tuple[int, str, str, str, str]]:
         return []
 
@@ -173,14 +180,24 @@ class RunWriter:
     """Writes one run's results in batches: `flush` after each stretch of the run, `finish` at its end.
 
     It keeps one connection for the whole run: opening one per batch made SQLite checkpoint and
-    recreate its write-ahead log every time, most of what writing cost.
+    recreate its write-ahead log every time, most of what writing cost. With `release`, the run hears
+    what each committed batch holds (`RunOutput.stored`), so it may let that history go.
     """
 
-    def __init__(self, store: StoreBase, run_id: int, run: RunOutput, db: sqlite3.Connection | None = None) -> None:
+    def __init__(
+        self,
+        store: StoreBase,
+        run_id: int,
+        run: RunOutput,
+        db: sqlite3.Connection | None = None,
+        *,
+        release: bool = False,
+    ) -> None:
         self.store = store
         self.run_id = run_id
         self._run = run
         self._db = store.open() if db is None else db
+        self._release = release
         self._series = 0
         self._replica_rows = 0
         self._timeline = 0
@@ -194,6 +211,7 @@ class RunWriter:
         *,
         name: str | None = None,
         tags: Sequence[str] = (),
+        release: bool = False,
     ) -> RunWriter:
         """A new run's row, phase Running, committed; the writer its results go through."""
         db = store.open()
@@ -204,7 +222,7 @@ class RunWriter:
         except BaseException:
             db.close()
             raise
-        return cls(store, run_id, run, db)
+        return cls(store, run_id, run, db, release=release)
 
     @staticmethod
     def whole(
@@ -230,6 +248,8 @@ class RunWriter:
         with self.store.failures(), self._db as db:
             written = _write_batch(db, self.run_id, self._run, self._series, self._replica_rows, self._timeline)
         self._series, self._replica_rows, self._timeline = written  # only once committed
+        if self._release:
+            self._run.stored(*written)
 
     def finish(self, wall_s: float | None = None, *, patience: float | None = None) -> None:
         """The last batch, the replicas' lifecycles, the ignored movements and the run's phase and summary;

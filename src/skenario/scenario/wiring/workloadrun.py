@@ -9,7 +9,7 @@ steps act on (`wiring.operations`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from skenario.autoscalers.base import Autoscaler
@@ -128,22 +128,35 @@ class WorkloadRun:
         bounds = [bound for a in self.autoscalers.values() if (bound := getattr(a, "max_replicas", None)) is not None]
         return min(bounds, default=None)
 
-    def take_decisions(self) -> None:
-        """Move the decisions built-in autoscalers keep into the timeline (a cheap read, not per decision)."""
+    def _decision_lists(self) -> Iterator[tuple[str, list[Any]]]:
+        """Each built-in autoscaler's list of its decisions, by its source in the timeline (KEDA's HPA: name/part)."""
         for name, autoscaler in self.autoscalers.items():
             parts = getattr(autoscaler, "parts", None)  # controllers it runs of its own (KEDA's HPA): name/part
             owned = [(f"{name}/{part}", each) for part, each in parts.items()] if isinstance(parts, dict) else []
             for source, each in [(name, autoscaler), *owned]:
                 decisions = getattr(each, "decisions", None)
-                if not isinstance(decisions, list):
-                    continue
-                taken = self._decisions_taken.get(source, 0)
-                for record in decisions[taken:]:
-                    detail = as_detail(record)
-                    message = str(detail.get("reason") or "")
-                    at = int(detail.get("at", self.env.now()))
-                    self.timeline.add(at, self.prefix + source, Operation.DECISION, self.target, message, detail)
-                self._decisions_taken[source] = len(decisions)
+                if isinstance(decisions, list):
+                    yield source, decisions
+
+    def take_decisions(self) -> None:
+        """Move the decisions built-in autoscalers keep into the timeline (a cheap read, not per decision)."""
+        for source, decisions in self._decision_lists():
+            taken = self._decisions_taken.get(source, 0)
+            for record in decisions[taken:]:
+                detail = as_detail(record)
+                message = str(detail.get("reason") or "")
+                at = int(detail.get("at", self.env.now()))
+                self.timeline.add(at, self.prefix + source, Operation.DECISION, self.target, message, detail)
+            self._decisions_taken[source] = len(decisions)
+
+    def forget_decisions(self) -> None:
+        """Let the decisions already in the timeline go from the autoscalers' own lists (a run store holds them),
+        so a long run's memory does not grow with them; those to come are taken as before."""
+        for source, decisions in self._decision_lists():
+            taken = self._decisions_taken.get(source, 0)
+            if taken:
+                del decisions[:taken]
+                self._decisions_taken[source] = 0
 
     def summary(self, seed: int, others: dict[str, Summary] | None = None) -> Summary:
         return summarize(self.name, seed, self.env, self.model, others)
