@@ -371,3 +371,48 @@ def test_an_event_makes_a_kpa_for_a_fluid_workload() -> None:
     series = simulation.series().set_index("time_ns")
     assert set(series.loc[: 10 * 60 * SECOND, "replicas_desired"]) == {4}
     assert series["replicas_desired"].iloc[-1] == 1
+
+
+TWO_WORKLOADS = """
+apiVersion: skenario.dev/v1alpha1
+kind: Scenario
+metadata: {name: web}
+spec:
+  mode: fluid
+  duration: 2m
+  seed: 3
+  workload:
+    replicas: 2
+    resources: {requests: {cpu: 1000m}}
+    request: {cpuTime: {distribution: exponential, mean: 10ms}, timeout: 5s}
+  traffic: {type: constant, rate: 300/s}
+  cluster:
+    nodes:
+      - {name: big, cpu: 4, memory: 16Gi}
+  workloads:
+    - name: batch
+      workload:
+        replicas: 2
+        resources: {requests: {cpu: 1000m}}
+        request: {cpuTime: {distribution: exponential, mean: 10ms}, timeout: 5s}
+      traffic: {type: constant, rate: 300/s}
+"""
+
+
+def test_workloads_side_by_side_share_their_nodes_cores() -> None:
+    """Four pods of two workloads on one node of 4 cores, each pod's load wanting 1.5 cores (150/s of 10 ms, no
+    limit): 6 cores wanted of 4, so each pod gets its max-min fair share, one core, as the node's CPU shares
+    them; each workload uses its request, and the node its cores, within the CPU noise."""
+    _, summary = ran(TWO_WORKLOADS)
+    assert summary.cpu_request_utilisation == pytest.approx(1.0, rel=0.02)
+    assert summary.workloads["batch"]["cpu_request_utilisation"] == pytest.approx(1.0, rel=0.02)
+    assert summary.node_cpu_utilisation == pytest.approx(1.0, rel=0.02)
+
+
+def test_a_side_workloads_refusal_names_its_own_field() -> None:
+    text = TWO_WORKLOADS.replace(
+        "        replicas: 2\n        resources", "        replicas: 2\n        concurrency: 4\n        resources"
+    )
+    with pytest.raises(ScenarioError, match="a fluid run does not model") as caught:
+        ran(text)
+    assert caught.value.field == "spec.workloads.0.workload.concurrency"

@@ -387,6 +387,7 @@ class ClusterModel:
                 self.replicas.values,
                 streams.generator("fluid.cpu-noise"),
                 spec.routing.buffer_capacity,
+                placement.neighbours if placement is not None else None,
             )
             # What waits for a replica is the plant's: the buffer's stock, and the activator the KPA reads.
             self.requests_buffered = self.plant.buffer

@@ -12,7 +12,7 @@ once more; killed again before it is ready, it starts its wait over.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from enum import IntEnum, StrEnum
 from typing import Protocol
 
@@ -59,6 +59,10 @@ class Placement(Protocol):
 
     def node_cpu_core_ns(self) -> tuple[float, float]:
         """CPU in use on the cluster's nodes (every workload's) and their allocatable CPU, integrated up to now."""
+        ...
+
+    def neighbours(self) -> Iterator[Replica]:
+        """Every workload's live replicas on the cluster: those whose pods may share a node's cores with these."""
         ...
 
 

@@ -157,6 +157,7 @@ class FluidPlant:
         live: Callable[[], Iterable[Replica]],
         noise: np.random.Generator,
         buffer_capacity: int = 1000,
+        neighbours: Callable[[], Iterable[Replica]] | None = None,
     ) -> None:
         self.env = env
         self._noise = noise  # the CPU's noise (`_jitter`): the scenario's stream "fluid.cpu-noise"
@@ -166,6 +167,8 @@ class FluidPlant:
         self.failed = failed
         self.active = active
         self.live = live
+        # Every workload's live replicas (spec.workloads on spec.cluster): a node's cores are shared among them all.
+        self._neighbours = neighbours or live
         self.rate = 0.0  # requests/s over the current step
         self._intensity = inputs.rate  # the traffic now (a traffic event replaces it)
         self._started = env.now()  # steps fall every inputs.step from here
@@ -271,14 +274,15 @@ class FluidPlant:
         demands (the cores their load keeps busy, up to their caps) fit, each may use up to its cap; past that,
         those wanting more than their weighted max-min fair share (`fair_shares`) get that share."""
         nodes: dict[str, list[tuple[FluidReplica, NodeShare]]] = {}
-        for replica in self.live():
+        for replica in self._neighbours():
             processing = replica.processing
             if isinstance(processing, FluidProcessing) and processing.cpu.node is not None:
                 nodes.setdefault(processing.cpu.node.node, []).append((processing.replica, processing.cpu.node))
-        mu = self.pool.mu
         for pods in nodes.values():
             node = pods[0][1].node_millicores
-            demands = [min(share.cap, max(fluid.rate / mu, fluid.level(now)) * 1000) for fluid, share in pods]
+            demands = [
+                min(share.cap, max(fluid.rate / fluid.pool.mu, fluid.level(now)) * 1000) for fluid, share in pods
+            ]
             caps = [share.cap for _, share in pods]
             if sum(demands) > node:
                 shares = fair_shares(demands, [share.weight for _, share in pods], node)

@@ -650,8 +650,6 @@ def fluid_refusals(spec: ScenarioSpec) -> list[tuple[str, str]]:
     """What in `spec` a fluid run does not model yet: (field, why); empty when it runs as written."""
     out: list[tuple[str, str]] = []
     workload = spec.workload
-    if spec.workloads:
-        out.append(("spec.workloads", "workloads side by side"))
     for index, event in enumerate(spec.events):
         kind = split_target(event.body.target)[0] if event.operation != "done" else "done"  # type: ignore[union-attr]
         if kind not in FLUID_EVENTS:

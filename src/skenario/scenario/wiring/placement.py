@@ -24,7 +24,7 @@ each workload's disruption budget.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,11 @@ class WorkloadPlacement:
     def attach(self, model: ClusterModel) -> None:
         """The model this places the replicas of, for its disruption budget."""
         self.model = model
+
+    def neighbours(self) -> Iterator[Replica]:
+        for workload in self.cluster.workloads:
+            if workload.model is not None:
+                yield from workload.model.replicas.values()
 
     def stopping(self, replica: Replica) -> None:
         self.cluster.stopping(self, replica)

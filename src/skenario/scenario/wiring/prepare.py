@@ -106,6 +106,8 @@ def prepare(scenario: Scenario, *, seed: int | None = None, base_dir: Path | Non
     for index, entry in enumerate(spec.workloads):
         try:
             own = resolve_spec(entry.as_spec(spec), base_dir)
+            if own.mode == "fluid":
+                check_fluid(own)
             objects = colocated_objects(document, index, own.autoscalers)
             workloads[entry.name] = _workload(
                 own, objects, entry.name, streams.scoped(f"{entry.name}/"), base_dir, horizon
