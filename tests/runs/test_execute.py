@@ -49,6 +49,23 @@ def test_a_run_that_lets_go_of_its_stored_history_stores_the_same_history(tmp_pa
     assert len(hpa_released.decisions) < len(hpa.decisions)  # those stored let go; the timeline has them all
 
 
+def test_a_run_kept_nowhere_may_let_go_of_its_history_as_it_goes() -> None:
+    """Without a store, `release` lets each stretch's rows and entries go: the run's figures are the same (its
+    digest), its series whole, and fewer of its per-replica rows and timeline entries stay."""
+    runs = {}
+    for release in (False, True):
+        run = open_run(EXAMPLES / "hpa-step.yaml")
+        assert isinstance(run, Simulation)
+        execute(run, None, release=release)
+        runs[release] = run
+    whole, released = runs[False], runs[True]
+    assert released.summary().digest == whole.summary().digest
+    assert released.series().equals(whole.series())
+    forgotten = released.recorder.replica_rows_forgotten
+    assert forgotten > 0 and len(released.replica_rows(forgotten)) + forgotten == len(whole.replica_rows())
+    assert len(released.timeline) == len(whole.timeline) > len(released.timeline.entries())
+
+
 def test_a_kep140_run_is_kept_whole_once_over(tmp_path: Path) -> None:
     run = open_run(KEP)
     assert isinstance(run, KepRun)

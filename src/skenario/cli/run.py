@@ -175,7 +175,7 @@ def run(
                 tags=tags,
                 budget=budget,
                 progress=advance,
-                release=True,  # nothing below reads the run's per-replica rows or timeline: the store has them
+                release=True,  # nothing below reads the run's per-replica rows or timeline (the store has them)
             )
     except Stopped as stopped:  # every kind of run stops the same way, and so does reading its input
         where = "" if stopped.run_id is None else f": run {stopped.run_id} kept in the store as Failed"

@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from skenario.results.store import RunStore, RunWriter, StoreError
+from skenario.results.store import RunOutput, RunStore, StoreError
 from skenario.runs.inputs import PluginFailed
 from skenario.runs.protocol import Runnable
 from skenario.runs.supervise import Stopped, StopRequests, supervise
@@ -53,21 +54,26 @@ def execute(
 
     A stop (a signal, the memory budget) raises `Stopped`, and any other error is raised, once a
     streamed run is kept as Failed with what it had made; a whole run is kept only once it is over.
-    With `release`, a streamed run lets go of the history each batch stored (its per-replica rows and
-    timeline: `RunOutput.stored`), so its memory does not grow with it; read that history from the store.
+    With `release`, a streamed run lets go of the history each batch stored (its per-replica rows,
+    timeline and decisions: `RunOutput.stored`), so its memory does not grow with it; read that history
+    from the store. Without a store, it lets each stretch's go: say so only when nothing reads it after.
     """
     kept = store if run.keeping != "none" else None
     with supervise(run.pause_soon, budget=budget, now=run.simulated) as stops:
         # Everything the input names is read and checked by now: only a valid run reaches the store.
         writer = None
-        if kept is not None and run.keeping == "streamed":
+        forgetting = None
+        if run.keeping == "streamed" and (kept is not None or release):
             record = run.record()
             assert record is not None, f"a {run.kind} run kept as it goes has no record"
-            writer = kept.begin(record, scenario_file, name=name, tags=tags, release=release)
+            if kept is not None:
+                writer = kept.begin(record, scenario_file, name=name, tags=tags, release=release)
+            else:
+                forgetting = Forgetting(record)
         started = time.perf_counter()
         try:
             try:
-                _stretches(run, writer, stops, progress)
+                _stretches(run, writer or forgetting, stops, progress)
             except KeyboardInterrupt:  # the watchdog, or a second signal, interrupting a long movement
                 raise stops.stop or Stopped.by_signal(signal.SIGINT) from None
         except StoreError as failed:  # the store, not the run, failed: the run ends here, marked Failed if it can be
@@ -104,9 +110,33 @@ def execute(
     return Executed(run_id, wall, None if kept is None else kept.path)
 
 
+class Batches(Protocol):
+    """Where each stretch's results go: a `RunWriter`, or nowhere (`Forgetting`)."""
+
+    def flush(self) -> None: ...
+
+
+class Forgetting:
+    """A streamed run's batches when no store keeps it and nothing reads them after: they go nowhere, and the
+    run lets them go as it would once a writer had stored them (`RunOutput.stored`)."""
+
+    def __init__(self, run: RunOutput) -> None:
+        self._run = run
+        self._made = (0, 0, 0)  # series rows, per-replica rows, timeline entries let go so far
+
+    def flush(self) -> None:
+        run, (series, replicas, timeline) = self._run, self._made
+        self._made = (
+            series + len(run.series_rows(series)),
+            replicas + len(run.replica_rows(replicas)),
+            timeline + len(run.timeline_since(timeline)),
+        )
+        run.stored(*self._made)
+
+
 def _stretches(
     run: Runnable,
-    writer: RunWriter | None,
+    writer: Batches | None,
     stops: StopRequests,
     progress: Callable[[int], object] | None,
 ) -> None:
