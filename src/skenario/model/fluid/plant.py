@@ -175,7 +175,8 @@ class FluidPlant:
         # Requests waiting for an active replica (the routing buffer, or the activator with a KPA).
         self.buffer = FluidBuffer(env, buffer_capacity, inputs.timeout_s, self.fail)
         self._waited = _Carry()  # requests handed over from the buffer, recorded whole
-        self._prerecorded = 0.0  # of those, the ones recorded at their handover, not yet completed by a replica
+        # Of those, by replica: the ones recorded at their handover, not yet completed there (not recorded again).
+        self._prerecorded: dict[int, float] = {}
         self._handed_over = 0.0  # requests the buffer handed over (arrivals at the buffer, and again at replicas)
         self._retired_arrived = 0.0  # arrivals counted on replicas gone
         # Per replica at its last settling: requests completed and arrived, its backlog (`backlog_step`), when.
@@ -323,7 +324,8 @@ class FluidPlant:
         if late:
             self.failed.add_many("timeout", self._gave_up.whole(late))
             self._completed -= late
-        self._prerecorded += total
+        for replica in serving:  # each gets an equal part (`route`)
+            self._prerecorded[replica.id] = self._prerecorded.get(replica.id, 0.0) + total / len(serving)
         self._handed_over += total
         return total
 
@@ -340,14 +342,7 @@ class FluidPlant:
                 key = settled[1:]
                 alike[key] = alike.get(key, 0.0) + settled[0]
         for (backlog, rate, millicores), done in alike.items():
-            self._record_new(done, backlog, rate, millicores)
-
-    def _record_new(self, count: float, backlog: float, rate: float, millicores: int) -> None:
-        """`_record` what completed, less the requests handed over from the buffer (recorded then)."""
-        skipped = min(count, self._prerecorded)
-        self._prerecorded -= skipped
-        if count > skipped:
-            self._record(count - skipped, backlog, rate, millicores)
+            self._record(done, backlog, rate, millicores)
 
     def _settle_one(
         self, replica: Replica, now: int, steps: dict[tuple[float, float, float, float], float], last: bool = False
@@ -359,7 +354,8 @@ class FluidPlant:
         completed is what arrived less what it holds and what failed: so the requests held are those a
         stochastic queue would hold, not only the cores the fluid keeps busy, and every request is in one
         place. Its latency is read at the backlog it held on average and the rate it had. At its `last` settling
-        (it terminated, drained or killed) it holds nothing: what it still held completed."""
+        (it terminated, drained or killed) it holds nothing: what it still held completed. What it returns
+        leaves out the requests the buffer handed it, recorded at the handover (`_hand_over`)."""
         processing = replica.processing
         if not isinstance(processing, FluidProcessing):
             return None
@@ -379,6 +375,11 @@ class FluidPlant:
         done = max(arrived - fluid.held() - fluid.held_taken() - done_before, 0.0)
         self._seen[replica.id] = (done_before + done, arrived, after, now)
         self._completed += done
+        owed = self._prerecorded.get(replica.id, 0.0)
+        if owed > 0:  # requests the buffer handed over, recorded then: not again
+            skipped = min(done, owed)
+            self._prerecorded[replica.id] = owed - skipped
+            done -= skipped
         if done <= 0:
             return None
         return done, (backlog + after) / 2, rate, fluid.millicores
@@ -428,7 +429,8 @@ class FluidPlant:
         now = self.env.now()
         settled = self._settle_one(replica, now, {}, last=True)
         if settled is not None:
-            self._record_new(*settled)
+            self._record(*settled)
+        self._prerecorded.pop(replica.id, None)  # handed over to it, and failed there (its grace ran out)
         processing = replica.processing
         if isinstance(processing, FluidProcessing):
             self._retired_arrived += processing.replica.arrived(now)
