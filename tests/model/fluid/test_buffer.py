@@ -97,6 +97,18 @@ def test_the_first_request_of_an_inflow_into_an_idle_buffer_is_announced_once() 
     assert heard == [250_000_000, 20_500_000_000]
 
 
+def test_the_first_request_is_announced_however_often_its_rate_is_set_again() -> None:
+    """At 0.4/s the first whole request arrives at 2.5 s, though the plant sets the rate again every second."""
+    env, held, _ = buffer()
+    heard: list[int] = []
+    held.on_request.append(lambda request: heard.append(env.now()))
+    for second in range(5):
+        at(env, second)
+        held.flow(env.now(), 0.4)
+    at(env, 10)
+    assert heard == [2_500_000_000]
+
+
 def test_an_inflow_that_stops_before_its_first_request_is_not_announced() -> None:
     env, held, _ = buffer()
     heard: list[int] = []

@@ -48,21 +48,23 @@ class FluidBuffer:
         self._area = 0.0  # request-s held up to `_since`
         self._arrived = 0.0  # every request that came in, held or failed at the door
         self._announced = False  # `on_request` heard of the inflow since the buffer was last empty
-        self._token = 0  # which announcement is due (a change of rate cancels one)
+        self._idle_arrived = 0.0  # `_arrived` when the buffer was last empty and idle
+        self._token = 0  # which announcement is due (a change of rate moves it)
         self.in_path = True  # the SKS's mode, as the KPA sets it (a fluid replica gets its rate either way)
         self.on_request: list[Callable[[object], object]] = []
 
     # -- the flow --------------------------------------------------------------------------------
 
     def flow(self, now: int, rate: float) -> None:
-        """From `now` on, `rate` requests per second arrive here; the first of an inflow into an idle buffer
-        is announced when it arrives (the fluid's first whole request)."""
+        """From `now` on, `rate` requests per second arrive here; the first request of an inflow into an idle
+        buffer is announced when it arrives: once a whole request has flowed in since it was idle."""
         if not rate >= 0:
             raise ValueError(f"an arrival rate must be >= 0 requests per second, got {rate}")
         self.advance(now)
         self._rate = rate
         self._token += 1
-        first = now + SECOND / rate if rate > 0 else math.inf  # when the inflow's first whole request comes
+        owed = max(1.0 - (self._arrived - self._idle_arrived), 0.0)  # of the first whole request
+        first = now + owed * SECOND / rate if rate > 0 else math.inf
         if first < self._env.halt_at and not self._announced:
             token = self._token
             self._env.call_at(math.ceil(first), lambda: self._announce(token))
@@ -125,6 +127,7 @@ class FluidBuffer:
         self._held = 0.0
         if self._rate == 0:
             self._announced = False  # idle again: the next inflow is announced
+            self._idle_arrived = self._arrived
         return out
 
     # -- readings --------------------------------------------------------------------------------
