@@ -25,7 +25,16 @@ import math
 import numpy as np
 import pytest
 
-from skenario.core.random import Constant, Exponential, LogNormal, Normal, RandomStreams, Uniform, sampler
+from skenario.core.random import (
+    Constant,
+    Distribution,
+    Exponential,
+    LogNormal,
+    Normal,
+    RandomStreams,
+    Uniform,
+    sampler,
+)
 
 N = 200_000
 Z = 6.0
@@ -209,3 +218,31 @@ def test_scoped_streams_are_the_named_streams_under_a_prefix() -> None:
     scoped = streams.scoped("batch/")
     assert scoped.generator("routing").random() == streams.generator("batch/routing").random()
     assert scoped.generator("routing").random() != streams.generator("routing").random()
+
+
+@pytest.mark.parametrize(
+    ("distribution", "p", "expected"),
+    [
+        (Constant(7.0), 0.9, 7.0),
+        (Exponential(2.0), 0.5, 2.0 * math.log(2)),  # the median of an exponential: mean x ln 2
+        (Exponential(2.0), 0.99, 2.0 * math.log(100)),
+        (Uniform(1.0, 3.0), 0.25, 1.5),
+        (Normal(10.0, 2.0), 0.975, 10.0 + 2.0 * 1.959963984540054),
+        (Normal(1.0, 2.0), 0.1, 0.0),  # below zero: cut there, as its draws are
+        (LogNormal(math.exp(0.5), math.sqrt((math.e - 1) * math.e)), 0.5, 1.0),  # mu 0, sigma 1: median e^0
+    ],
+)
+def test_a_quantile_inverts_the_distributions_cdf(distribution: Distribution, p: float, expected: float) -> None:
+    assert distribution.quantile(p) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("distribution", [Exponential(3.0), Uniform(0.5, 2.5), LogNormal(2.0, 1.5), Normal(5.0, 1.0)])
+def test_a_quantile_is_what_the_draws_show(distribution: Distribution) -> None:
+    """Each distribution's quantiles against N of its own draws. The share of draws below the true p-quantile is
+    a binomial proportion with standard error sqrt(p (1 - p) / N), so the empirical p-quantile lies between the
+    true quantiles at p -/+ Z of those (whatever the distribution)."""
+    sample = distribution.batch(np.random.default_rng(7), N)
+    for p in (0.1, 0.5, 0.9, 0.99):
+        empirical = float(np.quantile(sample, p))
+        spread = Z * math.sqrt(p * (1 - p) / N)
+        assert distribution.quantile(p - spread) <= empirical <= distribution.quantile(p + spread)

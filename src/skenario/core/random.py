@@ -9,9 +9,11 @@ iterator, which is cheaper per draw than `random.expovariate`.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain
+from statistics import NormalDist
 from typing import Protocol
 
 import numpy as np
@@ -74,6 +76,10 @@ class Distribution(Protocol):
 
     def mean(self) -> float: ...
 
+    def quantile(self, p: float) -> float:
+        """The value below which a share `p` (in (0, 1)) of the draws fall: the inverse of the CDF."""
+        ...
+
 
 def sampler(dist: Distribution, rng: np.random.Generator, batch: int = BATCH) -> Callable[[], int]:
     """A zero-argument callable giving the next integer sample.
@@ -99,6 +105,9 @@ class Constant:
     def mean(self) -> float:
         return self.value
 
+    def quantile(self, p: float) -> float:
+        return self.value
+
 
 @dataclass(frozen=True)
 class Exponential:
@@ -109,6 +118,9 @@ class Exponential:
 
     def mean(self) -> float:
         return self.mean_value
+
+    def quantile(self, p: float) -> float:
+        return -self.mean_value * math.log1p(-p)
 
 
 @dataclass(frozen=True)
@@ -121,6 +133,9 @@ class Uniform:
 
     def mean(self) -> float:
         return (self.low + self.high) / 2
+
+    def quantile(self, p: float) -> float:
+        return self.low + p * (self.high - self.low)
 
 
 @dataclass(frozen=True)
@@ -135,6 +150,9 @@ class Normal:
 
     def mean(self) -> float:
         return self.mean_value  # before the cut at zero; exact when stddev << mean
+
+    def quantile(self, p: float) -> float:
+        return max(self.mean_value + self.stddev * NormalDist().inv_cdf(p), 0.0)
 
 
 @dataclass(frozen=True)
@@ -156,3 +174,7 @@ class LogNormal:
 
     def mean(self) -> float:
         return self.mean_value
+
+    def quantile(self, p: float) -> float:
+        mu, sigma = self._params()
+        return math.exp(mu + sigma * NormalDist().inv_cdf(p))

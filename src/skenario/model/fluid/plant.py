@@ -66,6 +66,18 @@ HANDOVER_PARTS = 8
 """Parts each chunk of requests the buffer held is cut into when handed over (their waits spread evenly)."""
 
 
+def with_spread(quantiles: Sequence[float], spread: Sequence[float]) -> list[float]:
+    """The quantiles at QUANTILES of a sojourn (its `quantiles` there) plus an independent time whose deviations
+    from its mean at QUANTILES are `spread`: the sum's distribution as the mixture of every band of the one
+    shifted by every band of the other (each pair weighing the product of their SHARES), read at the bands'
+    midpoints again. No spread (all 0) gives `quantiles`."""
+    values = (np.asarray(quantiles)[:, None] + np.asarray(spread)[None, :]).ravel()
+    weights = np.outer(SHARES, SHARES).ravel()
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order]) - weights[order] / 2  # each point at the middle of its weight
+    return [float(v) for v in np.interp(QUANTILES, cumulative, values[order])]
+
+
 def _fluid(replica: Replica) -> FluidReplica:
     processing = replica.processing
     assert isinstance(processing, FluidProcessing)
@@ -93,8 +105,9 @@ class Intensity(Protocol):
 @dataclass(frozen=True)
 class FluidInputs:
     """What a fluid run needs beyond the scenario's replicas: the traffic's intensity (its mean rate over a
-    span, `Intensity.mean`), the step (ns), the latency model, the requests' mean CPU and IO times (s)
-    and their timeout (s)."""
+    span, `Intensity.mean`), the step (ns), the latency model, the requests' mean CPU and IO times (s),
+    the IO time's spread (`io_spread`: its quantiles at QUANTILES less its mean, in s; empty when it is
+    constant) and their timeout (s)."""
 
     rate: Intensity
     step: int
@@ -102,6 +115,7 @@ class FluidInputs:
     backlog: BacklogStep
     cpu_mean_s: float
     io_mean_s: float = 0.0
+    io_spread: tuple[float, ...] = ()
     timeout_s: float | None = None
     round_robin: bool = True  # routing sends each replica every k-th request; else at random (Poisson)
 
@@ -395,6 +409,8 @@ class FluidPlant:
         key = (backlog, rate, cores, phases)
         if key != self._latency_key:  # replicas alike in a step share their queue's quantiles
             quantiles = inputs.latency(backlog, rate, self.pool.mu, cores, QUANTILES, phases)
+            if inputs.io_spread:
+                quantiles = with_spread(quantiles, inputs.io_spread)
             self._latency_key, self._latency = key, quantiles
         quantiles = self._latency
         timeout = inputs.timeout_s if inputs.timeout_s else math.inf

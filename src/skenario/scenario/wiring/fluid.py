@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skenario.core.random import Constant
 from skenario.core.time import SECOND
 from skenario.errors import ScenarioError
-from skenario.model.fluid.plant import FluidInputs
+from skenario.model.fluid.plant import QUANTILES, FluidInputs
 from skenario.queueing.ps import backlog_quantiles, backlog_step
 from skenario.scenario.format.scenario import ScenarioSpec, fluid_refusals
 from skenario.scenario.wiring.traffic import build_rate
@@ -27,7 +28,9 @@ def fluid_inputs(spec: ScenarioSpec, horizon: int, base_dir: Path) -> FluidInput
     """The fluid plant's inputs for `spec`, its traffic made up to `horizon` (ns), trace files read from
     `base_dir` (a bad one is a TraceError at its field)."""
     request = spec.workload.request
-    io_time = request.io_time.build().mean() / SECOND if request.io_time is not None else 0.0
+    io = request.io_time.build() if request.io_time is not None else Constant(0.0)
+    io_time = io.mean() / SECOND
+    spread = tuple(io.quantile(p) / SECOND - io_time for p in QUANTILES)
     return FluidInputs(
         rate=build_rate(spec.traffic, duration=horizon, base_dir=base_dir, offset=spec.offset),
         step=spec.fluid.step,
@@ -35,6 +38,7 @@ def fluid_inputs(spec: ScenarioSpec, horizon: int, base_dir: Path) -> FluidInput
         backlog=backlog_step,
         cpu_mean_s=request.cpu_time.build().mean() / SECOND,
         io_mean_s=io_time,
+        io_spread=spread if any(spread) else (),  # a constant IO time only shifts latency
         timeout_s=request.timeout / SECOND if request.timeout is not None else None,
         round_robin=spec.routing.policy != "random",
     )
