@@ -20,8 +20,9 @@ from skenario.results.analysis import cost
 from skenario.results.rundata import RunData
 from skenario.runs import open_run
 from skenario.runs.inputs import mode_text
+from skenario.scenario.loader import parse_scenario
 from skenario.scenario.simulation import Simulation
-from skenario.scenario.wiring.fluid import fluid_warnings
+from skenario.scenario.wiring.fluid import cpu_time_warnings, fluid_warnings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -433,3 +434,21 @@ def test_a_random_io_time_spreads_the_latency_as_in_the_discrete_run() -> None:
     assert fluid.latency_p50_ns == pytest.approx(discrete.latency_p50_ns, rel=0.10)
     assert fluid.latency_p95_ns == pytest.approx(discrete.latency_p95_ns, rel=0.10)
     assert fluid.latency_p50_ns < 0.8 * fluid.latency_mean_ns < fluid.latency_p95_ns / 2
+
+
+def test_a_fluid_run_says_when_its_cpu_times_are_not_exponential() -> None:
+    """The latency model's percentiles take CPU times as exponential: a constant one (the workload's) and a
+    lognormal one (a side workload's) are each said, with their field; exponential ones are not."""
+    exponential = parse_scenario(TWO_WORKLOADS).spec
+    assert cpu_time_warnings(exponential) == []
+    text = TWO_WORKLOADS.replace("cpuTime: {distribution: exponential, mean: 10ms}", "cpuTime: 10ms", 1)
+    text = text.replace(
+        "cpuTime: {distribution: exponential, mean: 10ms}",
+        "cpuTime: {distribution: lognormal, mean: 10ms, stddev: 5ms}",
+    )
+    warnings = cpu_time_warnings(parse_scenario(text).spec)
+    assert [warning.split(" is ")[0] for warning in warnings] == [
+        "spec.workload.request.cpuTime",
+        "spec.workloads.0.workload.request.cpuTime",
+    ]
+    assert "constant" in warnings[0] and "lognormal" in warnings[1]

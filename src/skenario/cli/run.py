@@ -54,7 +54,7 @@ from skenario.runs.inputs import Window
 from skenario.runs.supervise import DEFAULT_MEMORY_SHARE, loading, memory_budget
 from skenario.scenario.format.scenario import MAX_SEED
 from skenario.scenario.simulation import Phase, Simulation
-from skenario.scenario.wiring.fluid import fluid_warnings
+from skenario.scenario.wiring.fluid import cpu_time_warnings, fluid_warnings
 
 
 @click.command()
@@ -371,7 +371,9 @@ def _fluid_warnings(simulation: Simulation) -> list[str]:
         return []
     seconds = series["time_ns"].diff().fillna(series["time_ns"]) / SECOND
     replica_seconds = float((series["replicas_active"] * seconds).sum())
-    return fluid_warnings(simulation.summary().requests_arrived, replica_seconds)
+    return cpu_time_warnings(simulation.scenario.spec) + fluid_warnings(
+        simulation.summary().requests_arrived, replica_seconds
+    )
 
 
 @contextmanager

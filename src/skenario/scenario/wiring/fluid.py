@@ -49,6 +49,21 @@ FLUID_RATE = 50.0
 discrete run's (issue 34's regime); below it, they are the model's."""
 
 
+def cpu_time_warnings(spec: ScenarioSpec) -> list[str]:
+    """Why a fluid run's latency percentiles may be far from its discrete run's whatever the load: its latency
+    model (`queueing.ps`) takes CPU times as exponential. Its mean still holds with random routing (M/G/1
+    processor sharing's mean is insensitive to them); its percentiles, and its mean under round robin, do not."""
+    entries = [("spec.workload", spec.workload)] + [
+        (f"spec.workloads.{i}.workload", w.workload) for i, w in enumerate(spec.workloads)
+    ]
+    return [
+        f"{field}.request.cpuTime is {cpu_time.distribution}: a fluid run's latency percentiles take CPU times as "
+        "exponential; check them with --mode discrete"
+        for field, workload in entries
+        if (cpu_time := workload.request.cpu_time).distribution != "exponential"
+    ]
+
+
 def fluid_warnings(arrived: int, replica_seconds: float) -> list[str]:
     """Why a fluid run's figures may be far from its discrete run's: too few requests per replica."""
     if replica_seconds <= 0:
