@@ -352,10 +352,13 @@ class ClusterModel:
         self.requests_failed = sinks.failed
         self.clients = sinks.clients
         self._failure_sink = sinks.failure_sink
-        # A fluid run's plant holds what waits for a replica, and stands for both (below).
+        # What the autoscalers, the series and the summary read as the activator and the buffer; a fluid run's
+        # plant stands for them (below). The request path's own, which hold requests, are `_path_*`.
         self.activator: Activator | FluidBuffer | None = sinks.activator
+        self._path_activator = sinks.activator
         self.stream = sinks.stream
         self.requests_buffered: RequestsBuffered | FluidBuffer = sinks.buffered
+        self._path_buffer = sinks.buffered
         self.stale_endpoints = sinks.stale_endpoints
 
         replicas = build_replica_path(
@@ -422,8 +425,7 @@ class ClusterModel:
         capacity = pod_capacity(self.cpu_limit, node)
         if self.plant is not None:
             return self._made(id, self.plant.replica(f"FluidProcessing[replica-{id}]", capacity))
-        activator = self.activator
-        assert not isinstance(activator, FluidBuffer)  # a discrete run's
+        activator = self._path_activator
         puller = _puller(activator, self.stream)  # hears who leaves, to fill the slot
         processing = RequestsProcessing(
             f"RequestsProcessing[replica-{id}]",
@@ -473,14 +475,11 @@ class ClusterModel:
             self.metrics_ticker.start(replica)
         if self.plant is not None:
             return  # the plant hands what its buffer holds to the replicas active now (`FluidPlant.route`)
-        activator = self.activator
-        assert not isinstance(activator, FluidBuffer)
-        puller = _puller(activator, self.stream)
+        puller = _puller(self._path_activator, self.stream)
         if puller is not None:  # it sends what it holds into the pod's free slots
             puller.pod_ready(replica)
             return
-        env, buffered = self.env, self.requests_buffered
-        assert not isinstance(buffered, FluidBuffer)
+        env, buffered = self.env, self._path_buffer
         # Requests the buffer held go out again through routing, oldest first.
         for request in buffered.oldest_first():
             if request.stage != BUFFERED:
