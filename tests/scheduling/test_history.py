@@ -1,12 +1,16 @@
-"""The scheduler's history: a timeline that counts what it does not keep, an allocation log kept as columns."""
+"""The scheduler's history: a timeline that counts what it does not keep, an allocation log kept as columns,
+and the tracker that folds the allocation into the summary's figures without it."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skenario.scheduling.history import AllocationLog, Timeline, TimelineEvent
+from skenario.core.time import SECOND
+from skenario.scheduling.analysis import allocation_steps, time_weighted_mean
+from skenario.scheduling.history import AllocationLog, AllocationTracker, Timeline, TimelineEvent
 
 changes = st.lists(
     st.tuples(
@@ -56,3 +60,50 @@ def test_a_timeline_that_keeps_nothing_still_counts_and_hands_on_every_event() -
     assert TimelineEvent(5, "NodeAdded", "", "n1").as_dict() == {
         "at": 5, "kind": "NodeAdded", "pod": None, "node": "n1", "detail": "",
     }  # fmt: skip
+
+
+# Changes in time order: (at, capacity or allocation, delta); a node's allocatable first, then pods.
+moments = st.lists(
+    st.tuples(
+        st.integers(0, 40).map(lambda s: s * SECOND // 2),
+        st.booleans(),
+        st.integers(1, 3).flatmap(lambda w: st.tuples(*[st.integers(-3000, 3000)] * w)),
+    ),
+    min_size=1,
+    max_size=60,
+).map(lambda items: sorted(items, key=lambda item: item[0]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(moments, st.integers(0, 10), st.integers(0, 30))
+def test_the_allocation_tracker_gives_what_the_whole_logs_give(
+    changes: list[tuple[int, bool, tuple[int, ...]]], start_s: int, after_s: int
+) -> None:
+    """The tracker's mean and peak, folded as changes come, equal `allocation_steps` and
+    `time_weighted_mean` over the kept logs (the summary's way before the tracker), whatever the
+    widths, the instants shared by several changes, and the start of the mean."""
+    start, end = start_s * SECOND, changes[-1][0] + after_s * SECOND
+    log, capacity = AllocationLog(), []
+    tracker = AllocationTracker(start=start)
+    for at, is_capacity, delta in changes:
+        if is_capacity:
+            capacity.append((at, delta))
+            tracker.capacity(at, delta)
+        else:
+            log.append((at, 0, delta))
+            tracker.allocated(at, delta)
+    resources = ["cpu", "memory", "nvidia.com/gpu"]
+    steps = allocation_steps(log, capacity, resources)
+    expected_mean = {r: time_weighted_mean(steps, r, start / SECOND, end / SECOND) for r in resources if r in steps}
+    expected_peak = {r: float(steps[r].max()) for r in resources if r in steps}
+    means, peaks = tracker.summary(resources, end)
+    assert means == pytest.approx(expected_mean, rel=1e-9, abs=1e-12)
+    assert peaks == expected_peak
+
+
+def test_an_allocation_log_that_is_not_kept_refuses_to_be_read() -> None:
+    log = AllocationLog(keep=False)
+    log.append((1, 0, (5, 5)))
+    assert len(log) == 0
+    with pytest.raises(ValueError, match="not kept"):
+        log.logged()

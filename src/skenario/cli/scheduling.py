@@ -17,7 +17,7 @@ from skenario.results.podresults import ResultsFile
 from skenario.results.readout import wait
 from skenario.scheduling.analysis import POD_COLUMNS, SchedulingSummary, pod_rows
 from skenario.scheduling.controller import SchedulingController
-from skenario.scheduling.pods import Pod
+from skenario.scheduling.departed import AnyPod
 from skenario.scheduling.queues.yarn_replay import YarnSummary
 
 
@@ -220,7 +220,7 @@ def write_jobs_csv(rows: Iterable[dict[str, object]], path: Path, columns: tuple
         writer.writerows(rows)
 
 
-def write_pod_csv(pods: Iterable[Pod], path: Path) -> None:
+def write_pod_csv(pods: Iterable[AnyPod], path: Path) -> None:
     """One row per pod (`POD_COLUMNS`), written as it is made and whole or not at all."""
     with atomic_path(path) as partial, partial.open("w", newline="", encoding="utf-8") as out:
         writer = csv.DictWriter(out, fieldnames=POD_COLUMNS, lineterminator="\n")
@@ -234,13 +234,13 @@ def write_results(
     """The per-pod table as CSV, and KEP-140's PodResults with every attempt as JSON, each written whole
     (the attempts read back from `spilled` when they went there as they happened)."""
     if pods is not None:
-        write_pod_csv(controller.pods.values(), pods)
+        write_pod_csv(controller.all_pods(), pods)
     if results is None:
         return
     if spilled is not None:
-        spilled.write(controller.pods.values(), spilled.events())
+        spilled.write(controller.all_pods(), spilled.events())
         return
     timeline = [event.as_dict() for event in controller.timeline]
-    document = {"pods": [pod.result() for pod in controller.pods.values()], "timeline": timeline}
+    document = {"pods": [pod.result() for pod in controller.all_pods()], "timeline": timeline}
     with atomic_path(results) as partial:
         Path(partial).write_text(json.dumps(document, indent=1), encoding="utf-8")

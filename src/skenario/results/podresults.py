@@ -23,6 +23,7 @@ from typing import IO, Any
 from skenario.results.files import atomic_path
 from skenario.scheduling.attempts import Attempt
 from skenario.scheduling.controller import SchedulingController
+from skenario.scheduling.departed import AnyPod
 from skenario.scheduling.history import TimelineEvent
 from skenario.scheduling.pods import Pod
 
@@ -67,7 +68,7 @@ class ResultsFile:
         for line in self._events:
             yield json.loads(line)
 
-    def attempts(self, pod: Pod) -> list[dict[str, Any]]:
+    def attempts(self, pod: AnyPod) -> list[dict[str, Any]]:
         """The pod's attempts, in the order they happened, as the file will have them."""
         spill, out = self._spill, []
         for offset, length in self._where.get(pod.id, ()):
@@ -76,7 +77,7 @@ class ResultsFile:
         spill.seek(self._end)
         return out
 
-    def write(self, pods: Iterable[Pod], timeline: Iterable[Mapping[str, object]]) -> None:
+    def write(self, pods: Iterable[AnyPod], timeline: Iterable[Mapping[str, object]]) -> None:
         """The document `{"pods": [PodResult...], "timeline": [...]}`, written whole or not at all."""
         self._spill.flush()
         with atomic_path(self.path) as partial, partial.open("w", encoding="utf-8") as out:

@@ -241,7 +241,7 @@ class BatchRun:
         replay = self.replay
         if isinstance(replay, YarnReplay):
             return {"jobs": len(replay.runs), "nodes": len(replay.nodes), "queues": len(replay.scheduler.leaves)}
-        held = {"pods": len(replay.pods), "nodes": len(replay.nodes)}
+        held = {"pods": replay.pod_count, "nodes": len(replay.nodes)}
         return held | ({} if replay.kueue is None else {"ClusterQueues": len(replay.kueue.cluster_queues)})
 
     def queue_rows(self) -> list[dict[str, Any]]:
@@ -266,11 +266,11 @@ class BatchRun:
     def documents(self) -> dict[str, Any]:
         documents: dict[str, Any] = {"batch": self.batch_summary(), "jobs": self.jobs()}
         if isinstance(self.replay, BatchReplay):
-            pods = self.replay.controller.pods
-            kept = len(pods) <= MAX_STORED_PODS
+            controller = self.replay.controller
+            kept = controller.pod_count() <= MAX_STORED_PODS
             documents["scheduling"] = documents["batch"]["summary"] | {"podsKept": kept}
             if kept:
-                documents["pods"] = pod_records(pods.values())
+                documents["pods"] = pod_records(controller.all_pods())
         return documents
 
     def series_rows(self) -> list[dict[str, Any]]:
@@ -491,4 +491,5 @@ def open_trace(trace: Path, options: TraceOptions, *, seed: int = 0) -> BatchRep
         raise SkenarioError("the trace gives no nodes: name a node file with --nodes", file=str(trace))
     kueue = read_kueue_config(options.kueue) if options.kueue is not None else None
     until = _duration(options.until, "--until")
-    return BatchReplay(node_list, pods, profile, settings, seed=seed, until=until, kueue=kueue)
+    del reader  # the replay lets go of each pod as it creates it, and of those gone: nothing else may hold them
+    return BatchReplay(node_list, pods, profile, settings, seed=seed, until=until, kueue=kueue, release=True)

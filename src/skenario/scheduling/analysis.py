@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skenario.core.time import SECOND
+from skenario.scheduling.departed import AnyPod
 from skenario.scheduling.history import AllocationLog
 from skenario.scheduling.pods import Pod
 from skenario.scheduling.snapshot import ClusterSnapshot
@@ -42,17 +43,17 @@ def _seconds(ns: int | None) -> float | None:
     return None if ns is None else ns / SECOND
 
 
-def pod_records(pods: Iterable[Pod]) -> list[dict[str, Any]]:
+def pod_records(pods: Iterable[AnyPod]) -> list[dict[str, Any]]:
     """One record per pod (POD_COLUMNS): KEP-140's PodResult without the attempts, times in seconds."""
     return list(pod_rows(pods))
 
 
-def pod_rows(pods: Iterable[Pod]) -> Iterator[dict[str, Any]]:
+def pod_rows(pods: Iterable[AnyPod]) -> Iterator[dict[str, Any]]:
     """`pod_records` one at a time (a table of 150,000 pods written without holding it)."""
     for pod in pods:
         yield {
             "pod": pod.name,
-            "priority": pod.spec.priority,
+            "priority": pod.priority,
             "created_s": pod.created_at / SECOND,
             "bound_s": _seconds(pod.bound_at),
             "node": pod.node if pod.bound_at is not None else None,
@@ -65,7 +66,7 @@ def pod_rows(pods: Iterable[Pod]) -> Iterator[dict[str, Any]]:
         }
 
 
-def pod_table(pods: Iterable[Pod]) -> pd.DataFrame:
+def pod_table(pods: Iterable[AnyPod]) -> pd.DataFrame:
     """`pod_records` as a DataFrame."""
     import pandas as pd
 
@@ -198,7 +199,7 @@ def node_records(controller: SchedulingController, groups: Mapping[str, str]) ->
     ]
 
 
-def attempt_records(pods: Iterable[Pod]) -> list[dict[str, Any]]:
+def attempt_records(pods: Iterable[AnyPod]) -> list[dict[str, Any]]:
     """One record per scheduling attempt: the pod, when, how many nodes were candidates and feasible,
     the node chosen (None: unschedulable) and the FitError message."""
     return [

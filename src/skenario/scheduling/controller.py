@@ -26,11 +26,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from skenario.core.clock import MovingClock
 from skenario.scheduling.attempts import Attempt, PluginResults
+from skenario.scheduling.departed import DepartedPods, PodRecord
 from skenario.scheduling.framework import FilterOutcome, Framework
-from skenario.scheduling.history import AllocationLog, Timeline, TimelineEvent
+from skenario.scheduling.history import AllocationLog, AllocationTracker, Timeline, TimelineEvent
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.plugins.custom import UserPlugin
 from skenario.scheduling.pods import Pod, PodEnd, PodsBound, PodsDone, PodSource, PodsPending
@@ -69,7 +71,9 @@ class SchedulingController:
                 plugin.now = clock.now  # a user's plugin that fails says when
         self.settings = settings
         self._rng = rng
-        self.pods: dict[str, Pod] = {}
+        self.pods: dict[str, Pod] = {}  # by name; with `let_go`, those not yet gone
+        self.created = 0  # pods made, ever: the next pod's id
+        self.departed: DepartedPods | None = None  # with `let_go`: the pods that are gone
         self.source = PodSource("PodSource", "Pod")  # gives back the pod each create movement names
         self.pending = PodsPending()
         self.bound = PodsBound()
@@ -81,9 +85,11 @@ class SchedulingController:
         # (time, node, resource deltas) each time a node's requests change, for the analysis.
         self.allocation_log = AllocationLog()
         # (time, allocatable deltas) each time a node comes or goes.
-        self.capacity_log: list[tuple[int, tuple[int, ...]]] = [
-            (0, tuple(snapshot.allocatable[i].tolist())) for i in snapshot.order.tolist()
-        ]
+        self.capacity_log: list[tuple[int, tuple[int, ...]]] = []
+        # The same changes folded into the summary's allocation mean and peak.
+        self.allocation = AllocationTracker()
+        for i in snapshot.order.tolist():
+            self._capacity_changed(0, tuple(snapshot.allocatable[i].tolist()))
         self.on_bound: Callable[[Pod], object] | None = None  # a replica's launch
         self.on_preempted: Callable[[Pod], object] | None = None  # a replica's graceful end
         self.on_gone: Callable[[Pod], object] | None = None  # a pod's owner hears that it is gone
@@ -113,7 +119,8 @@ class SchedulingController:
         if spec.name in self.pods:
             raise ValueError(f"a pod named {spec.name!r} exists already")
         at = max(self.clock.now() if at is None else at, 1)  # 0 belongs to the run's start
-        pod = Pod(len(self.pods), spec, at, duration, owner)
+        pod = Pod(self.created, spec, at, duration, owner)
+        self.created += 1
         pod.node = node
         self.pods[spec.name] = pod
         self.clock.schedule("create_pod", at, self.source, self.pending, pod)
@@ -132,6 +139,49 @@ class SchedulingController:
             self.clock.call_at(max(at, 1), next_one)
 
         next_one()
+
+    def let_go(self) -> None:
+        """From now on, a pod that is gone leaves `pods` for `departed` (counted, its record on disk), and
+        the allocation log is not kept: memory holds what later decisions need, not the run's history.
+        Pod names must then be unique over the whole run (a trace's are)."""
+        if self.departed is None:
+            self.departed = DepartedPods()
+        self.allocation_log.keep = False
+
+    def all_pods(self) -> Iterator[Pod | PodRecord]:
+        """Every pod made so far in creation order: those gone as records when let go of, the others as they are."""
+        if self.departed is None:
+            yield from self.pods.values()
+            return
+        gone: Iterator[Pod | PodRecord] = self.departed.records()
+        here: Iterator[Pod | PodRecord] = iter(self.pods.values())
+        yield from heapq.merge(gone, here, key=_pod_id)
+
+    def pod_count(self) -> int:
+        """Pods made so far, gone or not."""
+        return self.created
+
+    def last_moment(self) -> int:
+        """The latest creation, binding or finish of any pod (ns; 0 if none)."""
+        here = max((max(p.created_at, p.bound_at or 0, p.finished_at or 0) for p in self.pods.values()), default=0)
+        return here if self.departed is None else max(here, self.departed.last)
+
+    def wait_times(self, now: int) -> npt.NDArray[np.int64]:
+        """Every pod's wait for a node (ns) in creation order, as `Pod.wait_until(now)` gives it."""
+        if self.departed is None:
+            return np.array([p.wait_until(now) for p in self.pods.values()], dtype=np.int64)
+        waits, gone = self.departed.waits(self.created)
+        here = np.array([p.wait_until(now) for p in self.pods.values()], dtype=np.int64)
+        waits[~gone] = here
+        return waits
+
+    def _allocated(self, at: int, i: int, delta: tuple[int, ...]) -> None:
+        self.allocation_log.append((at, i, delta))
+        self.allocation.allocated(at, delta)
+
+    def _capacity_changed(self, at: int, delta: tuple[int, ...]) -> None:
+        self.capacity_log.append((at, delta))
+        self.allocation.capacity(at, delta)
 
     def delete(self, pod: Pod, end: PodEnd = PodEnd.COMPLETED) -> None:
         """The pod goes away now: from the queue if pending, off its node if bound (an end set before stays)."""
@@ -191,7 +241,7 @@ class SchedulingController:
             return
         i = snap.index[name]
         snap.assume(pod.spec, i)
-        self.allocation_log.append((now, i, tuple(snap.request_of(pod.spec).tolist())))
+        self._allocated(now, i, tuple(snap.request_of(pod.spec).tolist()))
         self.clock.schedule("bind_pod", now, self.pending, self.bound, pod)
 
     def update_pod(self, pod: Pod, spec: PodSpec) -> None:
@@ -235,14 +285,25 @@ class SchedulingController:
         if pod.end is None:
             pod.end = PodEnd.COMPLETED
         self.timeline.append(TimelineEvent(now, "PodFinished", pod.name, pod.node, str(pod.end)))
+        later = False
         if pod.node is not None and pod.node in self.snapshot.index:
             i = self.snapshot.index[pod.node]
             if pod.end is PodEnd.PREEMPTED or not self.settings.heartbeat_interval:
                 self._release(pod, i)
             else:
-                self.clock.call_at(self._seen_at(i, now), lambda: self._release(pod, i))
+                later = True
+                self.clock.call_at(self._seen_at(i, now), lambda: self._release_seen(pod, i))
         if self.on_gone is not None:
             self.on_gone(pod)
+        if not later:
+            self._depart(pod)
+
+    def _depart(self, pod: Pod) -> None:
+        """A pod gone and off its node's books leaves `pods`, when the controller lets go of them."""
+        departed = self.departed
+        if departed is not None and departed.takes(pod) and self.pods.get(pod.name) is pod:
+            departed.add(pod)
+            del self.pods[pod.name]
 
     def _seen_at(self, node: int, at: int) -> int:
         """When the scheduler hears of a change on `node` at `at`: its next heartbeat, plus the delay."""
@@ -254,20 +315,25 @@ class SchedulingController:
         beats = -(-(at - offset) // interval)
         return offset + beats * interval + self.settings.heartbeat_delay
 
+    def _release_seen(self, pod: Pod, i: int) -> None:
+        """A gone pod's room, once its node's heartbeat has told the scheduler; then the pod may leave."""
+        self._release(pod, i)
+        self._depart(pod)
+
     def _release(self, pod: Pod, i: int) -> None:
         snap = self.snapshot
         if not snap.present[i] or pod.name not in snap.pods_on[i]:
             return
         request = snap.request_of(pod.spec)
         snap.release(pod.spec, i)
-        self.allocation_log.append((self.clock.now(), i, tuple((-request).tolist())))
+        self._allocated(self.clock.now(), i, tuple((-request).tolist()))
         self._node_freed(i)
 
     # -- nodes -----------------------------------------------------------------------------------
 
     def add_node(self, node: NodeSpec) -> None:
         i = self.snapshot.add_node(node)
-        self.capacity_log.append((self.clock.now(), tuple(self.snapshot.allocatable[i].tolist())))
+        self._capacity_changed(self.clock.now(), tuple(self.snapshot.allocatable[i].tolist()))
         self.cluster_changed()
 
     def update_node(self, node: NodeSpec) -> None:
@@ -278,7 +344,7 @@ class SchedulingController:
         snap.update_node(node)
         delta = snap.allocatable[i] - np.pad(before, (0, len(snap.resources) - len(before)))
         if delta.any():
-            self.capacity_log.append((self.clock.now(), tuple(delta.tolist())))
+            self._capacity_changed(self.clock.now(), tuple(delta.tolist()))
         self.cluster_changed()
 
     def remove_node(self, name: str) -> None:
@@ -287,9 +353,9 @@ class SchedulingController:
         i = snap.index[name]
         now = self.clock.now()
         for spec in list(snap.pods_on[i].values()):
-            self.allocation_log.append((now, i, tuple((-snap.request_of(spec)).tolist())))
+            self._allocated(now, i, tuple((-snap.request_of(spec)).tolist()))
         snap.remove_node(name)
-        self.capacity_log.append((now, tuple((-snap.allocatable[i]).tolist())))
+        self._capacity_changed(now, tuple((-snap.allocatable[i]).tolist()))
         self.cluster_changed()
 
     # -- the queue -------------------------------------------------------------------------------
@@ -342,13 +408,13 @@ class SchedulingController:
         if self.on_attempt is not None:
             self.on_attempt(pod, attempt, kept)
         elif kept:
-            pod.attempts.append(attempt)
+            pod.keep(attempt)
         if attempt.selected is not None:
             i = self.snapshot.index[attempt.selected]
             self.snapshot.assume(pod.spec, i)
             if pod.spec.claims and self.snapshot.volumes is not None:  # VolumeBinding's Reserve and PreBind
                 self.snapshot.volumes.assume(pod.spec, self.snapshot.nodes[i])
-            self.allocation_log.append((now, i, tuple(self.snapshot.request_of(pod.spec).tolist())))
+            self._allocated(now, i, tuple(self.snapshot.request_of(pod.spec).tolist()))
             pod.node = attempt.selected
             pod.nominated = None
             self.clock.schedule("bind_pod", now + self.settings.latency, self.pending, self.bound, pod)
@@ -450,6 +516,10 @@ class SchedulingController:
             return bool(np.all((request == 0) | (request <= snap.allocatable[i] - used)))
 
         return fits
+
+
+def _pod_id(pod: Pod | PodRecord) -> int:
+    return pod.id
 
 
 class _StartTimes(Mapping[str, int]):

@@ -60,12 +60,24 @@ class Pod(Entity):
         self.finished_at: int | None = None
         self.end: PodEnd | None = None
         self.unschedulable_since: int | None = None
-        self.attempts: list[Attempt] = []  # those that kept their plugin results (see SchedulerSettings)
+        # Those that kept their plugin results (see SchedulerSettings); a shared empty tuple until the first.
+        self.attempts: list[Attempt] | tuple[()] = ()
         self.tries = 0  # scheduling cycles it went through, kept or not
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def priority(self) -> int:
+        return self.spec.priority
+
+    def keep(self, attempt: Attempt) -> None:
+        """Keep an attempt with its plugin results (most pods keep none: they share one empty tuple)."""
+        if isinstance(self.attempts, tuple):
+            self.attempts = [attempt]
+        else:
+            self.attempts.append(attempt)
 
     @property
     def wait(self) -> int | None:

@@ -7,7 +7,7 @@ once bound and then leave; a month of trace runs in seconds because nothing wait
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
@@ -20,10 +20,8 @@ from skenario.core.time import SECOND
 from skenario.errors import SkenarioError
 from skenario.scheduling.analysis import (
     SchedulingSummary,
-    allocation_steps,
     attempt_records,
     pod_records,
-    time_weighted_mean,
 )
 from skenario.scheduling.controller import SchedulerSettings, SchedulingController
 from skenario.scheduling.framework import Framework, Profile, default_profile
@@ -51,6 +49,9 @@ class BatchReplay:
     seed: int = 0
     until: int | None = None
     kueue: KueueConfig | None = None  # Kueue's queues admit the pods that name one before kube-scheduler sees them
+    # Let go of the trace's pods as they are created and of pods once gone (`SchedulingController.let_go`):
+    # `pods` is then empty once the replay is made, and the tables read the pods gone back from disk.
+    release: bool = False
 
     def __post_init__(self) -> None:
         if not self.nodes:
@@ -61,12 +62,17 @@ class BatchReplay:
         self.framework = Framework(self.profile or default_profile(), self.snapshot, streams.generator("tie-break"))
         self.phase = "Pending"
         self.message: str | None = "not started"
+        self.pod_count = len(self.pods)
+        self._first_created = min((p.created_at for p in self.pods), default=0)
         self._last_created = max((p.created_at for p in self.pods), default=0)
         # Without `until`, the run goes on until nothing more can happen (see `run`).
         self.env = Environment(halt_at=max(self.until if self.until is not None else HORIZON, 2))
         self.controller = SchedulingController(
             self.env, self.snapshot, self.framework, self.settings, streams.generator("heartbeats")
         )
+        self.controller.allocation.start = self._first_created
+        if self.release:
+            self.controller.let_go()
         self.admission: KueueAdmission | None = None
         queues: dict[str, str | None] = {}
         if self.kueue is not None:
@@ -84,13 +90,16 @@ class BatchReplay:
             )
         # Bare pods from a trace have no controller to recreate them: the cluster autoscaler may not move them
         # (the trace readers say so already; a copy only for pods given otherwise).
+        ordered = sorted(self.pods, key=_order, reverse=True)  # taken from the end, each as it is created
+        if self.release:
+            self.pods = ()
         self.controller.create_all(
             (
                 _admitted_by(queues, replace(p.spec, movable=False) if p.spec.movable else p.spec),
                 p.created_at,
                 p.duration,
             )
-            for p in sorted(self.pods, key=_order)
+            for p in _taken(ordered)
         )
 
     def run(
@@ -120,8 +129,7 @@ class BatchReplay:
             if env.pending <= 1 or env.now() >= env.halt_at - 1:  # only the halt movement is left
                 break
             stop = 2 * stop
-        pods = self.controller.pods.values()
-        self.end = max((max(p.created_at, p.bound_at or 0, p.finished_at or 0) for p in pods), default=0) + 1
+        self.end = self.controller.last_moment() + 1
         return self.summary()
 
     @property
@@ -146,12 +154,11 @@ class BatchReplay:
 
     def documents(self) -> dict[str, Any]:
         """The summary, the pods and the attempts tables, as a KEP-140 run keeps them."""
-        pods = list(self.controller.pods.values())
+        pods = list(self.controller.all_pods())
         return {"scheduling": self.summary().as_dict(), "pods": pod_records(pods), "attempts": attempt_records(pods)}
 
     def summary(self) -> SchedulingSummary:
-        start = min((p.created_at for p in self.pods), default=0)
-        return summarize(self.controller, self.end, start=start)
+        return summarize(self.controller, self.end)
 
 
 def _group(name: str | None, sizes: Counter[str]) -> tuple[str, int] | None:
@@ -197,25 +204,33 @@ def _order(pod: TracePod) -> tuple[int, str]:
     return pod.created_at, pod.spec.name
 
 
-def summarize(controller: SchedulingController, now: int, start: int = 0) -> SchedulingSummary:
-    pods = list(controller.pods.values())
-    bound = [p for p in pods if p.bound_at is not None]
-    waits = np.array([p.wait_until(now) for p in pods], dtype=float) / SECOND
-    snap = controller.snapshot
-    allocation = allocation_steps(controller.allocation_log, controller.capacity_log, snap.resources)
-    resources = [r for r in snap.resources if r in allocation]
-    end = now / SECOND
+def _taken(pods: list[TracePod]) -> Iterator[TracePod]:
+    """The pods from the last to the first, each let go of by the list as it is handed out."""
+    while pods:
+        yield pods.pop()
+
+
+def summarize(controller: SchedulingController, now: int) -> SchedulingSummary:
+    """The scheduler's summary at `now`: its pods (those gone too) and the allocation tracker's mean
+    (from its `start`) and peak."""
+    pods = controller.pods.values()
+    departed = controller.departed
+    bound = sum(1 for p in pods if p.bound_at is not None) + (departed.bound if departed is not None else 0)
+    preempted = sum(1 for p in pods if p.preempted_at is not None) + (departed.preempted if departed else 0)
+    count = controller.pod_count()
+    waits = controller.wait_times(now) / SECOND
+    means, peaks = controller.allocation.summary(controller.snapshot.resources, now)
     return SchedulingSummary(
-        pods=len(pods),
-        bound=len(bound),
+        pods=count,
+        bound=bound,
         pending=controller.pending.count(),
-        preempted=sum(1 for p in pods if p.preempted_at is not None),
+        preempted=preempted,
         unschedulable_attempts=controller.timeline.counts["PodUnscheduled"],
         mean_wait_s=float(waits.mean()) if len(waits) else 0.0,
         p99_wait_s=float(np.percentile(waits, 99)) if len(waits) else 0.0,
-        allocation_mean={r: time_weighted_mean(allocation, r, start / SECOND, end) for r in resources},
-        allocation_peak={r: float(allocation[r].max()) for r in resources},
+        allocation_mean=means,
+        allocation_peak=peaks,
         nodes=int(controller.snapshot.present.sum()),
-        never_bound=len(pods) - len(bound),
+        never_bound=count - bound,
         max_wait_s=float(waits.max()) if len(waits) else 0.0,
     )

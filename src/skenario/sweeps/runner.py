@@ -154,7 +154,7 @@ def batch_figures(run: BatchRun) -> dict[str, Any]:
         waits = np.array([r["wait_s"] for r in rows if r["wait_s"] is not None], dtype=float)
         unfinished = sum(1 for r in rows if r["why"] is not None)  # a rejected job is not waiting
     else:  # kube-scheduler alone: the pods are the jobs
-        pods = pod_records(run.replay.controller.pods.values()) if isinstance(run.replay, BatchReplay) else []
+        pods = pod_records(run.replay.controller.all_pods()) if isinstance(run.replay, BatchReplay) else []
         waits = np.array([p["wait_s"] for p in pods if p["bound_s"] is not None], dtype=float)
         unfinished = sum(1 for p in pods if p["finished_s"] is None)
     summary = run.batch_summary()
