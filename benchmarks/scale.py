@@ -5,7 +5,7 @@ the one a new user tried: pods asking for 250m to 2 CPUs (a whole number of 250m
 512 MiB per 250m, running 10 minutes to 2 hours (uniform), arriving as a Poisson stream; nodes of
 32 CPUs and 128 GiB. `generate` writes it as skenario's pod and node CSVs.
 
-Runs, each a fresh `python -m skenario schedule PODS --nodes NODES --json --pods FILE` process whose
+Runs, each a fresh `python -m skenario schedule PODS --nodes NODES --json --pods FILE --no-store` process whose
 peak resident memory is its own (`os.wait4`'s `ru_maxrss`, the interpreter, numpy and pandas
 included):
 
@@ -195,6 +195,12 @@ def run_service(nodes: int, work: Path, python_path: str | None) -> dict[str, An
     return {"run_s": summary["wall_s"], "wall_s": wall, "peak_rss_mib": rss, "digest": summary["digest"]}
 
 
+def knows_no_store(source: Path) -> bool:
+    """Whether the `skenario schedule` of the source at `source` can keep no replay (`--no-store`)."""
+    schedule = source / "skenario" / "cli" / "schedule.py"
+    return schedule.exists() and '"--no-store"' in schedule.read_text(encoding="utf-8")
+
+
 def run_schedule(trace: Path, out: Path, python_path: str | None, results_for: str | None) -> dict[str, Any]:
     """One `skenario schedule` in a fresh process: its JSON summary, wall time and peak RSS."""
     command = [
@@ -207,8 +213,8 @@ def run_schedule(trace: Path, out: Path, python_path: str | None, results_for: s
         str(trace / "nodes.csv"),
     ]
     command += ["--json", "--pods", str(out / "pods.csv")]
-    if python_path is None:  # the code before issue 32 keeps no replay; neither does this one, to compare
-        command.append("--no-store")
+    if python_path is None or knows_no_store(Path(python_path)):  # the code before issue 32 keeps no replay
+        command.append("--no-store")  # neither does this one, nor a later one, to compare
     if results_for is not None:
         command += ["--results", str(out / "results.json"), "--results-for", results_for]
     output, wall, rss = _child(command, python_path)
