@@ -75,6 +75,18 @@ def test_sls_sample_has_two_jobs_and_five_containers_with_their_times() -> None:
     assert SlsTrace(SLS_TRACE).nodes() == []
 
 
+def test_sls_pods_of_one_job_and_task_type_share_one_mapping_of_their_labels() -> None:
+    """The sample's jobs have maps only; every pod's labels are its own job's, queue's and type's, and
+    a job's pods of one type hold one mapping (a month's half million pods would hold one each)."""
+    pods = SlsTrace(SLS_TRACE).pods()
+    for pod in pods:
+        assert pod.spec.labels == {"sls.job": pod.job, "sls.queue": pod.queue, "sls.type": "map"}
+    mappings = {(p.job, p.spec.labels["sls.type"]): set() for p in pods}
+    for pod in pods:
+        mappings[(pod.job, pod.spec.labels["sls.type"])].add(id(pod.spec.labels))
+    assert all(len(ids) == 1 for ids in mappings.values()) and len(mappings) == 2
+
+
 def test_sls_node_file_sizes_defaults_racks_and_labels() -> None:
     nodes = {n.name: n for n in SlsTrace(SLS_TRACE, SLS_NODES).nodes()}
     assert list(nodes) == ["node1", "node2", "node3", "node4"]

@@ -250,8 +250,14 @@ class SlsTrace(LoadedTrace):
         for copy in range(copies):
             job_id = f"{base_id}_{copy}" if copies > 1 else base_id
             labels = {JOB_LABEL: job_id} | ({QUEUE_LABEL: queue} if queue is not None else {})
+            # Every pod of the job with the same task labels shares one mapping of them (they are never
+            # changed): a month's half million pods make two or three per job, not one each.
+            shared: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
             containers: list[SlsTask] = []
             for task in parsed:
+                own = tuple(sorted(task.spec.labels.items()))
+                if own not in shared:
+                    shared[own] = labels | dict(task.spec.labels)
                 for k in range(task.count):
                     name = f"{job_id}/{task.index}" + (f"-{k}" if task.count > 1 else "")
                     names.claim(name, f"job {index} ({job_id}), task {task.index}", job_object.line)
@@ -270,7 +276,7 @@ class SlsTrace(LoadedTrace):
                         cpu=task.spec.cpu,
                         memory=task.spec.memory,
                         priority=task.spec.priority,
-                        labels=labels | dict(task.spec.labels),
+                        labels=shared[own],
                         movable=False,  # a bare pod: no controller recreates it elsewhere
                     )
                     created = start if task.created_at is None else task.created_at
