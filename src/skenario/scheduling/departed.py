@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import weakref
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import IO
 import numpy as np
 import numpy.typing as npt
 
-from skenario.scheduling.pods import Pod, PodEnd
+from skenario.scheduling.pods import Pod, PodEnd, pod_result
 
 Ints = npt.NDArray[np.int64]
 
@@ -49,18 +50,8 @@ class PodRecord:
         return None if self.bound_at is None else self.bound_at - self.created_at
 
     def result(self) -> dict[str, object]:
-        """KEP-140's `PodResult` as plain data, as `Pod.result` gives it."""
-        return {
-            "pod": self.name,
-            "createdAt": self.created_at,
-            "boundTo": self.node,
-            "boundAt": self.bound_at,
-            "preemptedAt": self.preempted_at,
-            "preemptedBy": self.preempted_by,
-            "finishedAt": self.finished_at,
-            "end": None if self.end is None else str(self.end),
-            "scheduleResult": [],
-        }
+        """KEP-140's `PodResult` as plain data, as `Pod.result` gives it (its attempts went with it)."""
+        return pod_result(self, [])
 
 
 AnyPod = Pod | PodRecord
@@ -68,7 +59,15 @@ AnyPod = Pod | PodRecord
 
 
 def record_of(pod: Pod) -> PodRecord:
-    return PodRecord(
+    return PodRecord(*_fields(pod))
+
+
+_Fields = tuple[int, str, int, int, int | None, str | None, int | None, str | None, int | None, PodEnd | None, int]
+
+
+def _fields(pod: Pod) -> _Fields:
+    """A pod's record, field by field (its end a `PodEnd`, which JSON writes as its string)."""
+    return (
         pod.id,
         pod.name,
         pod.spec.priority,
@@ -97,6 +96,7 @@ class DepartedPods:
         self._offsets = array("q")
         self._end = 0
         self._spill: IO[bytes] = tempfile.TemporaryFile(prefix="skenario-departed-")  # noqa: SIM115 - `close`
+        weakref.finalize(self, self._spill.close)  # the tables may read it until the replay itself is let go of
 
     @staticmethod
     def takes(pod: Pod) -> bool:
@@ -106,7 +106,7 @@ class DepartedPods:
     def add(self, pod: Pod) -> None:
         """Count a pod that has left (its finish, end and node final) and spill its record."""
         self.count += 1
-        bound_at, finished, end = pod.bound_at, pod.finished_at or 0, pod.end
+        bound_at, finished = pod.bound_at, pod.finished_at or 0
         if bound_at is not None:
             self.bound += 1
         if pod.preempted_at is not None:
@@ -116,20 +116,7 @@ class DepartedPods:
         if id >= len(waits):
             waits.extend(repeat(-1, max(id + 1, 2 * len(waits)) - len(waits)))
         waits[id] = pod.wait_until(finished)
-        line = (
-            id,
-            pod.spec.name,
-            pod.spec.priority,
-            pod.created_at,
-            bound_at,
-            pod.node,
-            pod.preempted_at,
-            pod.preempted_by,
-            pod.finished_at,
-            None if end is None else end.value,
-            pod.tries,
-        )
-        data = _encode(line).encode() + b"\n"
+        data = _encode(_fields(pod)).encode() + b"\n"
         self._ids.append(id)
         self._offsets.append(self._end)
         self._spill.write(data)

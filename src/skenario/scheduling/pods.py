@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from skenario.core.entity import Entity
 from skenario.core.stocks import KeyedStock, Sink, Source
@@ -93,17 +93,43 @@ class Pod(Entity):
 
     def result(self) -> dict[str, object]:
         """KEP-140's `PodResult` as plain data."""
-        return {
-            "pod": self.name,
-            "createdAt": self.created_at,
-            "boundTo": self.node,
-            "boundAt": self.bound_at,
-            "preemptedAt": self.preempted_at,
-            "preemptedBy": self.preempted_by,
-            "finishedAt": self.finished_at,
-            "end": None if self.end is None else str(self.end),
-            "scheduleResult": [a.to_dict() for a in self.attempts],
-        }
+        return pod_result(self, [a.to_dict() for a in self.attempts])
+
+
+class PodFacts(Protocol):
+    """What a pod's `PodResult` reads: a `Pod`, or the record of one gone (`departed.PodRecord`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def created_at(self) -> int: ...
+    @property
+    def node(self) -> str | None: ...
+    @property
+    def bound_at(self) -> int | None: ...
+    @property
+    def preempted_at(self) -> int | None: ...
+    @property
+    def preempted_by(self) -> str | None: ...
+    @property
+    def finished_at(self) -> int | None: ...
+    @property
+    def end(self) -> PodEnd | None: ...
+
+
+def pod_result(pod: PodFacts, attempts: list[dict[str, object]]) -> dict[str, object]:
+    """KEP-140's `PodResult` of a pod, its attempts given as plain data."""
+    return {
+        "pod": pod.name,
+        "createdAt": pod.created_at,
+        "boundTo": pod.node,
+        "boundAt": pod.bound_at,
+        "preemptedAt": pod.preempted_at,
+        "preemptedBy": pod.preempted_by,
+        "finishedAt": pod.finished_at,
+        "end": None if pod.end is None else str(pod.end),
+        "scheduleResult": attempts,
+    }
 
 
 class PodSource(Source[Pod]):
