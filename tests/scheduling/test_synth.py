@@ -200,3 +200,10 @@ def test_the_example_runs_through_the_capacity_scheduler() -> None:
     assert done.exit_code == 0, done.output
     summary = json.loads(done.output)["summary"]
     assert summary["jobs"] == summary["finished"] == 120 and set(summary["queues"]) == {"root.prod", "root.dev"}
+
+
+def test_the_jobs_alone_are_the_jobs_a_reader_of_pods_makes(tmp_path: Path) -> None:
+    """YARN's schedulers read the jobs alone (`pods=False`): the same jobs, and no pod made."""
+    path = write(tmp_path, SYN_GENERIC)
+    both, jobs_only = SynthTrace(path), SynthTrace(path, pods=False)
+    assert jobs_only.jobs == both.jobs and both.pods() and jobs_only.pods() == []

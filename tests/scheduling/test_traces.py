@@ -87,6 +87,13 @@ def test_sls_pods_of_one_job_and_task_type_share_one_mapping_of_their_labels() -
     assert all(len(ids) == 1 for ids in mappings.values()) and len(mappings) == 2
 
 
+def test_sls_jobs_alone_are_the_jobs_a_reader_of_pods_makes() -> None:
+    """YARN's schedulers read the jobs alone (`pods=False`): the same jobs, and no pod made."""
+    both, jobs_only = SlsTrace(SLS_TRACE), SlsTrace(SLS_TRACE, pods=False)
+    assert jobs_only.jobs == both.jobs and len(both.pods()) == 5 and jobs_only.pods() == []
+    assert [job.id for job in jobs_only.jobs] == ["job_1", "job_2"]
+
+
 def test_sls_node_file_sizes_defaults_racks_and_labels() -> None:
     nodes = {n.name: n for n in SlsTrace(SLS_TRACE, SLS_NODES).nodes()}
     assert list(nodes) == ["node1", "node2", "node3", "node4"]

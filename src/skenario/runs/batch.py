@@ -147,7 +147,8 @@ class BatchRun:
             if spec.fair_scheduler.yarn_site is not None:
                 config = with_site(config, self._path(spec.fair_scheduler.yarn_site))
         trace = self._path(spec.trace)
-        reader = (SynthTrace if spec.format == "synth" else SlsTrace)(trace, self._maybe(spec.nodes))
+        # The jobs alone: YARN's schedulers place them, so no pod of theirs is made.
+        reader = (SynthTrace if spec.format == "synth" else SlsTrace)(trace, self._maybe(spec.nodes), pods=False)
         return YarnReplay(
             reader.jobs,
             reader.nodes(),

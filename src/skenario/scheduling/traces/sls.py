@@ -198,7 +198,9 @@ class SlsTrace(LoadedTrace):
         default_vcores: int = 1,
         node_memory_mb: int = 10240,
         node_vcores: int = 10,
+        pods: bool = True,
     ) -> None:
+        """`pods=False` reads the jobs alone (YARN's schedulers place them): `pods()` is then empty."""
         sizes = {
             "default_memory_mb": default_memory_mb,
             "default_vcores": default_vcores,
@@ -213,12 +215,15 @@ class SlsTrace(LoadedTrace):
         self.file = str(path)
         stream = json_stream(path)
         header = stream[0] if stream and is_header(stream[0].value) else None
-        jobs = stream[1:] if header is not None else stream
+        jobs = stream[:0:-1] if header is not None else stream[::-1]  # last first: each let go of once read
+        del stream
         if not jobs:
             raise TraceError("the trace has no jobs" + (" (only a header)" if header else ""), file=self.file)
         names = UniqueNames(self.file, "pod")
         self.jobs: list[SlsJob] = []
-        pods = [pod for index, job in enumerate(jobs) for pod in self._job(index, job, names)]
+        made: list[TracePod] = []
+        for index in range(len(jobs)):
+            made.extend(self._job(index, jobs.pop(), names, pods))  # with pods=False, the jobs alone
         if nodes_path is not None:
             nodes = read_sls_nodes(nodes_path, node_memory_mb, node_vcores)
         elif header is not None:
@@ -226,9 +231,9 @@ class SlsTrace(LoadedTrace):
             nodes = [sls_node(f"node{i}", node_memory_mb, node_vcores, {}) for i in range(count)]
         else:
             nodes = []
-        super().__init__(path, nodes_path, nodes, sorted_pods(pods))
+        super().__init__(path, nodes_path, nodes, sorted_pods(made))
 
-    def _job(self, index: int, job_object: JsonObject, names: UniqueNames) -> Iterator[TracePod]:
+    def _job(self, index: int, job_object: JsonObject, names: UniqueNames, pods: bool = True) -> Iterator[TracePod]:
         record = Record(self.file, job_object.line, f"job {index}")
         job = record.object(job_object.value, "the job")
         base_id = record.string(job, "job.id", f"job_{index}")
@@ -271,6 +276,8 @@ class SlsTrace(LoadedTrace):
                             task.duration,
                         )
                     )
+                    if not pods:
+                        continue
                     spec = PodSpec(
                         name=name,
                         cpu=task.spec.cpu,

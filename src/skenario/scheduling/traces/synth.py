@@ -360,7 +360,9 @@ class SynthTrace(LoadedTrace):
         *,
         node_memory_mb: int = 10240,
         node_vcores: int = 10,
+        pods: bool = True,
     ) -> None:
+        """`pods=False` makes the jobs alone (YARN's schedulers place them): `pods()` is then empty."""
         self.file = str(path)
         reader = _Reader(self.file)
         try:
@@ -380,7 +382,7 @@ class SynthTrace(LoadedTrace):
         self.description = str(top.get("description", ""))
         self.synthesized = generate(workloads, count, self.seed)
         self.jobs: list[SlsJob] = []
-        pods: list[TracePod] = []
+        made: list[TracePod] = []
         for job in self.synthesized:
             if not job.containers:
                 continue  # every count drew 0: nothing to run
@@ -390,6 +392,8 @@ class SynthTrace(LoadedTrace):
                 name = f"{job.name}/{index}"
                 duration = max(seconds, 1) * SECOND  # a container runs for some time: 0 s is read as 1 s
                 tasks.append(SlsTask(name, kind, priority, memory, vcores, duration))
+                if not pods:
+                    continue
                 spec = PodSpec(
                     name=name,
                     cpu=vcores * 1000,
@@ -398,7 +402,7 @@ class SynthTrace(LoadedTrace):
                     labels=labels | {TYPE_LABEL: kind},
                     movable=False,
                 )
-                pods.append(TracePod(spec, job.submitted * SECOND, duration, job=job.name, queue=job.queue))
+                made.append(TracePod(spec, job.submitted * SECOND, duration, job=job.name, queue=job.queue))
             self.jobs.append(SlsJob(job.name, job.user, job.queue, job.submitted * SECOND, job.type, tuple(tasks), 0))
         if nodes_path is not None:
             nodes = read_sls_nodes(nodes_path, node_memory_mb, node_vcores)
@@ -407,4 +411,4 @@ class SynthTrace(LoadedTrace):
                 sls_node(f"node{i}", node_memory_mb, node_vcores, {})
                 for i in range(reader.whole(top, "num_nodes", "", 0))
             ]
-        super().__init__(path, nodes_path, nodes, sorted_pods(pods))
+        super().__init__(path, nodes_path, nodes, sorted_pods(made))
