@@ -189,6 +189,13 @@ class Recorder:
         columns["cpu_utilisation"].append(utilisation)
         columns["requests_held"].append(replica.processing.count())
 
+    def replica_rows(self, start: int = 0) -> list[tuple[Any, ...]]:
+        """The per-replica rows from row `start` on (none of them let go), as REPLICA_COLUMNS tuples."""
+        if start < self.replica_rows_forgotten:
+            raise ValueError(f"rows before {self.replica_rows_forgotten} were let go: none from {start} can be read")
+        columns, first = self.replica_columns, start - self.replica_rows_forgotten
+        return list(zip(*(columns[name][first:] for name in REPLICA_COLUMNS), strict=True))
+
     def forget_replica_rows(self, n: int) -> None:
         """Let the first `n` per-replica rows go (a run store holds them); rows keep their numbers."""
         drop = n - self.replica_rows_forgotten

@@ -21,7 +21,7 @@ from skenario.core.garbage import young_garbage_tolerated
 from skenario.core.time import format_duration, parse_duration
 from skenario.errors import ScenarioError, SkenarioError
 from skenario.model.cluster import ClusterModel
-from skenario.recording.recorder import REPLICA_COLUMNS, Recorder
+from skenario.recording.recorder import Recorder
 from skenario.recording.summary import LATENCY_HISTOGRAM, Summary
 from skenario.recording.timeline import Entry, Operation, Timeline, as_detail
 from skenario.scenario.format.events import Event
@@ -268,12 +268,7 @@ class Simulation:
         return self.recorder.rows(start)
 
     def replica_rows(self, start: int = 0) -> list[tuple[Any, ...]]:
-        recorder = self.recorder
-        if start < recorder.replica_rows_forgotten:
-            forgotten = recorder.replica_rows_forgotten
-            raise ValueError(f"rows before {forgotten} were let go: none from {start} can be read")
-        columns, first = recorder.replica_columns, start - recorder.replica_rows_forgotten
-        return list(zip(*(columns[name][first:] for name in REPLICA_COLUMNS), strict=True))
+        return self.recorder.replica_rows(start)
 
     def stored(self, series: int, replica_rows: int, timeline: int) -> None:
         """A run store holds the first rows and entries up to these counts: the per-replica rows, the timeline
