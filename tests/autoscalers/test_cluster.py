@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from skenario.autoscalers.base import PodCounters
 from skenario.autoscalers.cluster import ClusterContext
 from skenario.core.environment import Environment
@@ -9,6 +12,7 @@ from skenario.core.random import Constant, RandomStreams
 from skenario.core.time import MILLISECOND, MINUTE, SECOND
 from skenario.model.cluster import ClusterModel
 from skenario.model.config import ActivatorSpec, ClusterSpec, ReplicaSpec, RequestSpec, RoutingSpec
+from skenario.model.replicas import ReplicaState
 
 PERIOD = 15 * SECOND
 
@@ -90,3 +94,38 @@ def test_the_activator_reports_what_it_holds_and_what_it_proxies_until_the_pod_a
     # The pod counts both as proxied: all it holds came through the activator.
     [pod] = seen[4 * SECOND][1].values()
     assert (pod.proxied_requests, pod.proxied_request_ns) == (pod.requests, pod.request_ns) == (2, 2 * SECOND)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 40),  # seconds to run on
+            st.sampled_from(["scale", "resize", "kill", "none"]),
+            st.integers(0, 5),  # the replicas to scale to, or which live replica to change
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_the_views_kept_between_listings_are_those_a_fresh_listing_makes(
+    steps: list[tuple[int, str, int]],
+) -> None:
+    """The context keeps each pod's view while it shows the same (`ClusterContext.pods`): after any run of
+    scalings, in-place resizes and kills, its listing equals that of a context listing for the first time."""
+    spec = ClusterSpec(replica=ReplicaSpec(cpu_request=500, cpu_limit=1000), initial_replicas=2)
+    cluster = model(RandomStreams(3), spec)
+    context = ClusterContext(cluster)
+    now = 0
+    for seconds, change, k in steps:
+        now += seconds * SECOND
+        cluster.env.run(until=now)
+        assert context.pods() == ClusterContext(cluster).pods()
+        live = [r for r in cluster.replicas.values() if r.state is not ReplicaState.TERMINATED]
+        if change == "scale":
+            cluster.scale_to(k)
+        elif live and change == "resize":
+            cluster.resize(live[k % len(live)], 250 * (k + 1), 1000)
+        elif live and change == "kill":
+            cluster.kill(live[k % len(live)])
+        assert context.pods() == ClusterContext(cluster).pods()

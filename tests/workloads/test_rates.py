@@ -88,6 +88,35 @@ def test_an_intensity_sums_patterns_in_their_windows_and_traces() -> None:
     assert list(intensity(np.array([1, 6, 12], dtype=np.int64) * SECOND)) == [4, 5, 1]
 
 
+def test_an_intensity_reads_consecutive_steps_at_once_as_it_reads_each() -> None:
+    """`step_means` over four 5 s steps of the intensity above: the flat 4/s on [0, 10 s) and the trace's 1/s on
+    [5, 15 s) give 4, 5, 1 and 0 requests/s, with an offset of 5 s 5, 1, 0, 0; the same floats `mean` gives
+    step by step, so a fluid run reading steps at once runs as one reading them one by one."""
+
+    def flat(t: np.ndarray) -> np.ndarray:
+        return np.full(t.shape, 4.0)
+
+    for offset, expected in ((0, [4, 5, 1, 0]), (5 * SECOND, [5, 1, 0, 0])):
+        intensity = Intensity([(0, 10 * SECOND, flat)], [piecewise((5, 15, 1.0))], offset=offset)
+        means = intensity.step_means(0, 5 * SECOND, 4)
+        assert means == pytest.approx(expected)
+        assert means == [intensity.mean(k * 5 * SECOND, (k + 1) * 5 * SECOND) for k in range(4)]
+    with pytest.raises(ValueError, match="empty span"):
+        intensity.step_means(0, 0, 3)
+
+
+@given(st.integers(0, 10**12), st.integers(1, 10**11), st.integers(1, 40))
+def test_a_wave_read_a_run_of_steps_at_once_is_read_as_each_step_alone(start: int, step: int, steps: int) -> None:
+    """A sine wave's (a pattern's) means over consecutive steps, read at once, are each step's own, float for float."""
+
+    def wave(t: np.ndarray) -> np.ndarray:
+        return 100 + 50 * np.sin(2 * np.pi * t / (86_400 * SECOND))
+
+    intensity = Intensity([(0, 10**13, wave)])
+    together = intensity.step_means(start, step, steps)
+    assert together == [intensity.step_means(start + k * step, step, 1)[0] for k in range(steps)]
+
+
 def test_an_intensity_offset_reads_the_scenarios_later_time() -> None:
     """With an offset of 10 s, the run's [0, 10 s) is the scenario's [10 s, 20 s): the trace's 1/s from 10 s on."""
 

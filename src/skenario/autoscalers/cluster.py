@@ -61,6 +61,8 @@ class ClusterContext:
         # A user's plugin: an exception in what it scheduled is reported as the plugin's, in one line.
         self.plugin = plugin
         self._clock = _ClosableClock(model.env, self)
+        # Each live pod's view as last listed, with what it showed (`pods`).
+        self._views: dict[int, tuple[tuple[object, ...], PodView]] = {}
 
     def guarded(self, fn: Callable[..., object], method: str | None = None) -> Callable[..., object]:
         """`fn`, reporting what it raises (`SystemExit` too) as its plugin's failure, a PluginError, when the context
@@ -91,7 +93,31 @@ class ClusterContext:
         return self._clock
 
     def pods(self) -> list[PodView]:
-        return [self._view(r) for r in self._model.replicas.values() if r.state is not ReplicaState.TERMINATED]
+        """The live pods' views: a pod's view is made again only when what it shows changed (an HPA lists every
+        pod at every sync, and most pods have not changed since the last)."""
+        kept = self._views
+        views: dict[int, tuple[tuple[object, ...], PodView]] = {}
+        listed = []
+        for replica in self._model.replicas.values():
+            state = replica.state
+            if state is ReplicaState.TERMINATED:
+                continue
+            shown: tuple[object, ...] = (
+                state,
+                replica.ready_since,
+                replica.killed_at,
+                replica.cpu_request,
+                replica.cpu_limit,
+                replica.memory_request,
+                replica.memory_limit,
+                replica.last_run,
+            )
+            before = kept.get(replica.id)
+            view = before[1] if before is not None and before[0] == shown else self._view(replica)
+            views[replica.id] = (shown, view)
+            listed.append(view)
+        self._views = views
+        return listed
 
     def _view(self, replica: Replica) -> PodView:
         return PodView(

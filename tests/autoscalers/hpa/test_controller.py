@@ -10,9 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from skenario.autoscalers.base import PodView
 from skenario.autoscalers.cluster import ClusterContext
 from skenario.autoscalers.hpa.config import HPAControllerConfig
-from skenario.autoscalers.hpa.controller import HorizontalPodAutoscaler, HPASpec, decision_rule, hpa_conditions
+from skenario.autoscalers.hpa.controller import (
+    HorizontalPodAutoscaler,
+    HPASpec,
+    _pod,
+    decision_rule,
+    hpa_conditions,
+)
 from skenario.autoscalers.hpa.normalization import TimestampedRecommendation
 from skenario.autoscalers.hpa.reconcile import HPAHistory, Reconciliation, reconcile_desired_replicas
 from skenario.autoscalers.hpa.types import (
@@ -692,3 +699,19 @@ def test_a_failed_metric_turns_scaling_inactive() -> None:
     assert decision_rule(3, None, "unable to get metric cpu", reconciled, {}) == (
         "no usable metric: unable to get metric cpu"
     )
+
+
+def test_a_pod_listed_again_from_the_same_view_is_the_same_and_a_terminating_one_is_listed_at_each_sync() -> None:
+    """The HPA lists a pod once per view (`HorizontalPodAutoscaler._list`): what it lists equals what the lister
+    makes afresh, and a pod being deleted carries each sync's instant as its deletion time."""
+    hpa = HorizontalPodAutoscaler(HPASpec(max_replicas=10, metrics=()), HPAControllerConfig())
+    running = PodView(1, "web-1", "Running", True, 0, SECOND, 500, None)
+    going = PodView(2, "web-2", "Terminating", False, 0, SECOND, 500, None)
+    first = hpa._list([running, going], 10 * SECOND)
+    assert first == [_pod(running, 10 * SECOND), _pod(going, 10 * SECOND)]
+    again = hpa._list([running, going], 25 * SECOND)
+    assert again[0] is first[0]
+    assert again[1].deletion_time == 25 * SECOND
+    resized = PodView(1, "web-1", "Running", True, 0, SECOND, 750, None)
+    [pod] = hpa._list([resized], 40 * SECOND)
+    assert pod == _pod(resized, 40 * SECOND) and pod.containers[0].requests == {"cpu": 750}

@@ -180,6 +180,8 @@ class HorizontalPodAutoscaler:
     decisions: list[HPADecision] = field(default_factory=list)
     _context: HPAContext | None = None
     _history: HPAHistory = field(default_factory=HPAHistory)
+    # Each pod as last listed, by the view it was listed from (`_listed`).
+    _listed: dict[int, tuple[PodView, ListedPod]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def max_replicas(self) -> int:
@@ -209,7 +211,7 @@ class HorizontalPodAutoscaler:
         assert context is not None
         spec = self.spec
         views = context.pods()
-        pods = [_pod(view, now) for view in views]
+        pods = self._list(views, now)
         samples = context.samples()
         metrics = spec.metrics or DEFAULT_METRICS
         external = self.external_metrics
@@ -273,6 +275,23 @@ class HorizontalPodAutoscaler:
         if len(self.decisions) < self.keep_decisions:
             self.decisions.append(decision)
         return decision
+
+    def _list(self, views: list[PodView], now: int) -> list[ListedPod]:
+        """The pods as the HPA's lister shows them (`_pod`); a pod listed from the same view as at the last sync is
+        the same (a context keeps a pod's view while it shows the same), unless it is being deleted (its
+        deletion time is the sync's)."""
+        kept, listed = self._listed, {}
+        pods = []
+        for view in views:
+            before = kept.get(view.id)
+            if before is not None and before[0] is view and view.phase != "Terminating":
+                pod = before[1]
+            else:
+                pod = _pod(view, now)
+            listed[view.id] = (view, pod)
+            pods.append(pod)
+        self._listed = listed
+        return pods
 
 
 def _metric_detail(proposal: MetricProposal) -> dict[str, float | int | str | None]:

@@ -101,6 +101,14 @@ class Intensity(Protocol):
         """The mean rate over [start, stop) (ns), requests per second."""
         ...
 
+    def step_means(self, start: int, step: int, steps: int) -> list[float]:
+        """`mean` over each of `steps` consecutive spans of `step` ns from `start`."""
+        ...
+
+
+STEPS_AHEAD = 256
+"""Steps whose mean rates the plant reads from the traffic at once (`Intensity.step_means`)."""
+
 
 @dataclass(frozen=True)
 class FluidInputs:
@@ -185,6 +193,8 @@ class FluidPlant:
         self._neighbours = neighbours or live
         self.rate = 0.0  # requests/s over the current step
         self._intensity = inputs.rate  # the traffic now (a traffic event replaces it)
+        self._means: list[float] = []  # the traffic's mean rate over the steps from `_means_from` on
+        self._means_from = 0
         self._started = env.now()  # steps fall every inputs.step from here
         # Requests waiting for an active replica (the routing buffer, or the activator with a KPA).
         self.buffer = FluidBuffer(env, buffer_capacity, inputs.timeout_s, self.fail)
@@ -219,7 +229,7 @@ class FluidPlant:
         env, step = self.env, self.inputs.step
         now = env.now()
         self.settle(now)
-        self.rate = self._intensity.mean(now, now + step)
+        self.rate = self._step_rate(now)
         self.route()
         self._jitter(now, now + step)
         for replica in self.live():
@@ -228,6 +238,16 @@ class FluidPlant:
                 processing.drained()
         if now + step < env.halt_at:
             env.call_at(now + step, self._step)
+
+    def _step_rate(self, now: int) -> float:
+        """The traffic's mean rate over the step from `now`, read with the next STEPS_AHEAD steps' (up to the halt)."""
+        step, means = self.inputs.step, self._means
+        k, off = divmod(now - self._means_from, step)
+        if off or not 0 <= k < len(means):
+            left = -(-(self.env.halt_at - now) // step)
+            self._means = means = self._intensity.step_means(now, step, max(min(STEPS_AHEAD, left), 1))
+            self._means_from, k = now, 0
+        return means[k]
 
     def _jitter(self, now: int, until: int) -> None:
         """Each replica's CPU use over the step to `until` moves by a normal draw about the fluid's. The time
@@ -242,18 +262,20 @@ class FluidPlant:
             return
         mu, seconds = self.pool.mu, (until - now) / SECOND
         draws = self._noise.standard_normal(len(replicas))
-        for fluid, draw in zip(replicas, draws, strict=True):
-            busy = min(fluid.rate / mu, fluid.millicores / 1000)
-            spread = math.sqrt(2.0 * busy / mu * seconds)
-            limit = busy * seconds
-            fluid.jitter(now, until, max(-limit, min(limit, float(draw) * spread)))
+        busy = np.minimum(
+            np.array([fluid.rate for fluid in replicas]) / mu, np.array([fluid.millicores for fluid in replicas]) / 1000
+        )
+        limit = busy * seconds
+        moves = np.maximum(-limit, np.minimum(limit, draws * np.sqrt(2.0 * busy / mu * seconds)))
+        for fluid, core_s in zip(replicas, moves.tolist(), strict=True):
+            fluid.jitter(now, until, core_s)
 
     def replace_rate(self, rate: Intensity) -> None:
         """From now on the traffic is `rate` (a traffic event): what flowed so far is settled at the old rate,
         and the rest of the step runs at the new one."""
         now = self.env.now()
         self.settle(now)
-        self._intensity = rate
+        self._intensity, self._means = rate, []
         step = self.inputs.step
         next_step = self._started + ((now - self._started) // step + 1) * step
         self.rate = rate.mean(now, next_step) if next_step > now else 0.0

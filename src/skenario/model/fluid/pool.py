@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Flows:
+class Flows(NamedTuple):
     """What a step moved: requests completed and abandoned, core-seconds of CPU used, and the integral
-    of the level (request-seconds: what queue-proxy's concurrency and Little's law read)."""
+    of the level (request-seconds: what queue-proxy's concurrency and Little's law read). A tuple: every
+    reading of a replica makes one."""
 
     completed: float
     abandoned: float
