@@ -18,6 +18,7 @@ replicas serving (replica-hours over hours).
 
     python benchmarks/fluid.py            # about two minutes
     python benchmarks/fluid.py --quick    # a day instead of the week, seconds; --json for one JSON object
+    python benchmarks/fluid.py --previous REF   # and the week with the code of REF, side by side
 """
 
 from __future__ import annotations
@@ -58,13 +59,13 @@ def variant(into: Path, name: str, *, hours: float, mode: str = "fluid", rate: f
     return path
 
 
-def run(scenario: Path) -> dict[str, Any]:
+def run(scenario: Path, python_path: str | None = None, name: str = "") -> dict[str, Any]:
     """One run of `scenario` in a fresh process, kept in a run store of its own beside it (as a user's runs are
-    kept: the store takes the run's history as it goes)."""
-    store = scenario.with_suffix(".store")
+    kept: the store takes the run's history as it goes); with `python_path`, that code's (`--previous`)."""
+    store = scenario.with_name(f"{scenario.stem}{name}.store")
     command = [sys.executable, "-m", "skenario", "run", str(scenario), "--store", str(store), "-o", "json"]
     command.append("--no-progress")
-    output, wall, rss = scale._child(command, None)
+    output, wall, rss = scale._child(command, python_path)
     summary = json.loads(output)
     simulated_s = summary["simulated_ns"] / 1e9
     return {
@@ -80,16 +81,26 @@ def run(scenario: Path) -> dict[str, Any]:
     }
 
 
-def measure(days: float, minutes: float) -> dict[str, Any]:
+def measure(days: float, minutes: float, previous: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        week = run(variant(work, "week", hours=24 * days))
+        week_scenario = variant(work, "week", hours=24 * days)
+        before: dict[str, Any] | None = None
+        if previous is not None:  # first, so that neither side runs on a host warmer than the other's
+            code = scale.checkout(previous, work / "previous")
+            if code is None:
+                print(f"the code of {previous} could not be checked out: current code only", file=sys.stderr)
+            else:
+                before = run(week_scenario, str(code), name="-previous")
+                scale.remove_checkout(work / "previous")
+        week = run(week_scenario)
         day = run(variant(work, "day", hours=min(24.0, 24 * days)))
         head = {mode: run(variant(work, f"head-{mode}", hours=minutes / 60, mode=mode)) for mode in MODES}
         rates = {rate: run(variant(work, f"rate-{rate}", hours=24, rate=rate)) for rate in RATES}
     per_second = {mode: head[mode]["run_s"] / (minutes * 60) for mode in head}
     return {
         "week": week,
+        "previous": None if before is None else {"ref": previous, "week": before},
         "day": day,
         "memory_week_over_day": week["peak_rss_mib"] / day["peak_rss_mib"],
         "head": head,
@@ -113,6 +124,14 @@ def report(result: dict[str, Any]) -> str:
         f"the discrete week at that pace: {result['discrete_week_estimate_h']:.1f} h "
         f"({result['discrete_week_over_fluid_week']:,.0f}x the fluid run's {week['simulated_h']:.0f} h)",
     ]
+    if result["previous"] is not None:
+        before = result["previous"]["week"]
+        same = "the same digest" if before["digest"] == week["digest"] else "ANOTHER digest"
+        lines.append(
+            f"the code of {result['previous']['ref']}, {before['simulated_h']:.0f} h: {before['run_s']:.1f} s, "
+            f"peak RSS {before['peak_rss_mib']:.0f} MiB: {before['run_s'] / week['run_s']:.2f}x the time of this "
+            f"code's, {same}"
+        )
     for rate, measured in result["rates"].items():
         lines.append(
             f"a day at {rate:,}/s on 80 replicas: {measured['run_s']:.1f} s, "
@@ -127,8 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a day instead of the week, and one minute of head")
     parser.add_argument("--minutes", type=float, default=2.0, help="the head run in both modes (default 2)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument("--previous", metavar="REF", help="also run the week with the code of REF (a git ref)")
     args = parser.parse_args(argv)
-    result = measure(1.0 if args.quick else 7.0, 1.0 if args.quick else args.minutes)
+    result = measure(1.0 if args.quick else 7.0, 1.0 if args.quick else args.minutes, args.previous)
     print(json.dumps(result, indent=2) if args.json else report(result))
     return 0
 

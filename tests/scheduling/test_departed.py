@@ -25,6 +25,7 @@ from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.pods import Pod, PodEnd
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TracePod
+from skenario.scheduling.traces.base import ListedPods, sorted_pods
 
 GIB = 1024**3
 
@@ -160,3 +161,21 @@ def test_write_pod_csv_takes_records_and_pods_alike(tmp_path: Path) -> None:
     first = path.read_text(encoding="utf-8")
     write_pod_csv([record_of(pod)], path)
     assert path.read_text(encoding="utf-8") == first
+
+
+@settings(max_examples=60, deadline=None)
+@given(traces(), st.sampled_from((0, 2 * SECOND)))
+def test_a_replay_taking_its_pods_as_a_stream_decides_what_one_taking_the_list_does(
+    trace: tuple[list[NodeSpec], list[TracePod]], heartbeat: int
+) -> None:
+    """A `PodStream` (a lazy trace's pods, here those of a list) is taken in its own order, never sorted or held:
+    the replay counts and decides as one given the pods at once."""
+    nodes, pods = trace
+    listed = _replay(nodes, pods, release=True, heartbeat=heartbeat, until=None)
+    stream = ListedPods(sorted_pods(pods))
+    settings_ = SchedulerSettings(heartbeat_interval=heartbeat, heartbeat_delay=heartbeat // 4, plugin_results="none")
+    streamed = BatchReplay(nodes, stream, default_profile(), settings_, seed=3, release=True)
+    streamed.run()
+    assert streamed.summary() == listed.summary() and streamed.end == listed.end
+    assert pod_records(streamed.controller.all_pods()) == pod_records(listed.controller.all_pods())
+    assert streamed.pod_count == len(pods) and streamed.pods == ()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,94 @@ def test_sls_header_gives_nodes_and_missing_ids_are_generated(tmp_path: Path) ->
     assert "sls.queue" not in pods[0].spec.labels
     # With a node file, the header's count is ignored.
     assert len(SlsTrace(path, SLS_NODES).nodes()) == 4
+
+
+_TASKS = st.lists(
+    st.fixed_dictionaries(
+        {"container.duration.ms": st.integers(1, 10_000)},
+        optional={
+            "count": st.integers(0, 3),
+            "container.start.ms": st.integers(0, 5_000),
+            "container.memory-mb": st.sampled_from([512, 1024, 2048]),
+            "container.type": st.sampled_from(["map", "reduce"]),
+        },
+    ),
+    min_size=1,
+    max_size=4,
+)
+_JOBS = st.lists(
+    st.fixed_dictionaries(
+        {"job.tasks": _TASKS},
+        optional={
+            "job.start.ms": st.integers(0, 5_000),
+            "job.count": st.integers(0, 3),
+            "job.queue.name": st.just("q"),
+        },
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_JOBS, st.booleans(), st.booleans(), st.sampled_from([None, 2]))
+def test_a_lazy_sls_reading_gives_the_pods_of_a_full_one_as_a_replay_takes_them(
+    jobs: list[dict[str, Any]], header: bool, bom: bool, indent: int | None
+) -> None:
+    """`SlsTrace(lazy=True)` reads each job's object again when a replay reaches it: its pods, merged across jobs
+    (tasks with starts of their own interleave them), are the full reading's, in the same order, with the same
+    count and first and last arrival; the nodes too (a header's). With or without a byte order mark, one object
+    a line or spread over several."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_jobs(Path(folder) / "t.json", *([{"num.nodes": 2}] if header else []), *jobs, indent=indent)
+        if bom:
+            path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+        full, lazy = SlsTrace(path), SlsTrace(path, lazy=True)
+        stream = lazy.pod_stream()
+        pods = list(stream)
+        assert pods == full.pods() == lazy.pods()
+        assert (stream.count, stream.first_created, stream.last_created) == (
+            len(pods),
+            pods[0].created_at,
+            pods[-1].created_at,
+        )
+        assert lazy.nodes() == full.nodes()
+        assert lazy.jobs == []  # its jobs' runs are for YARN's schedulers, which read the jobs alone
+
+
+def test_a_lazy_sls_reading_says_what_a_full_one_says_about_bad_input(tmp_path: Path) -> None:
+    """A problem, a repeated name or no jobs: the lazy reading raises the full reading's error (the first in the
+    file)."""
+    task = {"container.duration.ms": 1}
+    cases = [
+        (job([task]), job([task])),  # two containers named j/0
+        (job([task]), job([{"container.duration.ms": 0}], **{"job.id": "k"})),
+        (job([task]), {"num.nodes": 2}),
+        ({"num.nodes": 2},),
+    ]
+    for objects in cases:
+        path = write_jobs(tmp_path / "bad.json", *objects)
+        assert message(SlsTrace, path, lazy=True) == message(SlsTrace, path)
+
+
+def test_a_lazy_sls_reading_of_a_file_that_is_not_ascii_reads_it_in_full(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(job([{"container.duration.ms": 5}], **{"job.id": "jöb"}), ensure_ascii=False))
+    lazy = SlsTrace(path, lazy=True)
+    assert [p.spec.name for p in lazy.pod_stream()] == ["jöb/0"]
+    assert [j.id for j in lazy.jobs] == ["jöb"]  # read in full: its jobs too
+
+
+def test_a_trace_changed_under_a_lazy_replay_is_named(tmp_path: Path) -> None:
+    """The second job's object is read when the replay reaches it: changed by then, the replay says so."""
+    task = {"container.duration.ms": 5}
+    path = write_jobs(
+        tmp_path / "t.json", job([task], **{"job.id": "a"}), job([task], **{"job.id": "b", "job.start.ms": 9000})
+    )
+    pods = iter(SlsTrace(path, lazy=True).pod_stream())
+    assert next(pods).spec.name == "a/0"
+    path.write_text(path.read_text().replace('"job.id": "b"', '"job.id": b  '))  # same length, no longer JSON
+    assert_names(message(lambda: next(pods)), "t.json", "changed while it was replayed", "job 1")
 
 
 def sls_error(tmp_path: Path, *objects: Any) -> str:

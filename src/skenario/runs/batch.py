@@ -46,7 +46,8 @@ from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config,
 from skenario.scheduling.queues.kueue_config import read_kueue_config
 from skenario.scheduling.queues.yarn_replay import YarnReplay, YarnSummary
 from skenario.scheduling.replay import BatchReplay
-from skenario.scheduling.traces import read_pod_trace
+from skenario.scheduling.traces import TracePod, read_pod_trace
+from skenario.scheduling.traces.base import PodStream
 from skenario.scheduling.traces.sls import SlsTrace
 from skenario.scheduling.traces.synth import SynthTrace
 
@@ -483,8 +484,8 @@ def open_trace(trace: Path, options: TraceOptions, *, seed: int = 0) -> BatchRep
         results_for=name_matcher(options.results_for),
         keep_timeline=options.keep_timeline,
     )
-    reader = read_pod_trace(options.kind, trace, options.nodes, **options.extra)
-    pods = reader.pods()
+    reader = read_pod_trace(options.kind, trace, options.nodes, lazy=True, **options.extra)
+    pods: list[TracePod] | PodStream = reader.pods() if options.hold else reader.pod_stream()
     if options.hold:
         pods = [dataclasses.replace(p, duration=None) for p in pods]
     node_list = reader.nodes()

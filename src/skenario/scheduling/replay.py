@@ -30,6 +30,7 @@ from skenario.scheduling.queues.kueue import QUEUE_LABEL, KueueAdmission, gated,
 from skenario.scheduling.queues.kueue_config import KueueConfig
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.traces import TracePod
+from skenario.scheduling.traces.base import PodStream
 
 HORIZON = 100 * 365 * 86_400 * SECOND  # far beyond any trace: the replay stops when nothing is left
 
@@ -43,7 +44,7 @@ class BatchReplay:
     keeping: ClassVar[Literal["none"]] = "none"  # its tables go where the user says (skenario.runs.protocol)
 
     nodes: Sequence[NodeSpec]
-    pods: Sequence[TracePod]
+    pods: Sequence[TracePod] | PodStream  # a stream is taken lazily, in its order (a trace's `pod_stream`)
     profile: Profile | None = None
     settings: SchedulerSettings = field(default_factory=SchedulerSettings)
     seed: int = 0
@@ -62,9 +63,20 @@ class BatchReplay:
         self.framework = Framework(self.profile or default_profile(), self.snapshot, streams.generator("tie-break"))
         self.phase = "Pending"
         self.message: str | None = "not started"
-        self.pod_count = len(self.pods)
-        self._first_created = min((p.created_at for p in self.pods), default=0)
-        self._last_created = max((p.created_at for p in self.pods), default=0)
+        if not isinstance(self.pods, Sequence) and self.kueue is not None:
+            self.pods = list(self.pods)  # Kueue's queues and pod groups are read from every pod first
+        pods, stream = self.pods, None
+        if isinstance(pods, Sequence):
+            self.pod_count = len(pods)
+            self._first_created = min((p.created_at for p in pods), default=0)
+            self._last_created = max((p.created_at for p in pods), default=0)
+        else:
+            stream = pods
+            self.pod_count, self._first_created, self._last_created = (
+                stream.count,
+                stream.first_created,
+                stream.last_created,
+            )
         # Without `until`, the run goes on until nothing more can happen (see `run`).
         self.env = Environment(halt_at=max(self.until if self.until is not None else HORIZON, 2))
         self.controller = SchedulingController(
@@ -76,6 +88,7 @@ class BatchReplay:
         self.admission: KueueAdmission | None = None
         queues: dict[str, str | None] = {}
         if self.kueue is not None:
+            assert isinstance(self.pods, Sequence)
             queues = {p.spec.name: local_queue_of(p.spec, p.queue) for p in self.pods}
             _check_local_queues(self.kueue, self.pods, queues)
             _check_flavors(self.kueue, self.nodes)
@@ -90,7 +103,11 @@ class BatchReplay:
             )
         # Bare pods from a trace have no controller to recreate them: the cluster autoscaler may not move them
         # (the trace readers say so already; a copy only for pods given otherwise).
-        ordered = sorted(self.pods, key=_order, reverse=True)  # taken from the end, each as it is created
+        if stream is not None:  # in order already, read as the replay takes them
+            taken: Iterator[TracePod] = iter(stream)
+        else:
+            assert isinstance(pods, Sequence)
+            taken = _taken(sorted(pods, key=_order, reverse=True))  # taken from the end, each as it is created
         if self.release:
             self.pods = ()
         self.controller.create_all(
@@ -99,7 +116,7 @@ class BatchReplay:
                 p.created_at,
                 p.duration,
             )
-            for p in _taken(ordered)
+            for p in taken
         )
 
     def run(

@@ -33,7 +33,7 @@ class TracePod:
 
 
 class TraceReader(Protocol):
-    """A batch trace read in full: the nodes it describes (maybe none) and its pods."""
+    """A batch trace, checked in full: the nodes it describes (maybe none) and its pods."""
 
     @property
     def path(self) -> Path: ...
@@ -45,6 +45,45 @@ class TraceReader(Protocol):
     def pods(self) -> list[TracePod]:
         """Every pod, sorted by (created_at, name); names are unique."""
         ...
+
+    def pod_stream(self) -> PodStream:
+        """The same pods as a replay takes them: a reader may make them only then."""
+        ...
+
+
+class PodStream(Protocol):
+    """A trace's pods as a replay takes them: how many there are, the first and last arrival (ns), and the pods in
+    (created_at, name) order, read afresh by each iteration."""
+
+    @property
+    def count(self) -> int: ...
+    @property
+    def first_created(self) -> int: ...
+    @property
+    def last_created(self) -> int: ...
+    def __iter__(self) -> Iterator[TracePod]: ...
+
+
+@dataclass(frozen=True)
+class ListedPods:
+    """A `PodStream` over pods already read, sorted as `sorted_pods` sorts them."""
+
+    pods: Sequence[TracePod]
+
+    @property
+    def count(self) -> int:
+        return len(self.pods)
+
+    @property
+    def first_created(self) -> int:
+        return self.pods[0].created_at if self.pods else 0
+
+    @property
+    def last_created(self) -> int:
+        return self.pods[-1].created_at if self.pods else 0
+
+    def __iter__(self) -> Iterator[TracePod]:
+        return iter(self.pods)
 
 
 class LoadedTrace:
@@ -63,6 +102,10 @@ class LoadedTrace:
 
     def pods(self) -> list[TracePod]:
         return list(self._pods)
+
+    def pod_stream(self) -> PodStream:
+        """The pods as a replay takes them (`PodStream`)."""
+        return ListedPods(self._pods)
 
     def __repr__(self) -> str:
         nodes = "" if self.nodes_path is None else f", nodes_path={str(self.nodes_path)!r}"

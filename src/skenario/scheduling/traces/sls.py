@@ -34,15 +34,20 @@ task 3`), the field and the value.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import re
+from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from skenario.core.time import MILLISECOND
 from skenario.scheduling.objects import NodeSpec, PodSpec
-from skenario.scheduling.traces.base import MIB, LoadedTrace, TracePod, UniqueNames, sorted_pods
+from skenario.scheduling.traces.base import MIB, LoadedTrace, PodStream, TracePod, UniqueNames, sorted_pods
 from skenario.workloads.tracefiles import TraceError, TracePath
 
 JOB_LABEL = "sls.job"
@@ -57,33 +62,44 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 @dataclass(frozen=True)
 class JsonObject:
-    """One top-level value of a JSON stream, its position in the stream and the line it begins on."""
+    """One top-level value of a JSON stream, its position in the stream and the line it begins on; `span`, where
+    its text lies in the file in bytes (start, end), when the file is ASCII (else None: it cannot be read alone)."""
 
     index: int
     line: int
     value: Any
+    span: tuple[int, int] | None = None
 
 
 def json_stream(path: TracePath) -> list[JsonObject]:
     """The top-level values of a file of concatenated JSON values (whitespace between them is skipped)."""
+    return list(json_objects(path))
+
+
+def json_objects(path: TracePath) -> Iterator[JsonObject]:
+    """`json_stream`'s values one at a time, each let go of by the reader once it has read it: the file's text is
+    held while they are read, not every value parsed from it."""
     file = str(path)
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            raw = handle.read()
+        text = raw.decode("utf-8-sig")
     except OSError as exc:
         raise TraceError(f"cannot open trace file: {exc.strerror or exc}", file=file) from None
     except UnicodeDecodeError as exc:
         raise TraceError(f"not a UTF-8 text file: {exc}", file=file) from None
+    # In an ASCII file a character is a byte: each value's bytes can be read again alone (`SlsTrace`'s pods).
+    skip = len(raw) - len(text) if text.isascii() else None  # the byte order mark's bytes, if any
+    del raw
     decoder = json.JSONDecoder()
-    values: list[JsonObject] = []
-    position, line, counted, size = 0, 1, 0, len(text)
+    index, position, line, counted, size = 0, 0, 1, 0, len(text)
     while True:
         while position < size and text[position] in _WHITESPACE:
             position += 1
         if position == size:
-            return values
+            return
         line += text.count("\n", counted, position)
-        counted = position
+        counted = start = position
         try:
             value, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
@@ -92,7 +108,9 @@ def json_stream(path: TracePath) -> list[JsonObject]:
                 file=file,
                 line=exc.lineno,
             ) from None
-        values.append(JsonObject(len(values), line, value))
+        span = None if skip is None else (start + skip, position + skip)
+        yield JsonObject(index, line, value, span)
+        index += 1
 
 
 @dataclass(frozen=True)
@@ -186,6 +204,109 @@ class _Task:
     spec: PodSpec  # named after the task index, relabelled per job copy
 
 
+@dataclass(frozen=True)
+class _Job:
+    """A job's object, checked: what its pods and its `SlsJob`s are made of."""
+
+    record: Record
+    base_id: str
+    start: int  # ns: job.start.ms
+    queue: str | None
+    copies: int
+    tasks: list[_Task]
+    user: str
+    am_type: str
+
+    def job_id(self, copy: int) -> str:
+        return f"{self.base_id}_{copy}" if self.copies > 1 else self.base_id
+
+    def containers(self, job_id: str) -> Iterator[tuple[str, _Task]]:
+        """Each container of a copy of the job: its pod's name and its task."""
+        for task in self.tasks:
+            for k in range(task.count):
+                yield f"{job_id}/{task.index}" + (f"-{k}" if task.count > 1 else ""), task
+
+    def created(self, task: _Task) -> int:
+        return self.start if task.created_at is None else task.created_at
+
+
+class Claims(Protocol):
+    """Where a reader claims each pod's name (`UniqueNames`)."""
+
+    def claim(self, name: str, record: str | None, line: int | None = None, field: str = "name") -> None: ...
+
+
+class _NameHashes:
+    """Names claimed as their hashes alone: a lazy reading's first pass asks only whether one repeats (if one
+    seems to, the trace is read again in full, and `UniqueNames` says which)."""
+
+    def __init__(self) -> None:
+        self._hashes = array("q")
+
+    def claim(self, name: str, record: str | None, line: int | None = None, field: str = "name") -> None:
+        self._hashes.append(hash(name))
+
+    def repeated(self) -> bool:
+        hashes = np.frombuffer(self._hashes, dtype=np.int64) if self._hashes else np.zeros(0, dtype=np.int64)
+        return bool(np.unique(hashes).size < hashes.size)
+
+
+class _Claimed:
+    """Names already checked (a lazy reading's second pass): nothing to claim."""
+
+    def claim(self, name: str, record: str | None, line: int | None = None, field: str = "name") -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a job's object lies in its file, and when its first pod arrives: what a lazy reading keeps of a job."""
+
+    first_created: int
+    start: int  # the object's bytes in the file: [start, end)
+    end: int
+    line: int
+    index: int
+
+
+class LazySlsPods:
+    """An SLS trace's pods read from its file as a replay takes them (a `PodStream`): the jobs in order of their first
+    pod's arrival, each job's object read again from the file once the replay reaches it, its pods merged by
+    (arrival, name) with those of the jobs already read. Memory holds the jobs' places, and the pods of the jobs
+    read whose arrivals are still to come."""
+
+    def __init__(self, trace: SlsTrace, places: list[_Place], count: int, last_created: int) -> None:
+        self._trace = trace
+        self._places = sorted(places, key=lambda place: (place.first_created, place.start))
+        self.count = count
+        self.first_created = self._places[0].first_created
+        self.last_created = last_created
+
+    def __iter__(self) -> Iterator[TracePod]:
+        trace, claimed = self._trace, _Claimed()
+        waiting: list[tuple[int, str, TracePod]] = []
+        places = iter(self._places)
+        place = next(places, None)
+        with open(trace.path, "rb", buffering=0) as handle:  # each job read from the file as it is then
+            while True:
+                while place is not None and (not waiting or place.first_created <= waiting[0][0]):
+                    handle.seek(place.start)
+                    text = handle.read(place.end - place.start)
+                    try:
+                        value = json.loads(text)
+                    except ValueError:
+                        raise TraceError(
+                            f"the trace changed while it was replayed: job {place.index}", file=trace.file
+                        ) from None
+                    job = JsonObject(place.index, place.line, value)
+                    for pod in trace._job(place.index, job, claimed, keep_jobs=False):
+                        heapq.heappush(waiting, (pod.created_at, pod.spec.name, pod))
+                    place = next(places, None)
+                if not waiting:
+                    return
+                yield heapq.heappop(waiting)[2]
+
+
 class SlsTrace(LoadedTrace):
     """An SLS JSON trace and, optionally, an SLS node file (see the module's docstring for the mapping)."""
 
@@ -199,8 +320,12 @@ class SlsTrace(LoadedTrace):
         node_memory_mb: int = 10240,
         node_vcores: int = 10,
         pods: bool = True,
+        lazy: bool = False,
     ) -> None:
-        """`pods=False` reads the jobs alone (YARN's schedulers place them): `pods()` is then empty."""
+        """`pods=False` reads the jobs alone (YARN's schedulers place them): `pods()` is then empty. `lazy=True`
+        checks the whole trace now, as without it, but makes its pods only as a replay takes them (`pod_stream`,
+        a `LazySlsPods`), reading each job's object from the file again then: `jobs` is then empty, and `pods()`
+        reads them all. A trace that is not ASCII is read in full as without it."""
         sizes = {
             "default_memory_mb": default_memory_mb,
             "default_vcores": default_vcores,
@@ -213,17 +338,18 @@ class SlsTrace(LoadedTrace):
         self.default_memory_mb = default_memory_mb
         self.default_vcores = default_vcores
         self.file = str(path)
-        stream = json_stream(path)
-        header = stream[0] if stream and is_header(stream[0].value) else None
-        jobs = stream[:0:-1] if header is not None else stream[::-1]  # last first: each let go of once read
-        del stream
-        if not jobs:
-            raise TraceError("the trace has no jobs" + (" (only a header)" if header else ""), file=self.file)
-        names = UniqueNames(self.file, "pod")
         self.jobs: list[SlsJob] = []
+        self._lazy = self._places(path) if lazy and pods else None
+        header, jobs = self._objects(path) if self._lazy is None else (self._lazy[0], iter(()))
         made: list[TracePod] = []
-        for index in range(len(jobs)):
-            made.extend(self._job(index, jobs.pop(), names, pods))  # with pods=False, the jobs alone
+        if self._lazy is None:
+            names = UniqueNames(self.file, "pod")
+            read = 0
+            for index, job_object in enumerate(jobs):
+                made.extend(self._job(index, job_object, names, pods))  # with pods=False, the jobs alone
+                read += 1
+            if not read:
+                raise TraceError("the trace has no jobs" + (" (only a header)" if header else ""), file=self.file)
         if nodes_path is not None:
             nodes = read_sls_nodes(nodes_path, node_memory_mb, node_vcores)
         elif header is not None:
@@ -233,7 +359,49 @@ class SlsTrace(LoadedTrace):
             nodes = []
         super().__init__(path, nodes_path, nodes, sorted_pods(made))
 
-    def _job(self, index: int, job_object: JsonObject, names: UniqueNames, pods: bool = True) -> Iterator[TracePod]:
+    def _objects(self, path: TracePath) -> tuple[JsonObject | None, Iterator[JsonObject]]:
+        """The trace's header, if it has one, and its jobs' objects as they are read."""
+        objects = json_objects(path)
+        first = next(objects, None)
+        if first is not None and is_header(first.value):
+            return first, objects
+        return None, itertools.chain(() if first is None else (first,), objects)
+
+    def _places(self, path: TracePath) -> tuple[JsonObject | None, LazySlsPods] | None:
+        """A lazy reading's first pass: every job checked and its names claimed, as a full reading does, and where
+        each lies; None where the full reading must say what it says (a problem, a name that may repeat, no
+        jobs) or cannot be done lazily (a file that is not ASCII)."""
+        names = _NameHashes()
+        places: list[_Place] = []
+        count, last = 0, 0
+        try:
+            header, jobs = self._objects(path)
+            for index, job_object in enumerate(jobs):
+                if job_object.span is None:
+                    return None
+                job = self._checked(index, job_object)
+                created = [job.created(task) for task in job.tasks]
+                for copy in range(job.copies):
+                    job_id = job.job_id(copy)
+                    for name, _ in job.containers(job_id):
+                        names.claim(name, None)
+                        count += 1
+                places.append(_Place(min(created), *job_object.span, job_object.line, index))
+                last = max(last, *created)
+        except TraceError:
+            return None
+        if not places or names.repeated():
+            return None
+        return header, LazySlsPods(self, places, count, last)
+
+    def pods(self) -> list[TracePod]:
+        return super().pods() if self._lazy is None else list(self._lazy[1])
+
+    def pod_stream(self) -> PodStream:
+        return super().pod_stream() if self._lazy is None else self._lazy[1]
+
+    def _checked(self, index: int, job_object: JsonObject) -> _Job:
+        """The job's object read and checked (every problem a `TraceError` naming its field)."""
         record = Record(self.file, job_object.line, f"job {index}")
         job = record.object(job_object.value, "the job")
         base_id = record.string(job, "job.id", f"job_{index}")
@@ -252,20 +420,23 @@ class SlsTrace(LoadedTrace):
         ]
         user = record.string(job, "job.user", "default")
         am_type = record.string(job, "am.type", "mapreduce")
-        for copy in range(copies):
-            job_id = f"{base_id}_{copy}" if copies > 1 else base_id
-            labels = {JOB_LABEL: job_id} | ({QUEUE_LABEL: queue} if queue is not None else {})
+        return _Job(record, base_id, start, queue, copies, parsed, user, am_type)
+
+    def _job(
+        self, index: int, job_object: JsonObject, names: Claims, pods: bool = True, keep_jobs: bool = True
+    ) -> Iterator[TracePod]:
+        job = self._checked(index, job_object)
+        for copy in range(job.copies):
+            job_id = job.job_id(copy)
+            labels = {JOB_LABEL: job_id} | ({QUEUE_LABEL: job.queue} if job.queue is not None else {})
             # Every pod of the job with the same task labels shares one mapping of them (they are never
             # changed): a month's half million pods make two or three per job, not one each.
             shared: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+            owns: dict[int, tuple[tuple[str, str], ...]] = {}  # each task's own labels, as a key of `shared`
             containers: list[SlsTask] = []
-            for task in parsed:
-                own = tuple(sorted(task.spec.labels.items()))
-                if own not in shared:
-                    shared[own] = labels | dict(task.spec.labels)
-                for k in range(task.count):
-                    name = f"{job_id}/{task.index}" + (f"-{k}" if task.count > 1 else "")
-                    names.claim(name, f"job {index} ({job_id}), task {task.index}", job_object.line)
+            for name, task in job.containers(job_id):
+                names.claim(name, f"job {index} ({job_id}), task {task.index}", job_object.line)
+                if keep_jobs:
                     containers.append(
                         SlsTask(
                             name,
@@ -276,19 +447,26 @@ class SlsTrace(LoadedTrace):
                             task.duration,
                         )
                     )
-                    if not pods:
-                        continue
-                    spec = PodSpec(
-                        name=name,
-                        cpu=task.spec.cpu,
-                        memory=task.spec.memory,
-                        priority=task.spec.priority,
-                        labels=shared[own],
-                        movable=False,  # a bare pod: no controller recreates it elsewhere
-                    )
-                    created = start if task.created_at is None else task.created_at
-                    yield TracePod(spec, created, task.duration, job=job_id, queue=queue)
-            self.jobs.append(SlsJob(job_id, user, queue, start, am_type, tuple(containers), job_object.line))
+                if not pods:
+                    continue
+                own = owns.get(task.index)
+                if own is None:
+                    own = owns[task.index] = tuple(sorted(task.spec.labels.items()))
+                if own not in shared:
+                    shared[own] = labels | dict(task.spec.labels)
+                spec = PodSpec(
+                    name=name,
+                    cpu=task.spec.cpu,
+                    memory=task.spec.memory,
+                    priority=task.spec.priority,
+                    labels=shared[own],
+                    movable=False,  # a bare pod: no controller recreates it elsewhere
+                )
+                yield TracePod(spec, job.created(task), task.duration, job=job_id, queue=job.queue)
+            if keep_jobs:
+                self.jobs.append(
+                    SlsJob(job_id, job.user, job.queue, job.start, job.am_type, tuple(containers), job_object.line)
+                )
 
     def _task(self, record: Record, index: int, value: Any) -> _Task:
         task = record.object(value, "the task")
