@@ -207,3 +207,22 @@ def test_the_jobs_alone_are_the_jobs_a_reader_of_pods_makes(tmp_path: Path) -> N
     path = write(tmp_path, SYN_GENERIC)
     both, jobs_only = SynthTrace(path), SynthTrace(path, pods=False)
     assert jobs_only.jobs == both.jobs and both.pods() and jobs_only.pods() == []
+
+
+def test_a_lazy_reading_makes_the_pods_a_full_one_makes_in_its_order(tmp_path: Path) -> None:
+    """`lazy=True` makes each job's pods only as a replay takes them: the same pods in the same order (by
+    arrival, then name: jobs submitted together are merged), with the count and first and last arrival."""
+    data = json.loads(json.dumps(SYN_GENERIC))
+    data["num_jobs"] = 60
+    path = write(tmp_path, data)
+    full, lazy = SynthTrace(path), SynthTrace(path, lazy=True)
+    stream = lazy.pod_stream()
+    pods = list(stream)
+    assert pods == full.pods() == lazy.pods()
+    assert len({p.created_at for p in pods}) < len({p.job for p in pods})  # some jobs arrive together
+    assert (stream.count, stream.first_created, stream.last_created) == (
+        len(pods),
+        pods[0].created_at,
+        pods[-1].created_at,
+    )
+    assert lazy.jobs == [] and lazy.nodes() == full.nodes()

@@ -1,7 +1,7 @@
 """Batch traces for the scheduler: pods that arrive, ask for resources and run for a while, and their nodes.
 
-Four formats, one reader each, all checked in full when built (an SLS trace read `lazy` makes its pods
-only as a replay takes them, `pod_stream`):
+Four formats, one reader each, all checked in full when built (SLS and SYNTH traces read `lazy` make
+their pods only as a replay takes them, `pod_stream`):
 
 * `sls`: a YARN Scheduler Load Simulator JSON trace and node file (`SlsTrace`);
 * `synth`: SLS's synthetic load generator's JSON, its jobs generated from its seed (`SynthTrace`);
@@ -55,7 +55,7 @@ def read_pod_trace(
     kind: str, path: TracePath, nodes_path: TracePath | None = None, *, lazy: bool = False, **options: Any
 ) -> TraceReader:
     """Read a batch trace of kind `sls`, `openb` or `csv`; `options` go to the reader (only `sls` takes any).
-    `lazy`: the reader may make its pods only as a replay takes them (`pod_stream`; an SLS trace's do)."""
+    `lazy`: the reader may make its pods only as a replay takes them (`pod_stream`; SLS's and SYNTH's do)."""
     reader = TRACE_KINDS.get(kind)
     if reader is None:
         raise TraceError(
@@ -73,6 +73,6 @@ def read_pod_trace(
             field=unknown[0],
             value=options[unknown[0]],
         )
-    if lazy and kind == "sls":
+    if lazy and kind in ("sls", "synth"):
         options = {**options, "lazy": True}
     return reader(path, nodes_path, **options)

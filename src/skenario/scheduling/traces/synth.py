@@ -22,9 +22,10 @@ as a container's `duration.ms`), memory in MB. `num_nodes` nodes are made when n
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ import numpy as np
 from skenario.core.random import RandomStreams
 from skenario.core.time import SECOND
 from skenario.scheduling.objects import PodSpec
-from skenario.scheduling.traces.base import MIB, LoadedTrace, TracePod, sorted_pods
+from skenario.scheduling.traces.base import MIB, LoadedTrace, PodStream, TracePod, sorted_pods
 from skenario.scheduling.traces.sls import JOB_LABEL, QUEUE_LABEL, TYPE_LABEL, SlsJob, SlsTask, read_sls_nodes, sls_node
 from skenario.workloads.tracefiles import TraceError, TracePath
 
@@ -361,8 +362,10 @@ class SynthTrace(LoadedTrace):
         node_memory_mb: int = 10240,
         node_vcores: int = 10,
         pods: bool = True,
+        lazy: bool = False,
     ) -> None:
-        """`pods=False` makes the jobs alone (YARN's schedulers place them): `pods()` is then empty."""
+        """`pods=False` makes the jobs alone (YARN's schedulers place them): `pods()` is then empty. `lazy=True` makes
+        the pods only as a replay takes them (`pod_stream`, a `LazySynthPods`): `jobs` is then empty."""
         self.file = str(path)
         reader = _Reader(self.file)
         try:
@@ -382,27 +385,17 @@ class SynthTrace(LoadedTrace):
         self.description = str(top.get("description", ""))
         self.synthesized = generate(workloads, count, self.seed)
         self.jobs: list[SlsJob] = []
+        self._lazy = LazySynthPods(self.synthesized) if lazy and pods else None
         made: list[TracePod] = []
-        for job in self.synthesized:
+        for job in self.synthesized if self._lazy is None else ():
             if not job.containers:
                 continue  # every count drew 0: nothing to run
-            labels = {JOB_LABEL: job.name, QUEUE_LABEL: job.queue}
-            tasks = []
-            for index, (kind, seconds, memory, vcores, priority) in enumerate(job.containers):
-                name = f"{job.name}/{index}"
-                duration = max(seconds, 1) * SECOND  # a container runs for some time: 0 s is read as 1 s
-                tasks.append(SlsTask(name, kind, priority, memory, vcores, duration))
-                if not pods:
-                    continue
-                spec = PodSpec(
-                    name=name,
-                    cpu=vcores * 1000,
-                    memory=memory * MIB,
-                    priority=-priority,
-                    labels=labels | {TYPE_LABEL: kind},
-                    movable=False,
-                )
-                made.append(TracePod(spec, job.submitted * SECOND, duration, job=job.name, queue=job.queue))
+            tasks = [
+                SlsTask(f"{job.name}/{index}", kind, priority, memory, vcores, _duration(seconds))
+                for index, (kind, seconds, memory, vcores, priority) in enumerate(job.containers)
+            ]
+            if pods:
+                made.extend(job_pods(job))
             self.jobs.append(SlsJob(job.name, job.user, job.queue, job.submitted * SECOND, job.type, tuple(tasks), 0))
         if nodes_path is not None:
             nodes = read_sls_nodes(nodes_path, node_memory_mb, node_vcores)
@@ -412,3 +405,44 @@ class SynthTrace(LoadedTrace):
                 for i in range(reader.whole(top, "num_nodes", "", 0))
             ]
         super().__init__(path, nodes_path, nodes, sorted_pods(made))
+
+    def pods(self) -> list[TracePod]:
+        return super().pods() if self._lazy is None else list(self._lazy)
+
+    def pod_stream(self) -> PodStream:
+        return super().pod_stream() if self._lazy is None else self._lazy
+
+
+def _duration(seconds: int) -> int:
+    """A container runs for some time: 0 s is read as 1 s."""
+    return max(seconds, 1) * SECOND
+
+
+def job_pods(job: SynthJob) -> Iterator[TracePod]:
+    """The generated job's containers as pods, all arriving at its submission."""
+    labels = {JOB_LABEL: job.name, QUEUE_LABEL: job.queue}
+    for index, (kind, seconds, memory, vcores, priority) in enumerate(job.containers):
+        spec = PodSpec(
+            name=f"{job.name}/{index}",
+            cpu=vcores * 1000,
+            memory=memory * MIB,
+            priority=-priority,
+            labels=labels | {TYPE_LABEL: kind},
+            movable=False,
+        )
+        yield TracePod(spec, job.submitted * SECOND, _duration(seconds), job=job.name, queue=job.queue)
+
+
+class LazySynthPods:
+    """A SYNTH trace's pods made from its generated jobs as a replay takes them (a `PodStream`): the jobs by
+    submission, the pods of the jobs submitted at one instant sorted by name, as `sorted_pods` sorts them all."""
+
+    def __init__(self, jobs: Sequence[SynthJob]) -> None:
+        self._jobs = sorted((job for job in jobs if job.containers), key=lambda job: job.submitted)
+        self.count = sum(len(job.containers) for job in self._jobs)
+        self.first_created = self._jobs[0].submitted * SECOND if self._jobs else 0
+        self.last_created = self._jobs[-1].submitted * SECOND if self._jobs else 0
+
+    def __iter__(self) -> Iterator[TracePod]:
+        for _, together in itertools.groupby(self._jobs, key=lambda job: job.submitted):
+            yield from sorted((pod for job in together for pod in job_pods(job)), key=lambda pod: pod.spec.name)
