@@ -95,6 +95,20 @@ def test_sls_jobs_alone_are_the_jobs_a_reader_of_pods_makes() -> None:
     assert [job.id for job in jobs_only.jobs] == ["job_1", "job_2"]
 
 
+def test_sls_jobs_hold_each_repeated_value_once(tmp_path: Path) -> None:
+    """A month's half million containers repeat a few queues, users, types and sizes: the jobs a YARN replay
+    holds share one object for each value (JSON's reader makes a new one at every occurrence)."""
+    task = {"container.duration.ms": 5, "container.memory-mb": 2048, "container.vcores": 300, "container.type": "map"}
+    objects = [job([task, task], **{"job.id": f"j{k}", "job.user": "alice"}) for k in range(3)]
+    trace = SlsTrace(write_jobs(tmp_path / "t.json", *objects), pods=False)
+    tasks = [t for j in trace.jobs for t in j.tasks]
+    assert len(tasks) == 6 and {(t.type, t.memory_mb, t.vcores) for t in tasks} == {("map", 2048, 300)}
+    for values in ([t.type for t in tasks], [t.memory_mb for t in tasks], [t.vcores for t in tasks]):
+        assert len({id(v) for v in values}) == 1
+    for values in ([j.queue for j in trace.jobs], [j.user for j in trace.jobs]):
+        assert len({id(v) for v in values}) == 1
+
+
 def test_sls_node_file_sizes_defaults_racks_and_labels() -> None:
     nodes = {n.name: n for n in SlsTrace(SLS_TRACE, SLS_NODES).nodes()}
     assert list(nodes) == ["node1", "node2", "node3", "node4"]

@@ -54,7 +54,7 @@ __all__ = [
 def read_pod_trace(
     kind: str, path: TracePath, nodes_path: TracePath | None = None, *, lazy: bool = False, **options: Any
 ) -> TraceReader:
-    """Read a batch trace of kind `sls`, `openb` or `csv`; `options` go to the reader (only `sls` takes any).
+    """Read a batch trace of kind `sls`, `synth`, `openb` or `csv`; `options` go to the reader (`TRACE_OPTIONS`).
     `lazy`: the reader may make its pods only as a replay takes them (`pod_stream`; SLS's and SYNTH's do)."""
     reader = TRACE_KINDS.get(kind)
     if reader is None:

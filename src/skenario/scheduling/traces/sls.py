@@ -34,10 +34,12 @@ task 3`), the field and the value.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import json
 import re
+import sys
 from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -165,12 +167,24 @@ def _json(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _shared(text: str | None) -> str | None:
+    """A value many records repeat (a queue; users and container types are interned where read), held once
+    (`sys.intern`): a month's half million containers would otherwise each hold the JSON reader's copy."""
+    return None if text is None else sys.intern(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _size(value: int) -> int:
+    """A container size many containers repeat, one int for all of them (an int past 256 is 32 bytes each)."""
+    return value
+
+
 def is_header(value: Any) -> bool:
     """The optional first object: cluster size, no tasks."""
     return isinstance(value, dict) and "job.tasks" not in value and ("num.nodes" in value or "num.racks" in value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SlsTask:
     """One container of an SLS job, as YARN asks for it (repeated tasks appear once per copy)."""
 
@@ -182,7 +196,7 @@ class SlsTask:
     duration: int  # ns it runs once launched
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SlsJob:
     """One job of an SLS trace for a YARN scheduler: who submits it where and when, and its tasks."""
 
@@ -407,7 +421,7 @@ class SlsTrace(LoadedTrace):
         base_id = record.string(job, "job.id", f"job_{index}")
         record = Record(self.file, job_object.line, f"job {index} ({base_id})")
         start = record.integer(job, "job.start.ms", 0) * MILLISECOND
-        queue = record.optional_string(job, "job.queue.name")
+        queue = _shared(record.optional_string(job, "job.queue.name"))
         copies = max(record.integer(job, "job.count", 1, minimum=None), 1)
         tasks = job.get("job.tasks")
         if not isinstance(tasks, list) or not tasks:
@@ -418,8 +432,8 @@ class SlsTrace(LoadedTrace):
             self._task(Record(self.file, record.line, f"{record.name}, task {t}"), t, task)
             for t, task in enumerate(tasks)
         ]
-        user = record.string(job, "job.user", "default")
-        am_type = record.string(job, "am.type", "mapreduce")
+        user = sys.intern(record.string(job, "job.user", "default"))
+        am_type = sys.intern(record.string(job, "am.type", "mapreduce"))
         return _Job(record, base_id, start, queue, copies, parsed, user, am_type)
 
     def _job(
@@ -442,8 +456,8 @@ class SlsTrace(LoadedTrace):
                             name,
                             task.spec.labels[TYPE_LABEL],
                             -task.spec.priority,
-                            (task.spec.memory or 0) // MIB,
-                            (task.spec.cpu or 0) // 1000,
+                            _size((task.spec.memory or 0) // MIB),
+                            _size((task.spec.cpu or 0) // 1000),
                             task.duration,
                         )
                     )
@@ -494,7 +508,7 @@ class SlsTrace(LoadedTrace):
         vcores = record.integer(task, "container.vcores", self.default_vcores)
         memory_mb = record.integer(task, "container.memory-mb", self.default_memory_mb)
         priority = record.integer(task, "container.priority", DEFAULT_PRIORITY, minimum=None)
-        kind = record.string(task, "container.type", "map")
+        kind = sys.intern(record.string(task, "container.type", "map"))
         spec = PodSpec(
             name=str(index), cpu=vcores * 1000, memory=memory_mb * MIB, priority=-priority, labels={TYPE_LABEL: kind}
         )
