@@ -29,6 +29,7 @@ from skenario.scheduling.traces import (
     TracePod,
     read_pod_trace,
 )
+from skenario.scheduling.traces.sls import JsonObject, json_objects
 
 TRACES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 SLS_TRACE = TRACES / "sls" / "inputsls.json"
@@ -256,6 +257,44 @@ def test_a_trace_changed_under_a_lazy_replay_is_named(tmp_path: Path) -> None:
     assert next(pods).spec.name == "a/0"
     path.write_text(path.read_text().replace('"job.id": "b"', '"job.id": b  '))  # same length, no longer JSON
     assert_names(message(lambda: next(pods)), "t.json", "changed while it was replayed", "job 1")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**12) | st.text('ab \n\\"', max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("xy", max_size=2), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(_JSON, st.sampled_from([" ", "\n", "\n\n  ", "\t"]), st.sampled_from([None, 1])), max_size=6),
+    st.sampled_from(["", '{"a": [1,', "]", "nul"]),
+    st.booleans(),
+    st.integers(1, 9),
+)
+def test_a_json_stream_read_through_a_small_window_reads_as_one_read_whole(
+    values: list[tuple[Any, str, int | None]], tail: str, bom: bool, chunk: int
+) -> None:
+    """`json_objects` parses from a window of the file that moves on: read a few bytes at a time, a stream of
+    values (numbers split across reads among them) gives the same values, lines and byte spans as read at once,
+    and a stream that goes wrong says the same line, column and character."""
+    text = "".join(json.dumps(value, indent=indent) + gap for value, gap, indent in values) + tail
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.json"
+        path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode())
+
+        def read(size: int) -> list[JsonObject] | str:
+            try:
+                return list(json_objects(path, chunk=size))
+            except TraceError as exc:
+                return str(exc)
+
+        whole, windowed = read(10**6), read(chunk)
+        assert windowed == whole
+        if isinstance(whole, list):
+            data = path.read_bytes()
+            assert [json.loads(data[o.span[0] : o.span[1]]) for o in whole if o.span] == [o.value for o in whole]
 
 
 def sls_error(tmp_path: Path, *objects: Any) -> str:

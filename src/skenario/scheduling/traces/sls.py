@@ -34,6 +34,7 @@ task 3`), the field and the value.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import heapq
 import itertools
@@ -43,7 +44,7 @@ import sys
 from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 
@@ -78,41 +79,106 @@ def json_stream(path: TracePath) -> list[JsonObject]:
     return list(json_objects(path))
 
 
-def json_objects(path: TracePath) -> Iterator[JsonObject]:
-    """`json_stream`'s values one at a time, each let go of by the reader once it has read it: the file's text is
-    held while they are read, not every value parsed from it."""
+READ_CHUNK = 1 << 20
+"""Bytes a JSON stream is read by at least: its values are parsed from a window of the file, not the whole of it."""
+
+
+def json_objects(path: TracePath, chunk: int = READ_CHUNK) -> Iterator[JsonObject]:
+    """`json_stream`'s values one at a time, read from a window of the file that moves on as they are taken (a
+    value longer than the window widens it): neither the file's text nor every value parsed from it is held."""
     file = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-        text = raw.decode("utf-8-sig")
+        handle = open(path, "rb")  # noqa: SIM115 (closed by the `with` below, once the values are read)
     except OSError as exc:
         raise TraceError(f"cannot open trace file: {exc.strerror or exc}", file=file) from None
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"not a UTF-8 text file: {exc}", file=file) from None
-    # In an ASCII file a character is a byte: each value's bytes can be read again alone (`SlsTrace`'s pods).
-    skip = len(raw) - len(text) if text.isascii() else None  # the byte order mark's bytes, if any
-    del raw
-    decoder = json.JSONDecoder()
-    index, position, line, counted, size = 0, 0, 1, 0, len(text)
-    while True:
-        while position < size and text[position] in _WHITESPACE:
-            position += 1
-        if position == size:
-            return
-        line += text.count("\n", counted, position)
-        counted = start = position
+    with handle:
+        window = _Window(handle, file, chunk)
+        decoder = json.JSONDecoder()
+        index, position = 0, 0
+        line, counted = 1, 0  # the line at `counted` in the window
+        while True:
+            text = window.text
+            while position < len(text) and text[position] in _WHITESPACE:
+                position += 1
+            if position == len(text):
+                if window.eof:
+                    return
+                line = window.refill(position, line + text.count("\n", counted, position))
+                position = counted = 0
+                continue
+            line += text.count("\n", counted, position)
+            counted = start = position
+            try:
+                value, position = decoder.raw_decode(text, start)
+                complete = position < len(text) or window.eof  # a value at the window's end may go on (a number)
+            except json.JSONDecodeError as exc:
+                if window.eof:
+                    raise window.error(exc) from None
+                complete = False
+            if not complete:  # read on and parse the value again from its start
+                line = window.refill(start, line)
+                position = counted = 0
+                continue
+            yield JsonObject(index, line, value, window.span(start, position))
+            index += 1
+
+
+class _Window:
+    """The part of a JSON stream's file being parsed: its text, and where it begins in the file (characters taken
+    before it, its first character's line and column)."""
+
+    def __init__(self, handle: BinaryIO, file: str, chunk: int) -> None:
+        self._handle = handle
+        self._file = file
+        self._chunk = chunk
+        self._utf8 = codecs.getincrementaldecoder("utf-8-sig")()
+        self.text = ""
+        self.eof = False
+        self.taken = 0
+        self.line = 1
+        self.column = 1
+        self._skip: int | None = None  # the byte order mark's bytes, once read
+        self._ascii = True  # every character read so far is a byte: a value's bytes are known (`span`)
+        self.refill(0, 1)
+
+    def refill(self, keep: int, line: int) -> int:
+        """Let go of the text before `keep` (its line is `line`) and read on, at least as much as the window holds
+        (so a long value is parsed a few times, not once per chunk); `line`, where the window now begins."""
+        if keep:
+            newline = self.text.rfind("\n", 0, keep)
+            self.column = keep - newline if newline >= 0 else self.column + keep
+            self.taken += keep
+        self.line = line
+        first = 3 if self._skip is None else 0  # the first read holds a byte order mark whole, if any
+        data = self._handle.read(max(self._chunk, len(self.text) - keep, first))
         try:
-            value, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            raise TraceError(
-                f"not valid JSON at line {exc.lineno}, column {exc.colno} (character {exc.pos}): {exc.msg}",
-                file=file,
-                line=exc.lineno,
-            ) from None
-        span = None if skip is None else (start + skip, position + skip)
-        yield JsonObject(index, line, value, span)
-        index += 1
+            read = self._utf8.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            where = self._handle.tell() - len(data) + exc.start
+            raise TraceError(f"not a UTF-8 text file: {exc.reason} near byte {where}", file=self._file) from None
+        if self._skip is None:
+            self._skip = 3 if data.startswith(codecs.BOM_UTF8) else 0
+        self._ascii = self._ascii and read.isascii()
+        self.eof = not data
+        self.text = self.text[keep:] + read
+        return line
+
+    def span(self, start: int, end: int) -> tuple[int, int] | None:
+        """The bytes of the window's text [start, end) in the file, while every character so far is a byte."""
+        if not self._ascii:
+            return None
+        offset = self.taken + (self._skip or 0)
+        return offset + start, offset + end
+
+    def error(self, exc: json.JSONDecodeError) -> TraceError:
+        """Where the file is not valid JSON, from where the window begins."""
+        line = self.line + exc.lineno - 1
+        column = self.column + exc.colno - 1 if exc.lineno == 1 else exc.colno
+        return TraceError(
+            f"not valid JSON at line {line}, column {column} (character {self.taken + exc.pos}): {exc.msg}",
+            file=self._file,
+            line=line,
+        )
 
 
 @dataclass(frozen=True)
