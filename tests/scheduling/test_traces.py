@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -245,6 +247,18 @@ def test_a_lazy_sls_reading_of_a_file_that_is_not_ascii_reads_it_in_full(tmp_pat
     lazy = SlsTrace(path, lazy=True)
     assert [p.spec.name for p in lazy.pod_stream()] == ["jöb/0"]
     assert [j.id for j in lazy.jobs] == ["jöb"]  # read in full: its jobs too
+
+
+def test_a_lazy_sls_reading_of_a_pipe_reads_it_in_full(tmp_path: Path) -> None:
+    """A pipe cannot be read a second time: read lazily, it is read in full, once."""
+    text = json.dumps(job([{"container.duration.ms": 5}]))
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=(text,))
+    writer.start()
+    trace = SlsTrace(fifo, lazy=True)
+    writer.join()
+    assert [p.spec.name for p in trace.pod_stream()] == ["j/0"] and [j.id for j in trace.jobs] == ["j"]
 
 
 def test_a_trace_changed_under_a_lazy_replay_is_named(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ import functools
 import heapq
 import itertools
 import json
+import os
 import re
 import sys
 from array import array
@@ -450,7 +451,9 @@ class SlsTrace(LoadedTrace):
     def _places(self, path: TracePath) -> tuple[JsonObject | None, LazySlsPods] | None:
         """A lazy reading's first pass: every job checked and its names claimed, as a full reading does, and where
         each lies; None where the full reading must say what it says (a problem, a name that may repeat, no
-        jobs) or cannot be done lazily (a file that is not ASCII)."""
+        jobs) or cannot be done lazily (a file that is not ASCII, or not a file: a pipe)."""
+        if not os.path.isfile(path):
+            return None  # a pipe or a device cannot be read again: read in full
         names = _NameHashes()
         places: list[_Place] = []
         count, last = 0, 0
