@@ -226,6 +226,23 @@ def test_a_lazy_sls_reading_gives_the_pods_of_a_full_one_as_a_replay_takes_them(
         assert lazy.jobs == []  # its jobs' runs are for YARN's schedulers, which read the jobs alone
 
 
+@settings(max_examples=60, deadline=None)
+@given(_JOBS, st.booleans(), st.sampled_from([None, 2]))
+def test_a_lazy_sls_reading_gives_the_jobs_of_a_full_one_as_a_yarn_replay_submits_them(
+    jobs: list[dict[str, Any]], header: bool, indent: int | None
+) -> None:
+    """Read for YARN (`pods=False`), the lazy reading's jobs are the full reading's in `job_order` (submission, then
+    id: a job's copies and jobs submitted together are put in order), with their count and last submission."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_jobs(Path(folder) / "t.json", *([{"num.nodes": 2}] if header else []), *jobs, indent=indent)
+        full, lazy = SlsTrace(path, pods=False), SlsTrace(path, pods=False, lazy=True)
+        stream = lazy.job_stream()
+        read = list(stream)
+        assert read == sorted(full.jobs, key=lambda j: (j.submitted_at, j.id)) == list(full.job_stream())
+        assert (stream.count, stream.last_submitted) == (len(read), max(j.submitted_at for j in read))
+        assert lazy.jobs == [] and lazy.pods() == [] and lazy.nodes() == full.nodes()
+
+
 def test_a_lazy_sls_reading_says_what_a_full_one_says_about_bad_input(tmp_path: Path) -> None:
     """A problem, a repeated name or no jobs: the lazy reading raises the full reading's error (the first in the
     file)."""

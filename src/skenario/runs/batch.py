@@ -23,8 +23,9 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -44,11 +45,11 @@ from skenario.scheduling.attempts import PluginResults, name_matcher
 from skenario.scheduling.queues.capacity_config import CapacityConfig, read_capacity_config
 from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config, with_site
 from skenario.scheduling.queues.kueue_config import read_kueue_config
-from skenario.scheduling.queues.yarn_replay import YarnReplay, YarnSummary
+from skenario.scheduling.queues.yarn_replay import YarnReplay, YarnSummary, job_problem
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TracePod, read_pod_trace
 from skenario.scheduling.traces.base import PodStream
-from skenario.scheduling.traces.sls import SlsTrace
+from skenario.scheduling.traces.sls import JobStream, SlsJob, SlsTrace
 from skenario.scheduling.traces.synth import SynthTrace
 
 KIND = "BatchReplay"
@@ -148,10 +149,18 @@ class BatchRun:
             if spec.fair_scheduler.yarn_site is not None:
                 config = with_site(config, self._path(spec.fair_scheduler.yarn_site))
         trace = self._path(spec.trace)
-        # The jobs alone: YARN's schedulers place them, so no pod of theirs is made.
-        reader = (SynthTrace if spec.format == "synth" else SlsTrace)(trace, self._maybe(spec.nodes), pods=False)
+        # The jobs alone: YARN's schedulers place them, so no pod of theirs is made. An SLS trace's jobs are read
+        # as they are submitted (checked against the scheduler now), a SYNTH trace's generated now.
+        jobs: list[SlsJob] | JobStream
+        if spec.format == "synth":
+            reader: SynthTrace | SlsTrace = SynthTrace(trace, self._maybe(spec.nodes), pods=False)
+            jobs = reader.jobs
+        else:
+            check = partial(job_problem, config=config, file=str(trace))
+            reader = SlsTrace(trace, self._maybe(spec.nodes), pods=False, lazy=True, check=check)
+            jobs = reader.job_stream()
         return YarnReplay(
-            reader.jobs,
+            jobs,
             reader.nodes(),
             config,
             seed=self.seed,
@@ -242,11 +251,11 @@ class BatchRun:
         """What the replay holds before it runs: its jobs (YARN) or pods, its nodes, and its queues."""
         replay = self.replay
         if isinstance(replay, YarnReplay):
-            return {"jobs": len(replay.runs), "nodes": len(replay.nodes), "queues": len(replay.scheduler.leaves)}
+            return {"jobs": replay.job_count, "nodes": len(replay.nodes), "queues": len(replay.scheduler.leaves)}
         held = {"pods": replay.pod_count, "nodes": len(replay.nodes)}
         return held | ({} if replay.kueue is None else {"ClusterQueues": len(replay.kueue.cluster_queues)})
 
-    def queue_rows(self) -> list[dict[str, Any]]:
+    def queue_rows(self) -> Iterable[dict[str, Any]]:
         """Each queue wherever one of its figures changed: SLS's names for YARN, ClusterQueues' for Kueue."""
         if isinstance(self.replay, YarnReplay):
             return self.replay.queue_rows()
@@ -278,38 +287,34 @@ class BatchRun:
     def series_rows(self) -> list[dict[str, Any]]:
         """Every queue's figures on a grid: SLS's names for YARN (`queue.<q>.allocated.memory`, GB),
         `clusterQueue.<q>.cpu` (cores) and the like for Kueue; the cluster's total for YARN."""
+        replay = self.replay
         steps = self._steps()
-        if not steps:
+        if not steps and not isinstance(replay, YarnReplay):
             return []
         end = max(self.simulated(), 1)
         interval = self.document.spec.sample_interval or sample_interval(end)
         grid = np.arange(0, end + 1, interval, dtype=np.int64)
         columns: dict[str, np.ndarray] = {}
+        if isinstance(replay, YarnReplay):  # its queues' series are read where they are kept, a block at a time
+            columns = replay.sampled(grid)
+            allocated = sum(c for n, c in columns.items() if n.endswith(".allocated.memory"))
+            total = replay.scheduler.cluster.memory / 1024
+            columns["cluster.allocated.memory"] = np.asarray(allocated, dtype=float)
+            columns["cluster.available.memory"] = total - columns["cluster.allocated.memory"]
         for name, (times, values) in steps.items():
             at = np.searchsorted(times, grid, side="right") - 1
             columns[name] = np.where(at >= 0, values[np.maximum(at, 0)], 0.0)
-        if isinstance(self.replay, YarnReplay):
-            allocated = sum(c for n, c in columns.items() if n.endswith(".allocated.memory"))
-            total = self.replay.scheduler.cluster.memory / 1024
-            columns["cluster.allocated.memory"] = np.asarray(allocated, dtype=float)
-            columns["cluster.available.memory"] = total - columns["cluster.allocated.memory"]
         names = list(columns)
         return [{"time_ns": int(t), **{n: float(columns[n][i]) for n in names}} for i, t in enumerate(grid.tolist())]
 
     def _steps(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Each column's step series: change times (ns) and values."""
+        """Each column's step series, change times (ns) and values: Kueue's ClusterQueues' (YARN's queues are
+        sampled where they are kept, `YarnReplay.sampled`)."""
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         replay = self.replay
         if isinstance(replay, YarnReplay):
-            for queue, rows in replay.queue_series().items():
-                times = rows[:, 0]
-                out[f"queue.{queue}.allocated.memory"] = (times, rows[:, 2] / 1024)
-                out[f"queue.{queue}.allocated.vcores"] = (times, rows[:, 3].astype(float))
-                out[f"queue.{queue}.pending.memory"] = (times, rows[:, 4] / 1024)
-                out[f"queue.{queue}.running.applications"] = (times, rows[:, 5].astype(float))
-                out[f"queue.{queue}.pending.applications"] = (times, rows[:, 6].astype(float))
-                out[f"queue.{queue}.preempted.containers"] = (times, rows[:, 7].astype(float))
-        elif replay.admission is not None:
+            return out
+        if replay.admission is not None:
             for queue, rows in replay.admission.queue_series().items():
                 times = rows[:, 0]
                 out[f"clusterQueue.{queue}.cpu"] = (times, rows[:, 2] / 1000)

@@ -1,8 +1,13 @@
 """SLS jobs through the Capacity Scheduler on the event clock: a hand-worked timeline and conservation."""
 
+import json
+import tempfile
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,8 +20,8 @@ from skenario.scheduling.queues.fair_config import FairConfig, FairPreemption, S
 from skenario.scheduling.queues.fair_preemption import starved_amount
 from skenario.scheduling.queues.preemption import PreemptionSettings
 from skenario.scheduling.queues.resources import ResourceCalculator
-from skenario.scheduling.queues.yarn_replay import YarnReplay, YarnSummary
-from skenario.scheduling.traces.sls import SlsJob, SlsTask
+from skenario.scheduling.queues.yarn_replay import YarnReplay, YarnSummary, job_problem
+from skenario.scheduling.traces.sls import SlsJob, SlsTask, SlsTrace
 
 MIB = 1024 * 1024
 GB_NODE = NodeSpec("n0", cpu=8000, memory=8 * 1024 * MIB)
@@ -257,3 +262,88 @@ def test_a_summary_reads_back_as_it_was_written() -> None:
     )
     summary = replay.run()
     assert YarnSummary.from_dict(summary.as_dict()) == summary
+
+
+def sls_trace(path: Path, specs: list) -> Path:
+    """`jobs_strategy`'s jobs as an SLS trace file, in the order given (not by submission)."""
+    objects = [
+        {
+            "job.id": f"j{k}",
+            "job.start.ms": at * 1000,
+            "job.queue.name": queue,
+            "job.user": user,
+            "job.tasks": [
+                {
+                    "container.type": kind,
+                    "container.priority": 20 if kind == "map" else 10,
+                    "container.duration.ms": d * 1000,
+                }
+                for kind, d in tasks
+            ],
+        }
+        for k, (at, queue, user, tasks) in enumerate(specs)
+    ]
+    path.write_text("\n".join(json.dumps(o) for o in objects), encoding="utf-8")
+    return path
+
+
+@settings(max_examples=25, deadline=None)
+@given(jobs_strategy, st.sampled_from([None, 30]), st.integers(0, 3), st.booleans())
+def test_jobs_read_as_they_are_submitted_replay_as_the_jobs_read_in_full(
+    specs: list, stop_s: int | None, seed: int, preempt: bool
+) -> None:
+    """A lazy SLS reading's `JobStream` (each job read again when submitted, its run let go of once over) gives the
+    summary, the jobs table and the queue rows of the jobs read in full, cut short by `until` or not."""
+    nodes = [NodeSpec(f"n{i}", cpu=4000, memory=4 * 1024 * MIB) for i in range(2)]
+    cfg = preempting(preempt)
+    until = None if stop_s is None else stop_s * SECOND
+    with tempfile.TemporaryDirectory() as folder:
+        path = sls_trace(Path(folder) / "t.json", specs)
+        full = YarnReplay(SlsTrace(path, pods=False).jobs, nodes, cfg, seed=seed, until=until)
+        stream = SlsTrace(path, pods=False, lazy=True).job_stream()
+        with mock.patch("skenario.scheduling.queues.steps.BLOCK_ROWS", 2):  # its queues' series mostly on disk
+            lazy = YarnReplay(stream, nodes, cfg, seed=seed, until=until)
+        assert lazy.run() == full.run()
+        assert lazy.jobs_table() == full.jobs_table()
+        assert list(lazy.queue_rows()) == list(full.queue_rows())
+    grid = np.arange(0, lazy.end + SECOND, SECOND // 2, dtype=np.int64)
+    sampled = lazy.sampled(grid)
+    for queue, rows in full.queue_series().items():  # each figure: its last change at or before each instant
+        at = np.searchsorted(rows[:, 0], grid, side="right") - 1
+        memory = np.where(at >= 0, rows[np.maximum(at, 0), 2], 0) if len(rows) else np.zeros(len(grid))
+        assert np.array_equal(sampled[f"queue.{queue}.allocated.memory"], memory / 1024)
+    # Held: the runs of jobs submitted and not over, and the next job's (its submission scheduled).
+    submitted = sum(1 for row in lazy.jobs_table() if row["why"] not in (None, "not submitted yet"))
+    assert submitted <= lazy.jobs_under_way <= submitted + 1
+    if until is None:
+        assert lazy.jobs_under_way == 0  # every run let go of: only rows are left
+
+
+def test_a_lazy_trace_checked_for_yarn_raises_the_first_problem_in_submission_order(tmp_path: Path) -> None:
+    """Checked as it is read (in file order), the lazy reading raises the problem of the first job submitted, as a
+    replay of the jobs read in full does; a problem of the trace itself comes first."""
+    cfg = config(("a", 100))
+    specs = [(5, "a", "u", [("map", 1)]), (1, "zz", "u", [("map", 1)]), (0, "yy", "u", [("map", 1)])]
+    path = sls_trace(tmp_path / "t.json", specs)
+    check = partial(job_problem, config=cfg, file=str(path))
+    with pytest.raises(SkenarioError) as full:
+        YarnReplay(SlsTrace(path, pods=False).jobs, [GB_NODE], cfg, trace_file=str(path))
+    with pytest.raises(SkenarioError) as lazy:
+        SlsTrace(path, pods=False, lazy=True, check=check)
+    assert str(lazy.value) == str(full.value) and "job j2: no leaf queue 'yy'" in str(full.value)
+    broken = path.read_text().replace('"container.duration.ms": 1000}]}', '"container.duration.ms": 0}]}', 1)
+    path.write_text(broken)
+    with pytest.raises(SkenarioError, match=r"container\.duration\.ms is 0"):
+        SlsTrace(path, pods=False, lazy=True, check=check)
+
+
+def test_a_trace_read_in_full_is_checked_for_yarn_too(tmp_path: Path) -> None:
+    """A trace a lazy reading reads in full (it is not ASCII) is checked all the same."""
+    path = tmp_path / "t.json"
+    path.write_text(
+        json.dumps({"job.id": "jöb", "job.queue.name": "zz", "job.tasks": [{"container.duration.ms": 5}]}),
+        encoding="utf-8",
+    )
+    check = partial(job_problem, config=config(("a", 100)), file=str(path))
+    with pytest.raises(SkenarioError, match="job jöb: no leaf queue 'zz'"):
+        SlsTrace(path, pods=False, lazy=True, check=check)

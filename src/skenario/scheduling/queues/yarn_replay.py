@@ -25,11 +25,11 @@ pending resources and running and pending applications, with SLS's names
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Sequence
+import heapq
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
@@ -46,12 +46,15 @@ from skenario.scheduling.queues.fair_config import FairConfig, FairPreemption
 from skenario.scheduling.queues.fair_preemption import starved_amount
 from skenario.scheduling.queues.preemption import PreemptionQueue, PreemptionSettings, to_obtain
 from skenario.scheduling.queues.resources import Resource
-from skenario.scheduling.traces.sls import SlsJob, SlsTask
+from skenario.scheduling.queues.steps import SpilledSeries, StepIntegral, sample
+from skenario.scheduling.traces.sls import JobStream, ListedJobs, SlsJob, SlsTask
 
 HORIZON = 100 * 365 * 86_400 * SECOND
 MIB = 1024 * 1024
 MAP = "map"
 AM_CONTAINER = Resource(1024, 1)  # SLS's yarn.sls.am.container.memory and .vcores
+NOT_SUBMITTED = "not submitted yet"
+SERIES_COLUMNS = 8  # a queue row: t, queue, allocated MB and vcores, pending MB, apps running and pending, preempted
 
 
 @dataclass(eq=False)
@@ -80,6 +83,34 @@ class JobRun:
     def maps(self) -> int:
         return sum(1 for t in self.job.tasks if t.type == MAP)
 
+    def row(self) -> JobRow:
+        job = self.job
+        return JobRow(
+            job.id,
+            self.app.queue,
+            job.user,
+            job.submitted_at,
+            self.started_at,
+            self.finished_at,
+            len(job.tasks),
+            self.preempted,
+            self.rejected,
+        )
+
+
+class JobRow(NamedTuple):
+    """What the tables keep of a job once it is over (finished or rejected): its tasks and its application go."""
+
+    id: str
+    queue: str  # its leaf queue's path
+    user: str
+    submitted_at: int
+    started_at: int | None
+    finished_at: int | None
+    containers: int
+    preempted: int
+    rejected: str | None
+
     @property
     def state(self) -> str:
         if self.rejected is not None:
@@ -89,6 +120,10 @@ class JobRun:
         if self.started_at is not None:
             return "running"
         return "pending"
+
+    @property
+    def last_time(self) -> int:
+        return max(self.submitted_at, self.started_at or 0, self.finished_at or 0)
 
 
 @dataclass(frozen=True)
@@ -186,15 +221,44 @@ class YarnSummary:
         )
 
 
+def job_problem(job: SlsJob, config: CapacityConfig | FairConfig, file: str) -> SkenarioError | None:
+    """What YARN refuses of a job before it runs: a queue the scheduler does not have, a container above the
+    maximum allocation (None: nothing)."""
+    name = job.queue if job.queue is not None else "default"
+    try:
+        config.leaf(name)
+    except KeyError as exc:
+        return SkenarioError(
+            f"job {job.id}: {exc.args[0]}", file=file, line=job.line, field="job.queue.name", value=name
+        )
+    maximum = config.maximum_allocation
+    for task in job.tasks:
+        if task.memory_mb > maximum.memory or task.vcores > maximum.vcores:
+            return SkenarioError(
+                f"job {job.id}, container {task.name} asks {task.memory_mb} MB and {task.vcores} vcores, above "
+                f"the maximum allocation of {maximum.memory} MB and {maximum.vcores} vcores "
+                "(yarn.scheduler.maximum-allocation-mb/-vcores): YARN refuses such a request",
+                file=file,
+                line=job.line,
+                field="container.memory-mb",
+                value=task.memory_mb,
+            )
+    return None
+
+
 class YarnReplay:
-    """SLS jobs on nodes under the Capacity Scheduler, run until every job is done (or `until`, in ns)."""
+    """SLS jobs on nodes under the Capacity or Fair Scheduler, run until every job is done (or `until`, in ns).
+
+    The jobs come as a list, or as a `JobStream` (an SLS trace read lazily: each job read when it is submitted,
+    checked with `job_problem` when the trace was read). A job's run lives from its submission to its end; then
+    only its row is kept (`JobRow`), so memory follows the jobs under way, not the trace's length."""
 
     kind: ClassVar[str] = "trace"
     keeping: ClassVar[Literal["none"]] = "none"
 
     def __init__(
         self,
-        jobs: Sequence[SlsJob],
+        jobs: Sequence[SlsJob] | JobStream,
         nodes: Sequence[NodeSpec],
         config: CapacityConfig | FairConfig,
         *,
@@ -222,7 +286,18 @@ class YarnReplay:
         self.preemption = config.preemption  # the Capacity Scheduler's monitor, or the Fair Scheduler's
         rng = RandomStreams(seed).generator("heartbeats")
         self._phase = {node.name: int(rng.integers(nm_heartbeat)) for node in self.nodes}
-        self.runs = [self._run_of(job, config, am_resource, trace_file) for job in sorted(jobs, key=_order)]
+        self._am_resource, self._file = am_resource, trace_file
+        if isinstance(jobs, Sequence):
+            jobs = ListedJobs(jobs)
+            for job in jobs:  # refused now, not when submitted
+                problem = job_problem(job, config, trace_file)
+                if problem is not None:
+                    raise problem
+        self.job_count = jobs.count
+        self._last_submitted = jobs.last_submitted
+        self._job_of: dict[str, JobRun] = {}  # the runs from their submission to their end, by job id
+        self._over: list[JobRow] = []  # the jobs finished or rejected, as they ended
+        self._unsubmitted: list[JobRow] = []  # once the replay is over: the jobs `until` left out
         self.env = Environment(halt_at=max(until if until is not None else HORIZON, 2))
         self._armed: set[str] = set()
         self._sleeping: dict[str, Node] = {}  # nodes with room whose heartbeats wait for demand
@@ -239,38 +314,34 @@ class YarnReplay:
         self.end = 0
         self.phase = "Pending"
         self.message: str | None = "not started"
-        # Rows of 8: t, queue, allocated MB and vcores, pending MB, running and pending apps, containers preempted so
-        # far (8 bytes each).
-        self._series = array("q")
-        self._last: dict[int, tuple[int, int, int, int, int, int]] = {}
         self._queues = list(self.scheduler.leaves)
-        self._job_of = {r.app.id: r for r in self.runs}
-        self._feed = iter(self.runs)
+        # Per queue, rows of 8: t, queue, allocated MB and vcores, pending MB, running and pending apps, containers
+        # preempted so far (8 bytes each), on disk but for the last few; the summary's figures folded as they come.
+        self._series = SpilledSeries(len(self._queues), SERIES_COLUMNS)
+        self._last: dict[int, tuple[int, int, int, int, int, int]] = {}
+        self._allocated = [StepIntegral() for _ in self._queues]  # each queue's allocated MB
+        self._pending_mb = [StepIntegral() for _ in self._queues]
+        self._cluster = StepIntegral(every_value=False)  # every queue's allocated MB together, read at each instant
+        self._cluster_mb = 0
+        self._feed = iter(jobs)
         self._submit_next()
         for node in self.nodes:
             self._sleeping[node.name] = node
 
-    def _run_of(self, job: SlsJob, config: CapacityConfig | FairConfig, am: Resource, file: str) -> JobRun:
-        name = job.queue if job.queue is not None else "default"
-        try:
-            leaf = config.leaf(name)
-        except KeyError as exc:
-            raise SkenarioError(
-                f"job {job.id}: {exc.args[0]}", file=file, line=job.line, field="job.queue.name", value=name
-            ) from None
-        maximum = config.maximum_allocation
-        for task in job.tasks:
-            if task.memory_mb > maximum.memory or task.vcores > maximum.vcores:
-                raise SkenarioError(
-                    f"job {job.id}, container {task.name} asks {task.memory_mb} MB and {task.vcores} vcores, above "
-                    f"the maximum allocation of {maximum.memory} MB and {maximum.vcores} vcores "
-                    "(yarn.scheduler.maximum-allocation-mb/-vcores): YARN refuses such a request",
-                    file=file,
-                    line=job.line,
-                    field="container.memory-mb",
-                    value=task.memory_mb,
-                )
-        return JobRun(job, Application(job.id, job.user, leaf.path, job.submitted_at, am))
+    def _run_of(self, job: SlsJob) -> JobRun:
+        problem = job_problem(job, self.config, self._file)
+        if problem is not None:
+            raise problem
+        leaf = self._leaf_path(job)
+        return JobRun(job, Application(job.id, job.user, leaf, job.submitted_at, self._am_resource))
+
+    def _leaf_path(self, job: SlsJob) -> str:
+        return self.config.leaf(job.queue if job.queue is not None else "default").path
+
+    def _over_now(self, run: JobRun) -> None:
+        """The job finished or was refused: its row stays, its run goes."""
+        self._over.append(run.row())
+        del self._job_of[run.job.id]
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -281,17 +352,27 @@ class YarnReplay:
         if self.until is not None:
             env.run()
         else:
-            stop = max((r.job.submitted_at for r in self.runs), default=0) + SECOND
+            stop = self._last_submitted + SECOND
             while True:
                 env.run(until=min(stop, env.halt_at - 1))
                 if env.pending <= 1 or env.now() >= env.halt_at - 1:
                     break
                 stop = 2 * stop
-        self.end = max([env.now() if self.until is not None else 0] + [_last_time(r) for r in self.runs]) + 1
+        self._unsubmitted = [
+            JobRow(job.id, self._leaf_path(job), job.user, job.submitted_at, None, None, len(job.tasks), 0, None)
+            for job in self._feed
+        ]
+        latest = max((row.last_time for row in self._rows()), default=0)
+        self.end = max(env.now() if self.until is not None else 0, latest) + 1
         self.phase, self.message = "Completed", f"replayed to {self.end / SECOND:,.0f} s"
         if progress is not None:
             progress(self.end)
         return self.summary()
+
+    @property
+    def jobs_under_way(self) -> int:
+        """Jobs whose runs are held: submitted (or next to be) and neither finished nor refused."""
+        return len(self._job_of)
 
     def simulated(self) -> int:
         return self.end
@@ -305,15 +386,17 @@ class YarnReplay:
         self.phase, self.message = "Failed", message
 
     def _submit_next(self) -> None:
-        run = next(self._feed, None)
-        if run is None:
+        job = next(self._feed, None)
+        if job is None:
             return
+        run = self._job_of[job.id] = self._run_of(job)
 
         def submit() -> None:
             run.submitted = True
             reason = self.scheduler.submit(run.app)
             if reason is not None:
                 run.rejected = reason
+                self._over_now(run)
             self._changed()
             self._submit_next()
 
@@ -432,6 +515,7 @@ class YarnReplay:
             asked = self._ask(run, [t for t in run.job.tasks if t.type != MAP]) or asked
         if run.reported >= len(run.job.tasks):
             run.finished_at = now
+            self._over_now(run)
             self.scheduler.finish(run.app)
             am = run.app.am_container
             if am is not None:
@@ -612,6 +696,7 @@ class YarnReplay:
     def _record(self) -> None:
         now = self.env.now()
         sched = self.scheduler
+        changed = False
         for k, path in enumerate(self._queues):
             leaf = sched.leaves[path]
             pending = sched.pending_demand(leaf)
@@ -623,92 +708,115 @@ class YarnReplay:
                 len(leaf.pending),
                 self.preempted[path],
             )
-            if self._last.get(k) != row:
+            last = self._last.get(k)
+            if last != row:
                 self._last[k] = row
-                self._series.extend((now, k, *row))
+                self._series.append(k, (now, k, *row))
+                self._cluster_mb += row[0] - (last[0] if last is not None else 0)
+                self._allocated[k].change(now, row[0])
+                self._pending_mb[k].change(now, row[2])
+                changed = True
+        if changed:
+            self._cluster.change(now, self._cluster_mb)
 
     def queue_series(self) -> dict[str, np.ndarray]:
-        """Per queue, the step series: time (ns), allocated MB and vcores, pending MB, running and pending apps,
-        and the containers preempted so far."""
-        rows = np.array(self._series, dtype=np.int64).reshape(-1, 8)
-        return {path: rows[rows[:, 1] == k] for k, path in enumerate(self._queues)}
+        """Per queue, the step series: time (ns), the queue's index, allocated MB and vcores, pending MB, running and
+        pending apps, and the containers preempted so far; each read whole from where it was kept."""
+        return {path: self._series.read(k) for k, path in enumerate(self._queues)}
 
-    def queue_rows(self) -> list[dict[str, Any]]:
+    def sampled(self, grid: np.ndarray) -> dict[str, np.ndarray]:
+        """Each queue's figures at the instants of `grid` (ns), with SLS's names (`queue.<q>.allocated.memory` in GB,
+        ...), each queue's series read a block at a time."""
+        out: dict[str, np.ndarray] = {}
+        for k, queue in enumerate(self._queues):
+            memory, vcores, pending, running, waiting, preempted = sample(self._series.chunks(k), 0, range(2, 8), grid)
+            out[f"queue.{queue}.allocated.memory"] = memory / 1024
+            out[f"queue.{queue}.allocated.vcores"] = vcores
+            out[f"queue.{queue}.pending.memory"] = pending / 1024
+            out[f"queue.{queue}.running.applications"] = running
+            out[f"queue.{queue}.pending.applications"] = waiting
+            out[f"queue.{queue}.preempted.containers"] = preempted
+        return out
+
+    def queue_rows(self) -> Iterator[dict[str, Any]]:
         """The per-queue series as rows named as SLS's `realtimetrack.json` names them for a queue
         (`queue.<q>.allocated.memory` in GB, `.allocated.vcores`), with the pending demand and
-        applications beside them; a row wherever one of a queue's figures changed."""
-        out = []
-        for path, rows in self.queue_series().items():
-            for t, _, memory, vcores, pending, running, waiting, preempted in rows.tolist():
-                out.append(
-                    {
-                        "time": t // MILLISECOND,
-                        "queue": path,
-                        "allocated.memory": memory / 1024,
-                        "allocated.vcores": vcores,
-                        "pending.memory": pending / 1024,
-                        "running.applications": running,
-                        "pending.applications": waiting,
-                        "preempted.containers": preempted,
-                    }
-                )
-        return sorted(out, key=lambda r: (r["time"], r["queue"]))
+        applications beside them; a row wherever one of a queue's figures changed, by time and queue, made as
+        they are read (a month's changes are millions of rows)."""
+        by_queue = [_queue_rows(path, self._series.chunks(k)) for k, path in enumerate(self._queues)]
+        return heapq.merge(*by_queue, key=lambda row: (row["time"], row["queue"]))
+
+    def _rows(self) -> list[JobRow]:
+        """Every job's row, in the order they were submitted (`job_order`): those over, those under way, and those
+        the replay did not reach."""
+        rows = [*self._over, *(run.row() for run in self._job_of.values()), *self._unsubmitted]
+        return sorted(rows, key=lambda row: (row.submitted_at, row.id))
 
     def why(self, job: str) -> str:
         """Why the job has not started or not finished at the replay's end, in the scheduler's own terms."""
         run = self._job_of.get(job)
-        if run is None:
+        if run is not None:
+            return self._why(run)
+        row = next((r for r in (*self._over, *self._unsubmitted) if r.id == job), None)
+        if row is None:
             raise KeyError(f"no job {job!r} in the trace")
-        if run.rejected is not None:
-            return f"rejected: {run.rejected}"
-        if run.finished_at is not None:
-            return "finished"
+        if row.rejected is not None:
+            return f"rejected: {row.rejected}"
+        return "finished" if row.finished_at is not None else NOT_SUBMITTED
+
+    def _why(self, run: JobRun) -> str:
         if not run.submitted:
-            return "not submitted yet"
+            return NOT_SUBMITTED
         if run.started_at is not None and not run.app.asked:
             return "running: every container it asked for was given"
         if not run.app.asked and run.app.active:
             return "started: its AM asks at its next heartbeat"
         return self.scheduler.why_waiting(run.app)
 
+    def _why_under_way(self, row: JobRow) -> str:
+        """`why` of a job neither finished nor refused: its run's, or the replay did not reach it."""
+        run = self._job_of.get(row.id)
+        return NOT_SUBMITTED if run is None else self._why(run)
+
     def jobs_table(self) -> list[dict[str, Any]]:
         out = []
-        for run in self.runs:
-            started, finished = run.started_at, run.finished_at
+        for row in self._rows():
+            started, finished = row.started_at, row.finished_at
             out.append(
                 {
-                    "job": run.job.id,
-                    "queue": run.app.queue,
-                    "user": run.job.user,
-                    "state": run.state,
-                    "submitted_s": run.job.submitted_at / SECOND,
+                    "job": row.id,
+                    "queue": row.queue,
+                    "user": row.user,
+                    "state": row.state,
+                    "submitted_s": row.submitted_at / SECOND,
                     "started_s": None if started is None else started / SECOND,
                     "finished_s": None if finished is None else finished / SECOND,
-                    "wait_s": None if started is None else (started - run.job.submitted_at) / SECOND,
+                    "wait_s": None if started is None else (started - row.submitted_at) / SECOND,
                     "runtime_s": None if started is None or finished is None else (finished - started) / SECOND,
-                    "containers": len(run.job.tasks),
-                    "preempted": run.preempted,
-                    "rejected": run.rejected,
-                    "why": None if run.finished_at is not None or run.rejected is not None else self.why(run.job.id),
+                    "containers": row.containers,
+                    "preempted": row.preempted,
+                    "rejected": row.rejected,
+                    "why": None if finished is not None or row.rejected is not None else self._why_under_way(row),
                 }
             )
         return out
 
     def summary(self) -> YarnSummary:
         end = max(self.end, 1)
-        started = [r for r in self.runs if r.started_at is not None]
-        waits = np.array([(r.started_at or 0) - r.job.submitted_at for r in started], dtype=float) / SECOND
+        rows = self._rows()
+        started = [r for r in rows if r.started_at is not None]
+        waits = np.array([(r.started_at or 0) - r.submitted_at for r in started], dtype=float) / SECOND
         finished = [r for r in started if r.finished_at is not None]
         runtimes = np.array([(r.finished_at or 0) - (r.started_at or 0) for r in finished], dtype=float) / SECOND
         cluster_mb = max(self.scheduler.cluster.memory, 1)
-        series = self.queue_series()
+        by_queue: dict[str, list[JobRow]] = {}
+        for row in rows:
+            by_queue.setdefault(row.queue, []).append(row)
         queues = []
-        for path, rows in series.items():
-            mean, peak = _step_mean(rows[:, 0], rows[:, 2], end), float(rows[:, 2].max()) if len(rows) else 0.0
-            pending = _step_mean(rows[:, 0], rows[:, 4], end)
-            mine = [r for r in self.runs if r.app.queue == path]
+        for k, path in enumerate(self._queues):
+            mine = by_queue.get(path, [])
             mine_waits = np.array(
-                [(r.started_at or 0) - r.job.submitted_at for r in mine if r.started_at is not None], dtype=float
+                [(r.started_at or 0) - r.submitted_at for r in mine if r.started_at is not None], dtype=float
             )
             queues.append(
                 QueueSummary(
@@ -717,55 +825,41 @@ class YarnReplay:
                     sum(1 for r in mine if r.finished_at is not None),
                     float(mine_waits.mean() / SECOND) if len(mine_waits) else 0.0,
                     float(mine_waits.max() / SECOND) if len(mine_waits) else 0.0,
-                    mean / cluster_mb,
-                    peak / cluster_mb,
-                    pending,
+                    self._allocated[k].mean(end) / cluster_mb,
+                    self._allocated[k].peak / cluster_mb,
+                    self._pending_mb[k].mean(end),
                     self.preempted[path],
                 )
             )
-        times, total = _cluster_steps(series)
         return YarnSummary(
             scheduler=type(self.scheduler).__name__,
-            jobs=len(self.runs),
+            jobs=self.job_count,
             finished=len(finished),
-            rejected=sum(1 for r in self.runs if r.rejected is not None),
-            unfinished=sum(1 for r in self.runs if r.rejected is None and r.finished_at is None),
+            rejected=sum(1 for r in rows if r.rejected is not None),
+            unfinished=sum(1 for r in rows if r.rejected is None and r.finished_at is None),
             containers=self.containers,
             mean_wait_s=float(waits.mean()) if len(waits) else 0.0,
             p95_wait_s=float(np.percentile(waits, 95)) if len(waits) else 0.0,
             max_wait_s=float(waits.max()) if len(waits) else 0.0,
             mean_runtime_s=float(runtimes.mean()) if len(runtimes) else 0.0,
-            allocated_memory_mean=_step_mean(times, total, end) / cluster_mb,
-            allocated_memory_peak=float(total.max()) / cluster_mb if len(total) else 0.0,
+            allocated_memory_mean=self._cluster.mean(end) / cluster_mb,
+            allocated_memory_peak=self._cluster.peak / cluster_mb,
             queues=tuple(queues),
             preempted=sum(self.preempted.values()),
         )
 
 
-def _order(job: SlsJob) -> tuple[int, str]:
-    return job.submitted_at, job.id
-
-
-def _last_time(run: JobRun) -> int:
-    return max(run.job.submitted_at, run.started_at or 0, run.finished_at or 0)
-
-
-def _step_mean(times: np.ndarray, values: np.ndarray, end: int) -> float:
-    """The time-weighted mean over [0, end) of a step series that is 0 before its first point."""
-    if not len(times):
-        return 0.0
-    edges = np.append(times, end).astype(float)
-    return float((values * np.diff(edges)).sum() / end)
-
-
-def _cluster_steps(series: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The cluster's allocated MB as a step series: each queue's value carried until it changes, summed."""
-    rows = [r for r in series.values() if len(r)]
-    if not rows:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    times = np.unique(np.concatenate([r[:, 0] for r in rows]))
-    total = np.zeros(len(times), dtype=np.int64)
-    for r in rows:
-        at = np.searchsorted(r[:, 0], times, side="right") - 1
-        total += np.where(at >= 0, r[np.maximum(at, 0), 2], 0)
-    return times, total
+def _queue_rows(path: str, chunks: Iterator[np.ndarray]) -> Iterator[dict[str, Any]]:
+    """A queue's rows (`YarnReplay.queue_rows`), read a block of its series at a time."""
+    for rows in chunks:
+        for t, _, memory, vcores, pending, running, waiting, preempted in rows.tolist():
+            yield {
+                "time": t // MILLISECOND,
+                "queue": path,
+                "allocated.memory": memory / 1024,
+                "allocated.vcores": vcores,
+                "pending.memory": pending / 1024,
+                "running.applications": running,
+                "pending.applications": waiting,
+                "preempted.containers": preempted,
+            }

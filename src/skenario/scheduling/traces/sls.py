@@ -43,13 +43,14 @@ import os
 import re
 import sys
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 
 from skenario.core.time import MILLISECOND
+from skenario.errors import SkenarioError
 from skenario.scheduling.objects import NodeSpec, PodSpec
 from skenario.scheduling.traces.base import MIB, LoadedTrace, PodStream, TracePod, UniqueNames, sorted_pods
 from skenario.workloads.tracefiles import TraceError, TracePath
@@ -341,7 +342,8 @@ class _Claimed:
 
 @dataclass(frozen=True)
 class _Place:
-    """Where a job's object lies in its file, and when its first pod arrives: what a lazy reading keeps of a job."""
+    """Where a job's object lies in its file, and when a replay needs it (its first pod's arrival; for a YARN
+    replay, its submission): what a lazy reading keeps of a job."""
 
     first_created: int
     start: int  # the object's bytes in the file: [start, end)
@@ -371,21 +373,73 @@ class LazySlsPods:
         with open(trace.path, "rb", buffering=0) as handle:  # each job read from the file as it is then
             while True:
                 while place is not None and (not waiting or place.first_created <= waiting[0][0]):
-                    handle.seek(place.start)
-                    text = handle.read(place.end - place.start)
-                    try:
-                        value = json.loads(text)
-                    except ValueError:
-                        raise TraceError(
-                            f"the trace changed while it was replayed: job {place.index}", file=trace.file
-                        ) from None
-                    job = JsonObject(place.index, place.line, value)
-                    for pod in trace._job(place.index, job, claimed, keep_jobs=False):
+                    for pod in trace._job(place.index, _read_again(handle, place, trace.file), claimed):
                         heapq.heappush(waiting, (pod.created_at, pod.spec.name, pod))
                     place = next(places, None)
                 if not waiting:
                     return
                 yield heapq.heappop(waiting)[2]
+
+
+def job_order(job: SlsJob) -> tuple[int, str]:
+    """The order a YARN replay submits jobs in: by submission, then id."""
+    return job.submitted_at, job.id
+
+
+class JobStream(Protocol):
+    """A trace's jobs as a YARN replay takes them: in `job_order`, their count and last submission known before."""
+
+    @property
+    def count(self) -> int: ...
+    @property
+    def last_submitted(self) -> int: ...
+    def __iter__(self) -> Iterator[SlsJob]: ...
+
+
+class ListedJobs:
+    """Jobs held in a list, as a `JobStream`."""
+
+    def __init__(self, jobs: Iterable[SlsJob]) -> None:
+        self._jobs = sorted(jobs, key=job_order)
+        self.count = len(self._jobs)
+        self.last_submitted = max((job.submitted_at for job in self._jobs), default=0)
+
+    def __iter__(self) -> Iterator[SlsJob]:
+        return iter(self._jobs)
+
+
+class LazySlsJobs:
+    """An SLS trace's jobs read from its file as a YARN replay submits them (a `JobStream`): each job's object read
+    again once the replay reaches its submission, the jobs submitted at one instant put in `job_order`. Memory holds
+    the jobs' places, and the jobs of one instant."""
+
+    def __init__(self, trace: SlsTrace, places: list[_Place], count: int, last_submitted: int) -> None:
+        self._trace = trace
+        self._places = sorted(places, key=lambda place: (place.first_created, place.start))
+        self.count = count
+        self.last_submitted = last_submitted
+
+    def __iter__(self) -> Iterator[SlsJob]:
+        trace, claimed = self._trace, _Claimed()
+        at_once: list[SlsJob] = []
+        with open(trace.path, "rb", buffering=0) as handle:
+            for place in self._places:
+                if at_once and place.first_created != at_once[0].submitted_at:
+                    yield from sorted(at_once, key=job_order)
+                    at_once.clear()
+                for _ in trace._job(place.index, _read_again(handle, place, trace.file), claimed, False, at_once):
+                    pass
+        yield from sorted(at_once, key=job_order)
+
+
+def _read_again(handle: BinaryIO, place: _Place, file: str) -> JsonObject:
+    """A job's object read again from where the first pass found it."""
+    handle.seek(place.start)
+    try:
+        value = json.loads(handle.read(place.end - place.start))
+    except ValueError:
+        raise TraceError(f"the trace changed while it was replayed: job {place.index}", file=file) from None
+    return JsonObject(place.index, place.line, value)
 
 
 class SlsTrace(LoadedTrace):
@@ -402,11 +456,14 @@ class SlsTrace(LoadedTrace):
         node_vcores: int = 10,
         pods: bool = True,
         lazy: bool = False,
+        check: Callable[[SlsJob], SkenarioError | None] | None = None,
     ) -> None:
         """`pods=False` reads the jobs alone (YARN's schedulers place them): `pods()` is then empty. `lazy=True`
-        checks the whole trace now, as without it, but makes its pods only as a replay takes them (`pod_stream`,
-        a `LazySlsPods`), reading each job's object from the file again then: `jobs` is then empty, and `pods()`
-        reads them all. A trace that is not ASCII is read in full as without it."""
+        checks the whole trace now, as without it, but makes its pods (or, with `pods=False`, its jobs) only as a
+        replay takes them (`pod_stream`, a `LazySlsPods`; `job_stream`, a `LazySlsJobs`), reading each job's object
+        from the file again then: `jobs` is then empty, and `pods()` reads them all. A trace that is not ASCII is
+        read in full as without it. `check` is given every job as it is read (a YARN scheduler's own checks): of the
+        problems it finds, the first job's in `job_order` is raised, once the trace has no problem of its own."""
         sizes = {
             "default_memory_mb": default_memory_mb,
             "default_vcores": default_vcores,
@@ -420,17 +477,21 @@ class SlsTrace(LoadedTrace):
         self.default_vcores = default_vcores
         self.file = str(path)
         self.jobs: list[SlsJob] = []
-        self._lazy = self._places(path) if lazy and pods else None
+        self._problems: list[tuple[tuple[int, str], SkenarioError]] = []  # what `check` found, by `job_order`
+        self._lazy = self._places(path, pods, check) if lazy else None
         header, jobs = self._objects(path) if self._lazy is None else (self._lazy[0], iter(()))
         made: list[TracePod] = []
         if self._lazy is None:
             names = UniqueNames(self.file, "pod")
             read = 0
             for index, job_object in enumerate(jobs):
-                made.extend(self._job(index, job_object, names, pods))  # with pods=False, the jobs alone
+                made.extend(self._job(index, job_object, names, pods, self.jobs))  # with pods=False, the jobs alone
                 read += 1
             if not read:
                 raise TraceError("the trace has no jobs" + (" (only a header)" if header else ""), file=self.file)
+            self._check(self.jobs, check)
+        if self._problems:
+            raise min(self._problems, key=lambda problem: problem[0])[1]
         if nodes_path is not None:
             nodes = read_sls_nodes(nodes_path, node_memory_mb, node_vcores)
         elif header is not None:
@@ -448,7 +509,17 @@ class SlsTrace(LoadedTrace):
             return first, objects
         return None, itertools.chain(() if first is None else (first,), objects)
 
-    def _places(self, path: TracePath) -> tuple[JsonObject | None, LazySlsPods] | None:
+    def _check(self, jobs: Iterable[SlsJob], check: Callable[[SlsJob], SkenarioError | None] | None) -> None:
+        if check is None:
+            return
+        for job in jobs:
+            problem = check(job)
+            if problem is not None:
+                self._problems.append((job_order(job), problem))
+
+    def _places(
+        self, path: TracePath, pods: bool, check: Callable[[SlsJob], SkenarioError | None] | None
+    ) -> tuple[JsonObject | None, LazySlsPods | LazySlsJobs] | None:
         """A lazy reading's first pass: every job checked and its names claimed, as a full reading does, and where
         each lies; None where the full reading must say what it says (a problem, a name that may repeat, no
         jobs) or cannot be done lazily (a file that is not ASCII, or not a file: a pipe)."""
@@ -457,11 +528,21 @@ class SlsTrace(LoadedTrace):
         names = _NameHashes()
         places: list[_Place] = []
         count, last = 0, 0
+        made: list[SlsJob] = []  # without pods, each object's jobs: checked, then let go of
         try:
             header, jobs = self._objects(path)
             for index, job_object in enumerate(jobs):
                 if job_object.span is None:
                     return None
+                if not pods:
+                    for _ in self._job(index, job_object, names, False, made):
+                        pass
+                    self._check(made, check)
+                    submitted = made[0].submitted_at  # every copy's
+                    places.append(_Place(submitted, *job_object.span, job_object.line, index))
+                    count, last = count + len(made), max(last, submitted)
+                    made.clear()
+                    continue
                 job = self._checked(index, job_object)
                 created = [job.created(task) for task in job.tasks]
                 for copy in range(job.copies):
@@ -472,16 +553,34 @@ class SlsTrace(LoadedTrace):
                 places.append(_Place(min(created), *job_object.span, job_object.line, index))
                 last = max(last, *created)
         except TraceError:
+            self._problems.clear()
             return None
         if not places or names.repeated():
+            self._problems.clear()
             return None
-        return header, LazySlsPods(self, places, count, last)
+        if pods:
+            return header, LazySlsPods(self, places, count, last)
+        return header, LazySlsJobs(self, places, count, last)
 
     def pods(self) -> list[TracePod]:
-        return super().pods() if self._lazy is None else list(self._lazy[1])
+        if self._lazy is None or isinstance(self._lazy[1], LazySlsJobs):
+            return super().pods()
+        return list(self._lazy[1])
 
     def pod_stream(self) -> PodStream:
-        return super().pod_stream() if self._lazy is None else self._lazy[1]
+        if self._lazy is None:
+            return super().pod_stream()
+        stream = self._lazy[1]
+        assert isinstance(stream, LazySlsPods), "a trace read for its jobs alone (pods=False) has no pods"
+        return stream
+
+    def job_stream(self) -> JobStream:
+        """The jobs in `job_order`: read as they are taken when the trace was read lazily, else from `jobs`."""
+        if self._lazy is None:
+            return ListedJobs(self.jobs)
+        stream = self._lazy[1]
+        assert isinstance(stream, LazySlsJobs), "a trace read lazily for its pods has no jobs: give pods=False"
+        return stream
 
     def _checked(self, index: int, job_object: JsonObject) -> _Job:
         """The job's object read and checked (every problem a `TraceError` naming its field)."""
@@ -506,8 +605,9 @@ class SlsTrace(LoadedTrace):
         return _Job(record, base_id, start, queue, copies, parsed, user, am_type)
 
     def _job(
-        self, index: int, job_object: JsonObject, names: Claims, pods: bool = True, keep_jobs: bool = True
+        self, index: int, job_object: JsonObject, names: Claims, pods: bool = True, jobs: list[SlsJob] | None = None
     ) -> Iterator[TracePod]:
+        """The job's pods (with `pods`) as they are made; its `SlsJob`s (one per copy) go to `jobs` if given."""
         job = self._checked(index, job_object)
         for copy in range(job.copies):
             job_id = job.job_id(copy)
@@ -519,7 +619,7 @@ class SlsTrace(LoadedTrace):
             containers: list[SlsTask] = []
             for name, task in job.containers(job_id):
                 names.claim(name, f"job {index} ({job_id}), task {task.index}", job_object.line)
-                if keep_jobs:
+                if jobs is not None:
                     containers.append(
                         SlsTask(
                             name,
@@ -546,8 +646,8 @@ class SlsTrace(LoadedTrace):
                     movable=False,  # a bare pod: no controller recreates it elsewhere
                 )
                 yield TracePod(spec, job.created(task), task.duration, job=job_id, queue=job.queue)
-            if keep_jobs:
-                self.jobs.append(
+            if jobs is not None:
+                jobs.append(
                     SlsJob(job_id, job.user, job.queue, job.start, job.am_type, tuple(containers), job_object.line)
                 )
 
