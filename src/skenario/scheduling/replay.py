@@ -7,7 +7,7 @@ once bound and then leave; a month of trace runs in seconds because nothing wait
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
@@ -26,7 +26,14 @@ from skenario.scheduling.analysis import (
 from skenario.scheduling.controller import SchedulerSettings, SchedulingController
 from skenario.scheduling.framework import Framework, Profile, default_profile
 from skenario.scheduling.objects import NodeSpec, PodSpec
-from skenario.scheduling.queues.kueue import QUEUE_LABEL, KueueAdmission, gated, local_queue_of, pod_group_of
+from skenario.scheduling.queues.kueue import (
+    GROUP_LABEL,
+    QUEUE_LABEL,
+    KueueAdmission,
+    gated,
+    local_queue_of,
+    pod_group_of,
+)
 from skenario.scheduling.queues.kueue_config import KueueConfig
 from skenario.scheduling.snapshot import ClusterSnapshot
 from skenario.scheduling.traces import TracePod
@@ -44,7 +51,8 @@ class BatchReplay:
     keeping: ClassVar[Literal["none"]] = "none"  # its tables go where the user says (skenario.runs.protocol)
 
     nodes: Sequence[NodeSpec]
-    pods: Sequence[TracePod] | PodStream  # a stream is taken lazily, in its order (a trace's `pod_stream`)
+    # A stream is taken lazily, in its order (a trace's `pod_stream`); in front of Kueue it is read twice.
+    pods: Sequence[TracePod] | PodStream
     profile: Profile | None = None
     settings: SchedulerSettings = field(default_factory=SchedulerSettings)
     seed: int = 0
@@ -63,8 +71,6 @@ class BatchReplay:
         self.framework = Framework(self.profile or default_profile(), self.snapshot, streams.generator("tie-break"))
         self.phase = "Pending"
         self.message: str | None = "not started"
-        if not isinstance(self.pods, Sequence) and self.kueue is not None:
-            self.pods = list(self.pods)  # Kueue's queues and pod groups are read from every pod first
         pods, stream = self.pods, None
         if isinstance(pods, Sequence):
             self.pod_count = len(pods)
@@ -86,20 +92,18 @@ class BatchReplay:
         if self.release:
             self.controller.let_go()
         self.admission: KueueAdmission | None = None
-        queues: dict[str, str | None] = {}
+        labels = _KueueLabels()
         if self.kueue is not None:
-            assert isinstance(self.pods, Sequence)
-            queues = {p.spec.name: local_queue_of(p.spec, p.queue) for p in self.pods}
-            _check_local_queues(self.kueue, self.pods, queues)
+            # Kueue's LocalQueues are checked and its pod groups counted from every pod first: a stream is read
+            # twice, and the pods' queues and groups go on their labels, as Kueue's pod integration reads them.
+            sizes = _check_local_queues(self.kueue, self.pods)
             _check_flavors(self.kueue, self.nodes)
-            groups = {p.spec.name: pod_group_of(p.spec, p.job) for p in self.pods if queues[p.spec.name] is not None}
-            sizes = Counter(g for g in groups.values() if g is not None)
             self.admission = KueueAdmission(
                 self.kueue,
                 self.controller,
                 self.env,
-                queue_of=lambda pod: queues.get(pod.name),
-                group_of=lambda pod: _group(groups.get(pod.name), sizes),
+                queue_of=lambda pod: local_queue_of(pod.spec),
+                group_of=lambda pod: _group(pod_group_of(pod.spec), sizes),
             )
         # Bare pods from a trace have no controller to recreate them: the cluster autoscaler may not move them
         # (the trace readers say so already; a copy only for pods given otherwise).
@@ -110,9 +114,10 @@ class BatchReplay:
             taken = _taken(sorted(pods, key=_order, reverse=True))  # taken from the end, each as it is created
         if self.release:
             self.pods = ()
+        kueue = self.kueue is not None
         self.controller.create_all(
             (
-                _admitted_by(queues, replace(p.spec, movable=False) if p.spec.movable else p.spec),
+                labels.admitted_by(p, replace(p.spec, movable=False) if p.spec.movable else p.spec, kueue),
                 p.created_at,
                 p.duration,
             )
@@ -182,15 +187,38 @@ def _group(name: str | None, sizes: Counter[str]) -> tuple[str, int] | None:
     return None if name is None else (name, sizes[name])
 
 
-def _admitted_by(queues: dict[str, str | None], spec: PodSpec) -> PodSpec:
-    """The pod gated for Kueue's admission when it names a LocalQueue."""
-    return gated(spec) if queues.get(spec.name) is not None else spec
+class _KueueLabels:
+    """What Kueue reads of a trace's pod, on its labels: the LocalQueue it names (`kueue.x-k8s.io/queue-name`) and
+    its pod group (`kueue.x-k8s.io/pod-group-name`: its job), with the admission gate. Pods alike (one mapping of
+    labels, one queue and group) share one mapping of them."""
+
+    def __init__(self) -> None:
+        self._shared: dict[tuple[int, str, str | None], tuple[Mapping[str, str], Mapping[str, str]]] = {}
+
+    def admitted_by(self, pod: TracePod, spec: PodSpec, kueue: bool) -> PodSpec:
+        """The pod gated for Kueue's admission when it names a LocalQueue."""
+        local = local_queue_of(pod.spec, pod.queue) if kueue else None
+        if local is None:
+            return spec
+        group = pod_group_of(pod.spec, pod.job)
+        key = (id(spec.labels), local, group)
+        kept = self._shared.get(key)
+        if kept is None or kept[0] is not spec.labels:
+            if len(self._shared) >= 4096:
+                self._shared.clear()
+            named = {QUEUE_LABEL: local} | ({GROUP_LABEL: group} if group is not None else {})
+            kept = self._shared[key] = (spec.labels, {**spec.labels, **named})
+        return gated(replace(spec, labels=kept[1]))
 
 
-def _check_local_queues(config: KueueConfig, pods: Sequence[TracePod], queues: dict[str, str | None]) -> None:
+def _check_local_queues(config: KueueConfig, pods: Iterable[TracePod]) -> Counter[str]:
+    """Every LocalQueue a pod names is one `config` defines; the pods of each pod group counted."""
+    sizes: Counter[str] = Counter()
     for pod in pods:
-        local = queues.get(pod.spec.name)
-        if local is not None and (pod.spec.namespace, local) not in config.local_queues:
+        local = local_queue_of(pod.spec, pod.queue)
+        if local is None:
+            continue
+        if (pod.spec.namespace, local) not in config.local_queues:
             known = ", ".join(f"{ns}/{name}" for ns, name in config.local_queues) or "none"
             raise SkenarioError(
                 f"pod {pod.spec.name} names LocalQueue {pod.spec.namespace}/{local}, which {config.file} does not "
@@ -199,6 +227,10 @@ def _check_local_queues(config: KueueConfig, pods: Sequence[TracePod], queues: d
                 field=QUEUE_LABEL,
                 value=local,
             )
+        group = pod_group_of(pod.spec, pod.job)
+        if group is not None:
+            sizes[group] += 1
+    return sizes
 
 
 def _check_flavors(config: KueueConfig, nodes: Sequence[NodeSpec]) -> None:

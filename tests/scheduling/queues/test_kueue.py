@@ -1,5 +1,6 @@
 """Kueue in front of kube-scheduler, on a replay: admission, borrowing, reclaim, queueing strategies."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from skenario.scheduling.queues.kueue import ADMISSION_GATE, GROUP_LABEL, QUEUE_
 from skenario.scheduling.queues.kueue_config import KueueConfigError, read_kueue_config
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TracePod
+from skenario.scheduling.traces.base import ListedPods, sorted_pods
 from skenario.scheduling.traces.csvpods import CsvPods
 from skenario.scheduling.traces.sls import SlsTrace
 
@@ -237,3 +239,60 @@ def test_an_sls_job_is_one_workload_in_the_queue_it_names(tmp_path: Path) -> Non
     assert set(replay.admission.runs) == {"job_1", "job_2"}
     assert summary["clusterQueues"]["sls_queue_1"]["neverAdmitted"] == 1  # type: ignore[index]
     assert summary["clusterQueues"]["sls_queue_2"]["admitted"] == 1  # type: ignore[index]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 300),
+            st.sampled_from(["a", "b", None]),
+            st.integers(1, 6),
+            st.integers(-1, 1),
+            st.sampled_from([None, "g1", "g2"]),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_a_stream_read_twice_admits_as_the_pods_held(tmp_path_factory: pytest.TempPathFactory, specs: list) -> None:
+    """Kueue's replay of a `PodStream` reads it twice (its LocalQueues checked and its pod groups counted, then
+    replayed) and lets go of what is over: the same summaries and workloads as the pods held in a list, and a
+    finished workload holds no pod."""
+    preempt = "  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}\n"
+    text = cluster_queue("a", 4, preempt, cohort="c") + cluster_queue("b", 6, preempt, cohort="c")
+    config = read_kueue_config(manifests(tmp_path_factory.mktemp("kueue"), text))
+    pods = []
+    for k, (at, queue, cpus, prio, group) in enumerate(specs):
+        made = pod(f"p{k}", at, cpus, queue, priority=prio)
+        pods.append(replace(made, job=group) if queue is not None else made)  # a group in one queue
+    pods = [p for p in pods if p.job is None or p.spec.labels[QUEUE_LABEL] == "a"]
+    if not pods:
+        return
+    held = BatchReplay(NODES, pods, kueue=config)
+    streamed = BatchReplay(NODES, ListedPods(sorted_pods(pods)), kueue=config, release=True)
+    assert held.run() == streamed.run()
+    assert held.admission is not None and streamed.admission is not None
+    assert streamed.admission.summary() == held.admission.summary()
+    assert streamed.admission.workloads_table() == held.admission.workloads_table()
+    assert all(not r.pods for r in streamed.admission.runs.values() if r.finished_at is not None)
+
+
+def test_a_trace_pod_kueue_admits_carries_its_queue_and_group_on_its_labels(tmp_path: Path) -> None:
+    """As Kueue's pod integration reads them: the trace's queue and job become the pod's queue-name and
+    pod-group-name labels; a pod that names no queue is left as it is."""
+    queues = cluster_queue("sls_queue_1", 2) + cluster_queue("sls_queue_2", 2)
+    config = read_kueue_config(manifests(tmp_path, queues))
+    trace = SlsTrace(
+        ROOT / "examples" / "traces" / "sls" / "inputsls.json",
+        ROOT / "examples" / "traces" / "sls" / "nodes-with-resources.json",
+    )
+    replay = BatchReplay(trace.nodes(), trace.pods(), kueue=config)
+    replay.run()
+    labels = {p.name: p.spec.labels for p in replay.controller.pods.values()}
+    read = {p.spec.name: p for p in trace.pods()}
+    assert labels.keys() == read.keys() and all(
+        labels[name][QUEUE_LABEL] == read[name].queue and labels[name][GROUP_LABEL] == read[name].job for name in labels
+    )
+    plain = BatchReplay(NODES, [pod("p", 0, 1, None)], kueue=config)
+    assert plain.controller.pods["p"].spec.labels == {}

@@ -67,9 +67,10 @@ def gated(spec: PodSpec) -> PodSpec:
     return replace(spec, scheduling_gates=(*spec.scheduling_gates, ADMISSION_GATE))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class WorkloadRun:
-    """A workload's life: its pods now, when it was created and admitted, and how often evicted."""
+    """A workload's life: its pods now, when it was created and admitted, and how often evicted. Once finished it
+    lets go of its pods (`size` says how many it had)."""
 
     workload: Workload
     pods: list[Pod]  # now: the pods its admission lets through (replaced after an eviction)
@@ -84,11 +85,10 @@ class WorkloadRun:
     reason: str = ""  # why its last cycle did not admit it, in Kueue's words
     waits: list[int] = field(default_factory=list)  # ns from each queueing to its admission
     done: set[str] = field(default_factory=set)  # its pods that ran their course
+    size: int = 0  # how many pods it has (kept once they are let go of)
 
-    @property
-    def pod(self) -> Pod:
-        """The first of its pods (a workload of one pod: that pod)."""
-        return self.pods[0]
+    def __post_init__(self) -> None:
+        self.size = len(self.pods)
 
 
 class KueueAdmission:
@@ -187,6 +187,9 @@ class KueueAdmission:
     def _gone(self, pod: Pod) -> None:
         """A pod ended: when the last of its workload's has, the workload is finished and frees its quota."""
         run = self._by_pod.get(pod.name)
+        if run is not None and pod not in run.pods:
+            del self._by_pod[pod.name]  # a pod its eviction replaced
+            self._origin.pop(pod.name, None)
         if run is None or pod not in run.pods or pod.end is PodEnd.PREEMPTED:
             return
         run.done.add(pod.name)
@@ -198,6 +201,10 @@ class KueueAdmission:
             self.book.add(run.workload.cluster_queue, run.workload.usage, -1)
             run.workload.usage = {}
         run.finished_at = self.env.now()
+        for gone in run.pods:  # nothing reads them again
+            del self._by_pod[gone.name]
+            self._origin.pop(gone.name, None)
+        run.pods, run.done = [], set()
         self._record()
         self._requeue_inadmissible()
 
@@ -319,7 +326,7 @@ class KueueAdmission:
             self._by_pod[name] = run
             self._origin[name] = origin
             fresh.append(pod)
-        run.pods, run.done = fresh, set()
+        run.pods, run.done, run.size = fresh, set(), len(fresh)
         workload.requests = self._requests(workload.cluster_queue, fresh)
         self.queued[workload.cluster_queue].append(run)
         run.queued_at = now
@@ -391,7 +398,7 @@ class KueueAdmission:
                     "workload": name,
                     "clusterQueue": run.workload.cluster_queue,
                     "localQueue": run.local_queue,
-                    "pods": len(run.pods),
+                    "pods": run.size,
                     "created_s": run.created_at / SECOND,
                     "admitted_s": None if first is None else first / SECOND,
                     "finished_s": None if run.finished_at is None else run.finished_at / SECOND,
