@@ -224,7 +224,8 @@ def test_a_pod_group_is_admitted_whole_and_frees_its_quota_when_its_last_pod_end
     )
 
 
-def test_an_sls_job_is_one_workload_in_the_queue_it_names(tmp_path: Path) -> None:
+def sls_example(tmp_path: Path) -> tuple[SlsTrace, BatchReplay]:
+    """The SLS example's two jobs in front of Kueue, one LocalQueue of 2 CPUs for each job's queue, replayed."""
     queues = cluster_queue("sls_queue_1", 2) + cluster_queue("sls_queue_2", 2)
     config = read_kueue_config(manifests(tmp_path, queues))
     trace = SlsTrace(
@@ -233,6 +234,11 @@ def test_an_sls_job_is_one_workload_in_the_queue_it_names(tmp_path: Path) -> Non
     )
     replay = BatchReplay(trace.nodes(), trace.pods(), kueue=config)
     replay.run()
+    return trace, replay
+
+
+def test_an_sls_job_is_one_workload_in_the_queue_it_names(tmp_path: Path) -> None:
+    _, replay = sls_example(tmp_path)
     assert replay.admission is not None
     summary = replay.admission.summary()
     # job_1 asks 3 containers of 1 vcore: 3 CPUs, above sls_queue_1's 2; job_2 asks 2 and is admitted.
@@ -281,18 +287,12 @@ def test_a_stream_read_twice_admits_as_the_pods_held(tmp_path_factory: pytest.Te
 def test_a_trace_pod_kueue_admits_carries_its_queue_and_group_on_its_labels(tmp_path: Path) -> None:
     """As Kueue's pod integration reads them: the trace's queue and job become the pod's queue-name and
     pod-group-name labels; a pod that names no queue is left as it is."""
-    queues = cluster_queue("sls_queue_1", 2) + cluster_queue("sls_queue_2", 2)
-    config = read_kueue_config(manifests(tmp_path, queues))
-    trace = SlsTrace(
-        ROOT / "examples" / "traces" / "sls" / "inputsls.json",
-        ROOT / "examples" / "traces" / "sls" / "nodes-with-resources.json",
-    )
-    replay = BatchReplay(trace.nodes(), trace.pods(), kueue=config)
-    replay.run()
+    trace, replay = sls_example(tmp_path)
     labels = {p.name: p.spec.labels for p in replay.controller.pods.values()}
     read = {p.spec.name: p for p in trace.pods()}
     assert labels.keys() == read.keys() and all(
         labels[name][QUEUE_LABEL] == read[name].queue and labels[name][GROUP_LABEL] == read[name].job for name in labels
     )
-    plain = BatchReplay(NODES, [pod("p", 0, 1, None)], kueue=config)
+    assert replay.kueue is not None
+    plain = BatchReplay(NODES, [pod("p", 0, 1, None)], kueue=replay.kueue)
     assert plain.controller.pods["p"].spec.labels == {}
