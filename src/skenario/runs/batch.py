@@ -44,7 +44,9 @@ from skenario.scheduling.analysis import SchedulingSummary, pod_records
 from skenario.scheduling.attempts import PluginResults, name_matcher
 from skenario.scheduling.queues.capacity_config import CapacityConfig, read_capacity_config
 from skenario.scheduling.queues.fair_config import FairConfig, read_fair_config, with_site
+from skenario.scheduling.queues.kueue import KueueAdmission
 from skenario.scheduling.queues.kueue_config import read_kueue_config
+from skenario.scheduling.queues.steps import sample
 from skenario.scheduling.queues.yarn_replay import YarnReplay, YarnSummary, job_problem
 from skenario.scheduling.replay import BatchReplay
 from skenario.scheduling.traces import TracePod, read_pod_trace
@@ -288,41 +290,23 @@ class BatchRun:
         """Every queue's figures on a grid: SLS's names for YARN (`queue.<q>.allocated.memory`, GB),
         `clusterQueue.<q>.cpu` (cores) and the like for Kueue; the cluster's total for YARN."""
         replay = self.replay
-        steps = self._steps()
-        if not steps and not isinstance(replay, YarnReplay):
+        admission = None if isinstance(replay, YarnReplay) else replay.admission
+        if not isinstance(replay, YarnReplay) and admission is None:
             return []
         end = max(self.simulated(), 1)
         interval = self.document.spec.sample_interval or sample_interval(end)
         grid = np.arange(0, end + 1, interval, dtype=np.int64)
-        columns: dict[str, np.ndarray] = {}
         if isinstance(replay, YarnReplay):  # its queues' series are read where they are kept, a block at a time
             columns = replay.sampled(grid)
             allocated = sum(c for n, c in columns.items() if n.endswith(".allocated.memory"))
             total = replay.scheduler.cluster.memory / 1024
             columns["cluster.allocated.memory"] = np.asarray(allocated, dtype=float)
             columns["cluster.available.memory"] = total - columns["cluster.allocated.memory"]
-        for name, (times, values) in steps.items():
-            at = np.searchsorted(times, grid, side="right") - 1
-            columns[name] = np.where(at >= 0, values[np.maximum(at, 0)], 0.0)
+        else:
+            assert admission is not None
+            columns = _cluster_queue_columns(admission, grid)
         names = list(columns)
         return [{"time_ns": int(t), **{n: float(columns[n][i]) for n in names}} for i, t in enumerate(grid.tolist())]
-
-    def _steps(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Each column's step series, change times (ns) and values: Kueue's ClusterQueues' (YARN's queues are
-        sampled where they are kept, `YarnReplay.sampled`)."""
-        out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        replay = self.replay
-        if isinstance(replay, YarnReplay):
-            return out
-        if replay.admission is not None:
-            for queue, rows in replay.admission.queue_series().items():
-                times = rows[:, 0]
-                out[f"clusterQueue.{queue}.cpu"] = (times, rows[:, 2] / 1000)
-                out[f"clusterQueue.{queue}.memory"] = (times, rows[:, 3] / 1024**3)
-                out[f"clusterQueue.{queue}.admitted.workloads"] = (times, rows[:, 4].astype(float))
-                out[f"clusterQueue.{queue}.pending.workloads"] = (times, rows[:, 5].astype(float))
-                out[f"clusterQueue.{queue}.evicted.workloads"] = (times, rows[:, 6].astype(float))
-        return out
 
     def digest(self) -> str:
         """The replay's fingerprint: its summary and its jobs, as JSON."""
@@ -465,6 +449,19 @@ def _duration(value: str | None, option: str) -> int | None:
         return parse_duration(value)
     except ValueError as exc:
         raise SkenarioError(str(exc), field=option, value=value) from None
+
+
+def _cluster_queue_columns(admission: KueueAdmission, grid: np.ndarray) -> dict[str, np.ndarray]:
+    """Each ClusterQueue's figures at the instants of `grid` (cores, GiB, workloads)."""
+    columns: dict[str, np.ndarray] = {}
+    for queue, rows in admission.queue_series().items():
+        cpu, memory, admitted, pending, evicted = sample(iter([rows]), 0, range(2, 7), grid)
+        columns[f"clusterQueue.{queue}.cpu"] = cpu / 1000
+        columns[f"clusterQueue.{queue}.memory"] = memory / 1024**3
+        columns[f"clusterQueue.{queue}.admitted.workloads"] = admitted
+        columns[f"clusterQueue.{queue}.pending.workloads"] = pending
+        columns[f"clusterQueue.{queue}.evicted.workloads"] = evicted
+    return columns
 
 
 def open_trace(trace: Path, options: TraceOptions, *, seed: int = 0) -> BatchReplay:
