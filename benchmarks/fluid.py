@@ -19,6 +19,7 @@ replicas serving (replica-hours over hours).
     python benchmarks/fluid.py            # about two minutes
     python benchmarks/fluid.py --quick    # a day instead of the week, seconds; --json for one JSON object
     python benchmarks/fluid.py --previous REF   # and the week with the code of REF, side by side
+    python benchmarks/fluid.py --compiled       # and the week on a compiled copy (benchmarks/compiled.py)
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ SCENARIO = HERE / "week.yaml"
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 scale: Any = importlib.import_module("scale")  # its fresh-process runner
+compiled: Any = importlib.import_module("compiled")  # the compiled build, as a copy of the source
 RATES = (1_000, 10_000, 100_000)
 """Requests/s of the rate runs (each mean of the wave)."""
 MODES = ("discrete", "fluid")
@@ -61,7 +63,8 @@ def variant(into: Path, name: str, *, hours: float, mode: str = "fluid", rate: f
 
 def run(scenario: Path, python_path: str | None = None, name: str = "") -> dict[str, Any]:
     """One run of `scenario` in a fresh process, kept in a run store of its own beside it (as a user's runs are
-    kept: the store takes the run's history as it goes); with `python_path`, that code's (`--previous`)."""
+    kept: the store takes the run's history as it goes); with `python_path`, that code's (`--previous`,
+    `--compiled`)."""
     store = scenario.with_name(f"{scenario.stem}{name}.store")
     command = [sys.executable, "-m", "skenario", "run", str(scenario), "--store", str(store), "-o", "json"]
     command.append("--no-progress")
@@ -81,10 +84,13 @@ def run(scenario: Path, python_path: str | None = None, name: str = "") -> dict[
     }
 
 
-def measure(days: float, minutes: float, previous: str | None = None) -> dict[str, Any]:
+def measure(days: float, minutes: float, previous: str | None = None, compile_too: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         week_scenario = variant(work, "week", hours=24 * days)
+        built: dict[str, Any] | None = None
+        if compile_too:  # `SKENARIO_COMPILE=1 pip install .`'s modules, compiled into a copy of the source
+            built = run(week_scenario, str(compiled.compile_copy(work / "compiled")), name="-compiled")
         before: dict[str, Any] | None = None
         if previous is not None:  # first, so that neither side runs on a host warmer than the other's
             code = scale.checkout(previous, work / "previous")
@@ -100,6 +106,7 @@ def measure(days: float, minutes: float, previous: str | None = None) -> dict[st
     per_second = {mode: head[mode]["run_s"] / (minutes * 60) for mode in head}
     return {
         "week": week,
+        "compiled": built,
         "previous": None if before is None else {"ref": previous, "week": before},
         "day": day,
         "memory_week_over_day": week["peak_rss_mib"] / day["peak_rss_mib"],
@@ -124,6 +131,14 @@ def report(result: dict[str, Any]) -> str:
         f"the discrete week at that pace: {result['discrete_week_estimate_h']:.1f} h "
         f"({result['discrete_week_over_fluid_week']:,.0f}x the fluid run's {week['simulated_h']:.0f} h)",
     ]
+    if result["compiled"] is not None:
+        built = result["compiled"]
+        same = "the same digest" if built["digest"] == week["digest"] else "ANOTHER digest"
+        lines.append(
+            f"compiled, {built['simulated_h']:.0f} h: {built['run_s']:.1f} s ({built['x_real_time']:,.0f}x real time), "
+            f"peak RSS {built['peak_rss_mib']:.0f} MiB: {week['run_s'] / built['run_s']:.2f}x as fast as plain "
+            f"Python, {same}"
+        )
     if result["previous"] is not None:
         before = result["previous"]["week"]
         same = "the same digest" if before["digest"] == week["digest"] else "ANOTHER digest"
@@ -147,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=2.0, help="the head run in both modes (default 2)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--previous", metavar="REF", help="also run the week with the code of REF (a git ref)")
+    parser.add_argument("--compiled", action="store_true", help="also run the week compiled (about two minutes more)")
     args = parser.parse_args(argv)
-    result = measure(1.0 if args.quick else 7.0, 1.0 if args.quick else args.minutes, args.previous)
+    days, minutes = (1.0, 1.0) if args.quick else (7.0, args.minutes)
+    result = measure(days, minutes, args.previous, args.compiled)
     print(json.dumps(result, indent=2) if args.json else report(result))
     return 0
 
