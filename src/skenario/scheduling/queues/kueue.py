@@ -187,10 +187,13 @@ class KueueAdmission:
     def _gone(self, pod: Pod) -> None:
         """A pod ended: when the last of its workload's has, the workload is finished and frees its quota."""
         run = self._by_pod.get(pod.name)
-        if run is not None and pod not in run.pods:
+        if run is None:
+            return
+        if pod not in run.pods:
             del self._by_pod[pod.name]  # a pod its eviction replaced
             self._origin.pop(pod.name, None)
-        if run is None or pod not in run.pods or pod.end is PodEnd.PREEMPTED:
+            return
+        if pod.end is PodEnd.PREEMPTED:
             return
         run.done.add(pod.name)
         if len(run.done) < len(run.pods):
